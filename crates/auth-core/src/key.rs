@@ -1,0 +1,199 @@
+//! API keys, the authenticated context of a request, and bearer-header parsing.
+
+use chrono::{DateTime, Utc};
+
+use crate::model::{Org, Plan, Server};
+use crate::permission::{Permission, PermissionSet};
+use crate::policy::PathScope;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CredentialType {
+    /// Bound to one registered server.
+    Server,
+    /// A global developer key of an organization.
+    Developer,
+}
+
+impl CredentialType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CredentialType::Server => "server",
+            CredentialType::Developer => "developer",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "server" => Some(Self::Server),
+            "developer" => Some(Self::Developer),
+            _ => None,
+        }
+    }
+}
+
+/// A stored API key (never its secret).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKey {
+    pub id: String,
+    pub org_id: String,
+    pub server_id: Option<String>,
+    pub credential_type: CredentialType,
+    pub name: Option<String>,
+    pub hint: String,
+    pub permissions: PermissionSet,
+    pub allowed_prefixes: Vec<String>,
+    pub denied_prefixes: Vec<String>,
+    pub allowed_mime: Option<Vec<String>>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+impl ApiKey {
+    /// Whether the key may be used at `now`.
+    pub fn check_usable(&self, now: DateTime<Utc>) -> Result<(), AuthError> {
+        if self.disabled_at.is_some() {
+            return Err(AuthError::Disabled);
+        }
+        if matches!(self.expires_at, Some(exp) if exp <= now) {
+            return Err(AuthError::Expired);
+        }
+        Ok(())
+    }
+
+    pub fn path_scope(&self) -> PathScope {
+        PathScope::new(self.allowed_prefixes.clone(), self.denied_prefixes.clone())
+    }
+}
+
+/// Everything a request needs to know about its caller, resolved in one lookup.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthContext {
+    pub key: ApiKey,
+    pub org: Org,
+    pub plan: Plan,
+    /// The bound server, for server keys.
+    pub server: Option<Server>,
+}
+
+impl AuthContext {
+    pub fn require(&self, p: Permission) -> Result<(), AuthError> {
+        if self.key.permissions.contains(p) {
+            Ok(())
+        } else {
+            Err(AuthError::MissingPermission(p))
+        }
+    }
+}
+
+/// Why a request is not authenticated or not authorized. Messages are lowercase and safe to show.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    #[error("missing Authorization header; send `Authorization: Bearer <API_KEY>`")]
+    Missing,
+    #[error("malformed Authorization header; expected `Bearer <API_KEY>`")]
+    Malformed,
+    #[error("invalid API key")]
+    Unknown,
+    #[error("API key is disabled")]
+    Disabled,
+    #[error("API key has expired")]
+    Expired,
+    #[error("API key lacks the `{0}` permission")]
+    MissingPermission(Permission),
+}
+
+impl AuthError {
+    /// 401-class errors (the caller is not authenticated) versus 403 (authenticated, not allowed).
+    pub fn is_unauthenticated(&self) -> bool {
+        !matches!(self, AuthError::MissingPermission(_))
+    }
+}
+
+/// Longest Authorization header value we look at; anything longer is malformed, not an error.
+pub const MAX_AUTHORIZATION_LEN: usize = 512;
+
+/// Extracts the token of a `Bearer` authorization header (scheme matched case-insensitively).
+pub fn parse_bearer(header: Option<&[u8]>) -> Result<&str, AuthError> {
+    let raw = header.ok_or(AuthError::Missing)?;
+    if raw.len() > MAX_AUTHORIZATION_LEN {
+        return Err(AuthError::Malformed);
+    }
+    let text = std::str::from_utf8(raw)
+        .map_err(|_| AuthError::Malformed)?
+        .trim();
+    let (scheme, token) = text.split_once(' ').ok_or(AuthError::Malformed)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::Malformed);
+    }
+    let token = token.trim();
+    if token.is_empty() || token.contains(char::is_whitespace) {
+        return Err(AuthError::Malformed);
+    }
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_parsing() {
+        assert_eq!(parse_bearer(Some(b"Bearer abc")), Ok("abc"));
+        assert_eq!(parse_bearer(Some(b"bearer abc")), Ok("abc"));
+        assert_eq!(parse_bearer(Some(b"BEARER   abc  ")), Ok("abc"));
+        assert_eq!(parse_bearer(None), Err(AuthError::Missing));
+        assert_eq!(parse_bearer(Some(b"")), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(Some(b"Bearer")), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(Some(b"Bearer ")), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(Some(b"Basic abc")), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(Some(b"Bearer a b")), Err(AuthError::Malformed));
+        assert_eq!(
+            parse_bearer(Some(b"Bearer \xff\xfe")),
+            Err(AuthError::Malformed)
+        );
+        let long = format!("Bearer {}", "a".repeat(10_000));
+        assert_eq!(
+            parse_bearer(Some(long.as_bytes())),
+            Err(AuthError::Malformed)
+        );
+        let at_limit = format!("Bearer {}", "a".repeat(MAX_AUTHORIZATION_LEN - 7));
+        assert!(parse_bearer(Some(at_limit.as_bytes())).is_ok());
+        let over = format!("Bearer {}", "a".repeat(MAX_AUTHORIZATION_LEN - 6));
+        assert_eq!(
+            parse_bearer(Some(over.as_bytes())),
+            Err(AuthError::Malformed)
+        );
+    }
+
+    #[test]
+    fn usability() {
+        let now = Utc::now();
+        let mut key = ApiKey {
+            id: "key_1".into(),
+            org_id: "org_1".into(),
+            server_id: None,
+            credential_type: CredentialType::Developer,
+            name: None,
+            hint: String::new(),
+            permissions: PermissionSet::all(),
+            allowed_prefixes: vec![],
+            denied_prefixes: vec![],
+            allowed_mime: None,
+            created_at: now,
+            expires_at: None,
+            disabled_at: None,
+            last_used_at: None,
+        };
+        assert_eq!(key.check_usable(now), Ok(()));
+        key.expires_at = Some(now + chrono::Duration::seconds(1));
+        assert_eq!(key.check_usable(now), Ok(()));
+        key.expires_at = Some(now);
+        assert_eq!(key.check_usable(now), Err(AuthError::Expired));
+        key.expires_at = None;
+        key.disabled_at = Some(now);
+        assert_eq!(key.check_usable(now), Err(AuthError::Disabled));
+        assert!(AuthError::Disabled.is_unauthenticated());
+        assert!(!AuthError::MissingPermission(Permission::CdnRead).is_unauthenticated());
+    }
+}

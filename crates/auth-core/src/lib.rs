@@ -1,0 +1,21 @@
+//! Pure authentication and authorization policy for Stowage.
+//!
+//! Nothing here does I/O: keys are looked up through the [`store::AccountStore`] trait, implemented
+//! in memory ([`memory::MemoryAccounts`]) for tests and in Postgres by the `stow-db` adapter.
+//! Both run the same suite ([`testsuite`], behind the `testsuite` feature).
+
+pub mod key;
+pub mod memory;
+pub mod model;
+pub mod permission;
+pub mod policy;
+pub mod secret;
+pub mod store;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
+
+pub use key::{ApiKey, AuthContext, AuthError, CredentialType};
+pub use model::{NewKey, Org, Plan, Server};
+pub use permission::{Permission, PermissionSet};
+pub use policy::{mime_allowed, prefix_matches, PathScope};
+pub use store::{AccountStore, StoreError};

@@ -1,0 +1,265 @@
+//! In-memory [`AccountStore`], for unit tests and internal tooling.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::key::{ApiKey, AuthContext};
+use crate::model::{new_id, NewKey, Org, Plan, Server};
+use crate::store::{AccountStore, StoreError};
+
+#[derive(Default)]
+struct State {
+    plans: HashMap<String, Plan>,
+    orgs: HashMap<String, Org>,
+    servers: HashMap<String, Server>,
+    keys: HashMap<String, (ApiKey, [u8; 32])>,
+}
+
+pub struct MemoryAccounts {
+    state: Mutex<State>,
+}
+
+impl Default for MemoryAccounts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryAccounts {
+    /// A store holding the built-in plans, like a freshly migrated database.
+    pub fn new() -> Self {
+        let mut state = State::default();
+        for p in Plan::builtin() {
+            state.plans.insert(p.name.clone(), p);
+        }
+        Self {
+            state: Mutex::new(state),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn unknown(what: &str, id: &str) -> StoreError {
+    StoreError::NotFound(format!("unknown {what} \"{id}\""))
+}
+
+#[async_trait]
+impl AccountStore for MemoryAccounts {
+    async fn upsert_plan(&self, plan: &Plan) -> Result<Plan, StoreError> {
+        self.lock().plans.insert(plan.name.clone(), plan.clone());
+        Ok(plan.clone())
+    }
+
+    async fn get_plan(&self, name: &str) -> Result<Option<Plan>, StoreError> {
+        Ok(self.lock().plans.get(name).cloned())
+    }
+
+    async fn create_org(&self, name: &str, slug: &str, plan: &str) -> Result<Org, StoreError> {
+        let mut st = self.lock();
+        if !st.plans.contains_key(plan) {
+            return Err(unknown("plan", plan));
+        }
+        if st.orgs.values().any(|o| o.slug == slug) {
+            return Err(StoreError::Conflict(format!(
+                "workspace slug \"{slug}\" is taken"
+            )));
+        }
+        let org = Org {
+            id: new_id("org"),
+            name: name.to_owned(),
+            slug: slug.to_owned(),
+            plan: plan.to_owned(),
+        };
+        st.orgs.insert(org.id.clone(), org.clone());
+        Ok(org)
+    }
+
+    async fn get_org(&self, id: &str) -> Result<Option<Org>, StoreError> {
+        Ok(self.lock().orgs.get(id).cloned())
+    }
+
+    async fn find_org_by_slug(&self, slug: &str) -> Result<Option<Org>, StoreError> {
+        Ok(self.lock().orgs.values().find(|o| o.slug == slug).cloned())
+    }
+
+    async fn set_org_plan(&self, id: &str, plan: &str) -> Result<Org, StoreError> {
+        let mut st = self.lock();
+        if !st.plans.contains_key(plan) {
+            return Err(unknown("plan", plan));
+        }
+        let org = st
+            .orgs
+            .get_mut(id)
+            .ok_or_else(|| unknown("organization", id))?;
+        org.plan = plan.to_owned();
+        Ok(org.clone())
+    }
+
+    async fn register_server(
+        &self,
+        org_id: &str,
+        cfx_id: &str,
+        name: Option<&str>,
+    ) -> Result<Server, StoreError> {
+        let mut st = self.lock();
+        if !st.orgs.contains_key(org_id) {
+            return Err(unknown("organization", org_id));
+        }
+        if st
+            .servers
+            .values()
+            .any(|s| s.cfx_id.eq_ignore_ascii_case(cfx_id))
+        {
+            return Err(StoreError::Conflict(format!(
+                "join code \"{cfx_id}\" is already registered"
+            )));
+        }
+        let server = Server {
+            id: new_id("srv"),
+            org_id: org_id.to_owned(),
+            cfx_id: cfx_id.to_owned(),
+            name: name.map(str::to_owned),
+            logs_active: false,
+        };
+        st.servers.insert(server.id.clone(), server.clone());
+        Ok(server)
+    }
+
+    async fn find_server_by_cfx(&self, cfx_id: &str) -> Result<Option<Server>, StoreError> {
+        Ok(self
+            .lock()
+            .servers
+            .values()
+            .find(|s| s.cfx_id.eq_ignore_ascii_case(cfx_id))
+            .cloned())
+    }
+
+    async fn set_logs_active(&self, cfx_id: &str, active: bool) -> Result<Server, StoreError> {
+        let mut st = self.lock();
+        let server = st
+            .servers
+            .values_mut()
+            .find(|s| s.cfx_id.eq_ignore_ascii_case(cfx_id))
+            .ok_or_else(|| unknown("server join code", cfx_id))?;
+        server.logs_active = active;
+        Ok(server.clone())
+    }
+
+    async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError> {
+        let mut st = self.lock();
+        if !st.orgs.contains_key(&key.org_id) {
+            return Err(unknown("organization", &key.org_id));
+        }
+        if let Some(server_id) = &key.server_id {
+            match st.servers.get(server_id) {
+                Some(s) if s.org_id == key.org_id => {}
+                _ => return Err(unknown("server", server_id)),
+            }
+        }
+        if st.keys.values().any(|(_, h)| *h == key.secret_hash) {
+            return Err(StoreError::Conflict("secret hash collision".into()));
+        }
+        let stored = ApiKey {
+            id: key.id.clone(),
+            org_id: key.org_id.clone(),
+            server_id: key.server_id.clone(),
+            credential_type: key.credential_type,
+            name: key.name.clone(),
+            hint: key.hint.clone(),
+            permissions: key.permissions,
+            allowed_prefixes: key.allowed_prefixes.clone(),
+            denied_prefixes: key.denied_prefixes.clone(),
+            allowed_mime: key.allowed_mime.clone(),
+            created_at: Utc::now(),
+            expires_at: key.expires_at,
+            disabled_at: None,
+            last_used_at: None,
+        };
+        st.keys
+            .insert(stored.id.clone(), (stored.clone(), key.secret_hash));
+        Ok(stored)
+    }
+
+    async fn list_keys(&self, org_id: &str) -> Result<Vec<ApiKey>, StoreError> {
+        let st = self.lock();
+        if !st.orgs.contains_key(org_id) {
+            return Err(unknown("organization", org_id));
+        }
+        let mut keys: Vec<ApiKey> = st
+            .keys
+            .values()
+            .filter(|(k, _)| k.org_id == org_id)
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(keys)
+    }
+
+    async fn get_key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self.lock().keys.get(id).map(|(k, _)| k.clone()))
+    }
+
+    async fn disable_key(&self, id: &str, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
+        let mut st = self.lock();
+        let (key, _) = st.keys.get_mut(id).ok_or_else(|| unknown("key", id))?;
+        key.disabled_at.get_or_insert(at);
+        Ok(key.clone())
+    }
+
+    async fn delete_key(&self, id: &str) -> Result<(), StoreError> {
+        self.lock()
+            .keys
+            .remove(id)
+            .map(|_| ())
+            .ok_or_else(|| unknown("key", id))
+    }
+
+    async fn find_auth_context(&self, hash: &[u8; 32]) -> Result<Option<AuthContext>, StoreError> {
+        let st = self.lock();
+        let Some((key, _)) = st.keys.values().find(|(_, h)| h == hash) else {
+            return Ok(None);
+        };
+        let org = st
+            .orgs
+            .get(&key.org_id)
+            .cloned()
+            .ok_or_else(|| StoreError::Internal("key without organization".into()))?;
+        let plan = st
+            .plans
+            .get(&org.plan)
+            .cloned()
+            .ok_or_else(|| StoreError::Internal("organization without plan".into()))?;
+        let server = key
+            .server_id
+            .as_ref()
+            .and_then(|id| st.servers.get(id).cloned());
+        Ok(Some(AuthContext {
+            key: key.clone(),
+            org,
+            plan,
+            server,
+        }))
+    }
+
+    async fn touch_key(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+        if let Some((key, _)) = self.lock().keys.get_mut(id) {
+            key.last_used_at = Some(at);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn memory_store_passes_the_shared_suite() {
+        let store = super::MemoryAccounts::new();
+        futures::executor::block_on(crate::testsuite::account_store_suite(&store));
+    }
+}

@@ -1,0 +1,122 @@
+//! Accounts: plans, organizations, registered servers and new-key requests.
+
+use chrono::{DateTime, Utc};
+
+use crate::key::CredentialType;
+use crate::permission::PermissionSet;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub name: String,
+    pub logs_enabled: bool,
+    pub retention_days: i32,
+    pub max_file_size: i64,
+    pub max_url_lifetime_secs: i32,
+    pub concurrent_searches: i32,
+}
+
+impl Plan {
+    pub const DEFAULT_MAX_FILE_SIZE: i64 = 100 * 1024 * 1024;
+    pub const DEFAULT_MAX_URL_LIFETIME: i32 = 3600;
+    pub const DEFAULT_CONCURRENT_SEARCHES: i32 = 4;
+
+    pub fn new(name: &str, logs_enabled: bool, retention_days: i32) -> Self {
+        Self {
+            name: name.to_owned(),
+            logs_enabled,
+            retention_days,
+            max_file_size: Self::DEFAULT_MAX_FILE_SIZE,
+            max_url_lifetime_secs: Self::DEFAULT_MAX_URL_LIFETIME,
+            concurrent_searches: Self::DEFAULT_CONCURRENT_SEARCHES,
+        }
+    }
+
+    /// The plans every installation starts with (also created by the migrations).
+    pub fn builtin() -> Vec<Plan> {
+        vec![
+            Plan::new("free", false, 0),
+            Plan::new("growth", true, 30),
+            Plan::new("pro", true, 90),
+        ]
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Org {
+    pub id: String,
+    pub name: String,
+    /// Public workspace name used in `publicUrl`.
+    pub slug: String,
+    pub plan: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    pub id: String,
+    pub org_id: String,
+    /// The join code, as registered (compared case-insensitively).
+    pub cfx_id: String,
+    pub name: Option<String>,
+    pub logs_active: bool,
+}
+
+/// A key to store; the secret itself is never part of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewKey {
+    pub id: String,
+    pub org_id: String,
+    pub server_id: Option<String>,
+    pub credential_type: CredentialType,
+    pub name: Option<String>,
+    pub secret_hash: [u8; 32],
+    pub hint: String,
+    pub permissions: PermissionSet,
+    pub allowed_prefixes: Vec<String>,
+    pub denied_prefixes: Vec<String>,
+    pub allowed_mime: Option<Vec<String>>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// Prefixed, sortable identifiers (`org_01J…`).
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", ulid::Ulid::new().to_string().to_lowercase())
+}
+
+/// A workspace slug from an organization name: lowercase ASCII letters, digits and hyphens.
+pub fn slugify(name: &str) -> String {
+    let mut slug = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    let slug: String = slug.chars().take(40).collect();
+    if slug.is_empty() {
+        "workspace".to_owned()
+    } else {
+        slug
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slugify("My FiveM Server!"), "my-fivem-server");
+        assert_eq!(slugify("  --  "), "workspace");
+        assert_eq!(slugify("Ünïcode 服务器"), "n-code");
+        assert_eq!(slugify(&"a".repeat(100)).len(), 40);
+    }
+
+    #[test]
+    fn ids_are_prefixed_and_unique() {
+        let a = new_id("org");
+        assert!(a.starts_with("org_"));
+        assert_ne!(a, new_id("org"));
+    }
+}

@@ -1,0 +1,223 @@
+//! One behavioural suite for every [`AccountStore`] implementation (memory and Postgres).
+//! Each call must get an empty store (holding only the built-in plans).
+
+#![allow(clippy::unwrap_used)]
+
+use chrono::Utc;
+
+use crate::key::CredentialType;
+use crate::model::{new_id, NewKey, Plan};
+use crate::permission::PermissionSet;
+use crate::secret;
+use crate::store::{AccountStore, StoreError};
+
+pub async fn account_store_suite(store: &dyn AccountStore) {
+    // plans
+    for p in Plan::builtin() {
+        assert_eq!(store.get_plan(&p.name).await.unwrap(), Some(p));
+    }
+    assert_eq!(store.get_plan("gold").await.unwrap(), None);
+    let mut gold = Plan::new("gold", true, 14);
+    gold.max_file_size = 1234;
+    assert_eq!(store.upsert_plan(&gold).await.unwrap(), gold);
+    gold.retention_days = 21;
+    store.upsert_plan(&gold).await.unwrap();
+    assert_eq!(
+        store
+            .get_plan("gold")
+            .await
+            .unwrap()
+            .unwrap()
+            .retention_days,
+        21
+    );
+
+    // organizations
+    let err = store.create_org("X", "x", "nope").await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::NotFound(ref m) if m.contains("nope")),
+        "{err:?}"
+    );
+    let org = store.create_org("Acme RP", "acme-rp", "pro").await.unwrap();
+    assert_eq!(store.get_org(&org.id).await.unwrap(), Some(org.clone()));
+    assert_eq!(
+        store.find_org_by_slug("acme-rp").await.unwrap(),
+        Some(org.clone())
+    );
+    assert!(matches!(
+        store.create_org("Other", "acme-rp", "pro").await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store.set_org_plan(&org.id, "growth").await.unwrap().plan,
+        "growth"
+    );
+    assert!(matches!(
+        store.set_org_plan(&org.id, "nope").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.set_org_plan("org_missing", "pro").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(store.get_org("org_missing").await.unwrap(), None);
+
+    // servers
+    let server = store
+        .register_server(&org.id, "AbC123", Some("Main"))
+        .await
+        .unwrap();
+    assert!(!server.logs_active);
+    assert_eq!(
+        store.find_server_by_cfx("abc123").await.unwrap(),
+        Some(server.clone())
+    );
+    assert_eq!(
+        store.find_server_by_cfx("ABC123").await.unwrap(),
+        Some(server.clone())
+    );
+    assert!(matches!(
+        store.register_server(&org.id, "abc123", None).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        store.register_server("org_missing", "zzz999", None).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(
+        store
+            .set_logs_active("ABC123", true)
+            .await
+            .unwrap()
+            .logs_active
+    );
+    assert!(
+        store
+            .find_server_by_cfx("abc123")
+            .await
+            .unwrap()
+            .unwrap()
+            .logs_active
+    );
+    assert!(matches!(
+        store.set_logs_active("nope", true).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    // keys
+    let secret = secret::generate(CredentialType::Server);
+    let new_key = NewKey {
+        id: new_id("key"),
+        org_id: org.id.clone(),
+        server_id: Some(server.id.clone()),
+        credential_type: CredentialType::Server,
+        name: Some("game server".into()),
+        secret_hash: secret.hash,
+        hint: secret.hint.clone(),
+        permissions: PermissionSet::server_key_baseline(),
+        allowed_prefixes: vec!["images".into()],
+        denied_prefixes: vec!["images/private".into()],
+        allowed_mime: Some(vec!["image/*".into()]),
+        expires_at: None,
+    };
+    let key = store.create_key(&new_key).await.unwrap();
+    assert_eq!(key.id, new_key.id);
+    assert_eq!(key.allowed_prefixes, vec!["images".to_string()]);
+    assert_eq!(key.allowed_mime, Some(vec!["image/*".to_string()]));
+    assert_eq!(key.permissions, PermissionSet::server_key_baseline());
+
+    let ctx = store
+        .find_auth_context(&secret.hash)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ctx.key.id, key.id);
+    assert_eq!(ctx.org.id, org.id);
+    assert_eq!(ctx.plan.name, "growth");
+    assert_eq!(
+        ctx.server.as_ref().map(|s| s.id.clone()),
+        Some(server.id.clone())
+    );
+    assert_eq!(store.find_auth_context(&[0u8; 32]).await.unwrap(), None);
+
+    let mut bad = new_key.clone();
+    bad.id = new_id("key");
+    bad.org_id = "org_missing".into();
+    bad.secret_hash = [7u8; 32];
+    assert!(matches!(
+        store.create_key(&bad).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    let other_org = store.create_org("Other", "other", "free").await.unwrap();
+    let mut cross = new_key.clone();
+    cross.id = new_id("key");
+    cross.org_id = other_org.id.clone();
+    cross.secret_hash = [8u8; 32];
+    assert!(
+        matches!(store.create_key(&cross).await, Err(StoreError::NotFound(_))),
+        "a key cannot be bound to another organization's server"
+    );
+
+    let dev_secret = secret::generate(CredentialType::Developer);
+    let dev = NewKey {
+        id: new_id("key"),
+        server_id: None,
+        credential_type: CredentialType::Developer,
+        secret_hash: dev_secret.hash,
+        hint: dev_secret.hint,
+        permissions: PermissionSet::all(),
+        allowed_prefixes: vec![],
+        denied_prefixes: vec![],
+        allowed_mime: None,
+        expires_at: Some(Utc::now() + chrono::Duration::days(1)),
+        ..new_key.clone()
+    };
+    store.create_key(&dev).await.unwrap();
+    let dev_ctx = store
+        .find_auth_context(&dev_secret.hash)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(dev_ctx.server, None);
+    assert_eq!(dev_ctx.key.allowed_mime, None);
+    assert!(dev_ctx.key.expires_at.is_some());
+
+    let listed = store.list_keys(&org.id).await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(store.list_keys(&other_org.id).await.unwrap().is_empty());
+    assert!(matches!(
+        store.list_keys("org_missing").await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    let now = Utc::now();
+    store.touch_key(&key.id, now).await.unwrap();
+    assert!(store
+        .get_key(&key.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .last_used_at
+        .is_some());
+    let disabled = store.disable_key(&key.id, now).await.unwrap();
+    assert!(disabled.disabled_at.is_some());
+    let ctx = store
+        .find_auth_context(&secret.hash)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(ctx.key.check_usable(Utc::now()).is_err());
+    assert!(matches!(
+        store.disable_key("key_missing", now).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    store.delete_key(&key.id).await.unwrap();
+    assert_eq!(store.get_key(&key.id).await.unwrap(), None);
+    assert_eq!(store.find_auth_context(&secret.hash).await.unwrap(), None);
+    assert!(matches!(
+        store.delete_key(&key.id).await,
+        Err(StoreError::NotFound(_))
+    ));
+}

@@ -1,0 +1,448 @@
+//! Postgres [`AccountStore`].
+
+use async_trait::async_trait;
+use auth_core::key::{ApiKey, AuthContext, CredentialType};
+use auth_core::model::{new_id, NewKey, Org, Plan, Server};
+use auth_core::{AccountStore, PermissionSet, StoreError};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+use crate::schema::{api_keys, organizations, plans, servers};
+use crate::{db_error, Db};
+
+pub struct PgAccounts {
+    db: Db,
+}
+
+impl PgAccounts {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = plans)]
+struct PlanRow {
+    name: String,
+    logs_enabled: bool,
+    retention_days: i32,
+    max_file_size: i64,
+    max_url_lifetime_secs: i32,
+    concurrent_searches: i32,
+}
+
+impl From<PlanRow> for Plan {
+    fn from(r: PlanRow) -> Self {
+        Plan {
+            name: r.name,
+            logs_enabled: r.logs_enabled,
+            retention_days: r.retention_days,
+            max_file_size: r.max_file_size,
+            max_url_lifetime_secs: r.max_url_lifetime_secs,
+            concurrent_searches: r.concurrent_searches,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = organizations)]
+struct OrgRow {
+    id: String,
+    name: String,
+    slug: String,
+    plan: String,
+}
+
+impl From<OrgRow> for Org {
+    fn from(r: OrgRow) -> Self {
+        Org {
+            id: r.id,
+            name: r.name,
+            slug: r.slug,
+            plan: r.plan,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = servers)]
+struct ServerRow {
+    id: String,
+    org_id: String,
+    cfx_id: String,
+    name: Option<String>,
+    logs_active: bool,
+}
+
+impl From<ServerRow> for Server {
+    fn from(r: ServerRow) -> Self {
+        Server {
+            id: r.id,
+            org_id: r.org_id,
+            cfx_id: r.cfx_id,
+            name: r.name,
+            logs_active: r.logs_active,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = api_keys)]
+struct KeyRow {
+    id: String,
+    org_id: String,
+    server_id: Option<String>,
+    credential_type: String,
+    name: Option<String>,
+    secret_hint: String,
+    permissions: Vec<String>,
+    allowed_prefixes: Vec<String>,
+    denied_prefixes: Vec<String>,
+    allowed_mime: Option<Vec<String>>,
+    created_at: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+    disabled_at: Option<DateTime<Utc>>,
+    last_used_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<KeyRow> for ApiKey {
+    type Error = StoreError;
+    fn try_from(r: KeyRow) -> Result<Self, StoreError> {
+        Ok(ApiKey {
+            credential_type: CredentialType::parse(&r.credential_type)
+                .ok_or_else(|| StoreError::Internal("bad credential type".into()))?,
+            permissions: PermissionSet::from_names(&r.permissions)
+                .map_err(|e| StoreError::Internal(e.to_string()))?,
+            id: r.id,
+            org_id: r.org_id,
+            server_id: r.server_id,
+            name: r.name,
+            hint: r.secret_hint,
+            allowed_prefixes: r.allowed_prefixes,
+            denied_prefixes: r.denied_prefixes,
+            allowed_mime: r.allowed_mime,
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            disabled_at: r.disabled_at,
+            last_used_at: r.last_used_at,
+        })
+    }
+}
+
+fn not_found(what: &str, id: &str) -> StoreError {
+    StoreError::NotFound(format!("unknown {what} \"{id}\""))
+}
+
+impl PgAccounts {
+    async fn plan_exists(&self, conn: &mut crate::Conn, name: &str) -> Result<bool, StoreError> {
+        let n: i64 = plans::table
+            .filter(plans::name.eq(name))
+            .count()
+            .get_result(conn)
+            .await
+            .map_err(db_error)?;
+        Ok(n > 0)
+    }
+}
+
+#[async_trait]
+impl AccountStore for PgAccounts {
+    async fn upsert_plan(&self, plan: &Plan) -> Result<Plan, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let row = PlanRow {
+            name: plan.name.clone(),
+            logs_enabled: plan.logs_enabled,
+            retention_days: plan.retention_days,
+            max_file_size: plan.max_file_size,
+            max_url_lifetime_secs: plan.max_url_lifetime_secs,
+            concurrent_searches: plan.concurrent_searches,
+        };
+        let saved: PlanRow = diesel::insert_into(plans::table)
+            .values(&row)
+            .on_conflict(plans::name)
+            .do_update()
+            .set(&row)
+            .returning(PlanRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(saved.into())
+    }
+
+    async fn get_plan(&self, name: &str) -> Result<Option<Plan>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        plans::table
+            .filter(plans::name.eq(name))
+            .select(PlanRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map(|r| r.map(Into::into))
+            .map_err(db_error)
+    }
+
+    async fn create_org(&self, name: &str, slug: &str, plan: &str) -> Result<Org, StoreError> {
+        let mut conn = self.db.conn().await?;
+        if !self.plan_exists(&mut conn, plan).await? {
+            return Err(not_found("plan", plan));
+        }
+        diesel::insert_into(organizations::table)
+            .values((
+                organizations::id.eq(new_id("org")),
+                organizations::name.eq(name),
+                organizations::slug.eq(slug),
+                organizations::plan.eq(plan),
+            ))
+            .returning(OrgRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .map(Into::into)
+            .map_err(|e| match db_error(e) {
+                StoreError::Conflict(_) => {
+                    StoreError::Conflict(format!("workspace slug \"{slug}\" is taken"))
+                }
+                other => other,
+            })
+    }
+
+    async fn get_org(&self, id: &str) -> Result<Option<Org>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        organizations::table
+            .find(id)
+            .select(OrgRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map(|r| r.map(Into::into))
+            .map_err(db_error)
+    }
+
+    async fn find_org_by_slug(&self, slug: &str) -> Result<Option<Org>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        organizations::table
+            .filter(organizations::slug.eq(slug))
+            .select(OrgRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map(|r| r.map(Into::into))
+            .map_err(db_error)
+    }
+
+    async fn set_org_plan(&self, id: &str, plan: &str) -> Result<Org, StoreError> {
+        let mut conn = self.db.conn().await?;
+        if !self.plan_exists(&mut conn, plan).await? {
+            return Err(not_found("plan", plan));
+        }
+        diesel::update(organizations::table.find(id))
+            .set(organizations::plan.eq(plan))
+            .returning(OrgRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?
+            .map(Into::into)
+            .ok_or_else(|| not_found("organization", id))
+    }
+
+    async fn register_server(
+        &self,
+        org_id: &str,
+        cfx_id: &str,
+        name: Option<&str>,
+    ) -> Result<Server, StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::insert_into(servers::table)
+            .values((
+                servers::id.eq(new_id("srv")),
+                servers::org_id.eq(org_id),
+                servers::cfx_id.eq(cfx_id),
+                servers::name.eq(name),
+            ))
+            .returning(ServerRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .map(Into::into)
+            .map_err(|e| match db_error(e) {
+                StoreError::Conflict(_) => {
+                    StoreError::Conflict(format!("join code \"{cfx_id}\" is already registered"))
+                }
+                StoreError::NotFound(_) => not_found("organization", org_id),
+                other => other,
+            })
+    }
+
+    async fn find_server_by_cfx(&self, cfx_id: &str) -> Result<Option<Server>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        servers::table
+            .filter(lower(servers::cfx_id).eq(cfx_id.to_lowercase()))
+            .select(ServerRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map(|r| r.map(Into::into))
+            .map_err(db_error)
+    }
+
+    async fn set_logs_active(&self, cfx_id: &str, active: bool) -> Result<Server, StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::update(servers::table.filter(lower(servers::cfx_id).eq(cfx_id.to_lowercase())))
+            .set(servers::logs_active.eq(active))
+            .returning(ServerRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?
+            .map(Into::into)
+            .ok_or_else(|| not_found("server join code", cfx_id))
+    }
+
+    async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError> {
+        let mut conn = self.db.conn().await?;
+        if let Some(server_id) = &key.server_id {
+            let owner: Option<String> = servers::table
+                .find(server_id)
+                .select(servers::org_id)
+                .first(&mut conn)
+                .await
+                .optional()
+                .map_err(db_error)?;
+            if owner.as_deref() != Some(key.org_id.as_str()) {
+                return Err(not_found("server", server_id));
+            }
+        }
+        diesel::insert_into(api_keys::table)
+            .values((
+                api_keys::id.eq(&key.id),
+                api_keys::org_id.eq(&key.org_id),
+                api_keys::server_id.eq(&key.server_id),
+                api_keys::credential_type.eq(key.credential_type.as_str()),
+                api_keys::name.eq(&key.name),
+                api_keys::secret_hash.eq(key.secret_hash.as_slice()),
+                api_keys::secret_hint.eq(&key.hint),
+                api_keys::permissions.eq(key.permissions.names()),
+                api_keys::allowed_prefixes.eq(&key.allowed_prefixes),
+                api_keys::denied_prefixes.eq(&key.denied_prefixes),
+                api_keys::allowed_mime.eq(&key.allowed_mime),
+                api_keys::expires_at.eq(key.expires_at),
+            ))
+            .returning(KeyRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .map_err(|e| match db_error(e) {
+                StoreError::NotFound(_) => not_found("organization", &key.org_id),
+                other => other,
+            })?
+            .try_into()
+    }
+
+    async fn list_keys(&self, org_id: &str) -> Result<Vec<ApiKey>, StoreError> {
+        if self.get_org(org_id).await?.is_none() {
+            return Err(not_found("organization", org_id));
+        }
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<KeyRow> = api_keys::table
+            .filter(api_keys::org_id.eq(org_id))
+            .order(api_keys::id)
+            .select(KeyRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        rows.into_iter().map(TryInto::try_into).collect()
+    }
+
+    async fn get_key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let row: Option<KeyRow> = api_keys::table
+            .find(id)
+            .select(KeyRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        row.map(TryInto::try_into).transpose()
+    }
+
+    async fn disable_key(&self, id: &str, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let row: Option<KeyRow> =
+            diesel::update(api_keys::table.find(id))
+                .set(
+                    api_keys::disabled_at.eq(diesel::dsl::sql::<
+                        diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
+                    >("COALESCE(disabled_at, ")
+                    .bind::<diesel::sql_types::Timestamptz, _>(at)
+                    .sql(")")),
+                )
+                .returning(KeyRow::as_returning())
+                .get_result(&mut conn)
+                .await
+                .optional()
+                .map_err(db_error)?;
+        row.ok_or_else(|| not_found("key", id))?.try_into()
+    }
+
+    async fn delete_key(&self, id: &str) -> Result<(), StoreError> {
+        let mut conn = self.db.conn().await?;
+        let n = diesel::delete(api_keys::table.find(id))
+            .execute(&mut conn)
+            .await
+            .map_err(db_error)?;
+        if n == 0 {
+            return Err(not_found("key", id));
+        }
+        Ok(())
+    }
+
+    async fn find_auth_context(&self, hash: &[u8; 32]) -> Result<Option<AuthContext>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let row: Option<(KeyRow, OrgRow, PlanRow)> = api_keys::table
+            .inner_join(
+                organizations::table
+                    .inner_join(plans::table.on(plans::name.eq(organizations::plan))),
+            )
+            .filter(api_keys::secret_hash.eq(hash.as_slice()))
+            .select((
+                KeyRow::as_select(),
+                OrgRow::as_select(),
+                PlanRow::as_select(),
+            ))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        let Some((key, org, plan)) = row else {
+            return Ok(None);
+        };
+        let server = match &key.server_id {
+            Some(id) => servers::table
+                .find(id)
+                .select(ServerRow::as_select())
+                .first(&mut conn)
+                .await
+                .optional()
+                .map_err(db_error)?
+                .map(Into::into),
+            None => None,
+        };
+        Ok(Some(AuthContext {
+            key: key.try_into()?,
+            org: org.into(),
+            plan: plan.into(),
+            server,
+        }))
+    }
+
+    async fn touch_key(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::update(api_keys::table.find(id))
+            .set(api_keys::last_used_at.eq(at))
+            .execute(&mut conn)
+            .await
+            .map(|_| ())
+            .map_err(db_error)
+    }
+}
+
+diesel::define_sql_function!(fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text);

@@ -1,0 +1,147 @@
+//! Postgres adapter: implements the core crates' storage traits with diesel-async over a deadpool
+//! pool. No blocking call runs on an async worker: queries are async, and the one synchronous
+//! piece (diesel's migration harness) runs on the blocking pool.
+//!
+//! Error policy: every diesel or pool error is mapped to a transport-neutral `StoreError`.
+//! Connection loss and pool timeouts become `Unavailable` (the HTTP edge answers 503 with
+//! `Retry-After`); unique violations become `Conflict`; the rest is `Internal`, logged with its
+//! detail and shown to callers only as a generic message.
+
+pub mod accounts;
+pub mod migrate;
+pub mod schema;
+pub mod testing;
+
+use std::time::Duration;
+
+use auth_core::StoreError;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use futures_util::FutureExt;
+
+pub use accounts::PgAccounts;
+
+pub type Conn = Object<AsyncPgConnection>;
+
+/// Pool settings; every outbound call is bounded by these timeouts.
+#[derive(Debug, Clone)]
+pub struct DbConfig {
+    pub url: String,
+    pub max_connections: usize,
+    /// How long a request waits for a free connection (or a new one) before giving up with 503.
+    pub acquire_timeout: Duration,
+    /// Server-side statement timeout set on every connection.
+    pub statement_timeout: Duration,
+}
+
+impl DbConfig {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A cloneable handle on the connection pool.
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool<AsyncPgConnection>,
+}
+
+impl Db {
+    /// Builds the pool. Connections are made lazily, so this succeeds even while Postgres is down.
+    pub fn connect(config: &DbConfig) -> Result<Self, StoreError> {
+        let statement_ms = config.statement_timeout.as_millis();
+        let mut manager_config = ManagerConfig::default();
+        manager_config.custom_setup = Box::new(move |url| {
+            let url = url.to_owned();
+            async move {
+                let mut conn = AsyncPgConnection::establish(&url).await?;
+                diesel::sql_query(format!("SET statement_timeout = {statement_ms}"))
+                    .execute(&mut conn)
+                    .await
+                    .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+                Ok(conn)
+            }
+            .boxed()
+        });
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+            config.url.clone(),
+            manager_config,
+        );
+        let pool = Pool::builder(manager)
+            .max_size(config.max_connections)
+            .runtime(deadpool::Runtime::Tokio1)
+            .wait_timeout(Some(config.acquire_timeout))
+            .create_timeout(Some(config.acquire_timeout))
+            .recycle_timeout(Some(config.acquire_timeout))
+            .build()
+            .map_err(|e| StoreError::Internal(format!("building pool: {e}")))?;
+        Ok(Self { pool })
+    }
+
+    pub async fn conn(&self) -> Result<Conn, StoreError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    /// `(size, available, waiting)` of the pool, for readiness and metrics.
+    pub fn pool_status(&self) -> (usize, usize, usize) {
+        let s = self.pool.status();
+        (s.size, s.available, s.waiting)
+    }
+
+    /// Round trip to the database (for `/readyz`).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn().await?;
+        diesel::sql_query("SELECT 1")
+            .execute(&mut conn)
+            .await
+            .map(|_| ())
+            .map_err(db_error)
+    }
+}
+
+pub fn pool_error(e: PoolError) -> StoreError {
+    match e {
+        PoolError::Backend(diesel_async::pooled_connection::PoolError::QueryError(q)) => {
+            db_error(q)
+        }
+        other => StoreError::Unavailable(other.to_string()),
+    }
+}
+
+/// Maps a diesel error to the transport-neutral store error.
+pub fn db_error(e: DieselError) -> StoreError {
+    match &e {
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+            StoreError::Conflict(info.message().to_owned())
+        }
+        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, info) => {
+            StoreError::NotFound(info.message().to_owned())
+        }
+        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _)
+        | DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
+            StoreError::Unavailable(e.to_string())
+        }
+        DieselError::DatabaseError(_, info) if is_transient_message(info.message()) => {
+            StoreError::Unavailable(e.to_string())
+        }
+        _ => StoreError::Internal(e.to_string()),
+    }
+}
+
+/// Statement and lock timeouts, cancellations and shutdowns: retryable, so 503 rather than 500.
+fn is_transient_message(msg: &str) -> bool {
+    let msg = msg.to_ascii_lowercase();
+    msg.contains("statement timeout")
+        || msg.contains("lock timeout")
+        || msg.contains("canceling statement")
+        || msg.contains("terminating connection")
+        || msg.contains("connection")
+        || msg.contains("shutting down")
+}

@@ -1,0 +1,145 @@
+//! Diesel table definitions, written to match `migrations/`.
+
+diesel::table! {
+    plans (name) {
+        name -> Text,
+        logs_enabled -> Bool,
+        retention_days -> Int4,
+        max_file_size -> Int8,
+        max_url_lifetime_secs -> Int4,
+        concurrent_searches -> Int4,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    organizations (id) {
+        id -> Text,
+        name -> Text,
+        slug -> Text,
+        plan -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    servers (id) {
+        id -> Text,
+        org_id -> Text,
+        cfx_id -> Text,
+        name -> Nullable<Text>,
+        logs_active -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Text,
+        org_id -> Text,
+        server_id -> Nullable<Text>,
+        credential_type -> Text,
+        name -> Nullable<Text>,
+        secret_hash -> Bytea,
+        secret_hint -> Text,
+        permissions -> Array<Text>,
+        allowed_prefixes -> Array<Text>,
+        denied_prefixes -> Array<Text>,
+        allowed_mime -> Nullable<Array<Text>>,
+        created_at -> Timestamptz,
+        expires_at -> Nullable<Timestamptz>,
+        disabled_at -> Nullable<Timestamptz>,
+        last_used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    objects (org_id, key) {
+        org_id -> Text,
+        key -> Text,
+        size -> Int8,
+        content_type -> Nullable<Text>,
+        etag -> Text,
+        metadata -> Jsonb,
+        storage_path -> Text,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    idempotency_records (scope, method, route, idem_key) {
+        scope -> Text,
+        method -> Text,
+        route -> Text,
+        idem_key -> Text,
+        fingerprint -> Nullable<Bytea>,
+        state -> Text,
+        status -> Nullable<Int4>,
+        response -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    upload_urls (token_hash) {
+        token_hash -> Bytea,
+        org_id -> Text,
+        key_id -> Text,
+        path -> Text,
+        max_files -> Int4,
+        files_used -> Int4,
+        max_file_size -> Int8,
+        allowed_mime -> Nullable<Array<Text>>,
+        allow_custom_metadata -> Bool,
+        randomize_name -> Bool,
+        expires_at -> Timestamptz,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    log_batches (server_id, batch_id) {
+        server_id -> Text,
+        batch_id -> Text,
+        org_id -> Text,
+        digest -> Bytea,
+        accepted_events -> Int4,
+        ingested_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    log_events (id) {
+        id -> Int8,
+        org_id -> Text,
+        server_id -> Text,
+        cfx_id -> Text,
+        batch_id -> Text,
+        event_id -> Text,
+        level -> Text,
+        event_type -> Text,
+        occurred_at -> Timestamptz,
+        ingested_at -> Timestamptz,
+        player_id -> Nullable<Text>,
+        target_player_id -> Nullable<Text>,
+        player_identifiers -> Nullable<Jsonb>,
+        target_player_identifiers -> Nullable<Jsonb>,
+        resource -> Nullable<Text>,
+        trace_id -> Nullable<Text>,
+        environment -> Nullable<Text>,
+        message -> Text,
+        data -> Nullable<Jsonb>,
+    }
+}
+
+diesel::table! {
+    usage_counters (org_id, month) {
+        org_id -> Text,
+        month -> Date,
+        log_events -> Int8,
+    }
+}
+
+diesel::joinable!(servers -> organizations (org_id));
+diesel::joinable!(api_keys -> organizations (org_id));
+diesel::allow_tables_to_appear_in_same_query!(plans, organizations, servers, api_keys);

@@ -1,0 +1,4 @@
+DROP TABLE api_keys;
+DROP TABLE servers;
+DROP TABLE organizations;
+DROP TABLE plans;

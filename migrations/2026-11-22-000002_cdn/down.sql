@@ -1,0 +1,3 @@
+DROP TABLE upload_urls;
+DROP TABLE idempotency_records;
+DROP TABLE objects;
