@@ -10,6 +10,7 @@ pub mod model;
 pub mod permission;
 pub mod policy;
 pub mod secret;
+pub mod signing;
 pub mod store;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;

@@ -1,1 +1,17 @@
+//! Pure CDN policy: object-key normalization, content-type detection and policy, metadata rules,
+//! signed continuation tokens, upload-URL rules, and the storage traits (objects, idempotency
+//! records, upload URLs) with in-memory implementations. No I/O, no framework.
 
+pub mod content_type;
+pub mod idempotency;
+pub mod listing;
+pub mod memory;
+pub mod metadata;
+pub mod path;
+pub mod store;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
+pub mod upload_url;
+
+pub use path::{join_key, normalize_folder, normalize_key, PathError, MAX_KEY_BYTES};
+pub use store::{ObjectRecord, ObjectRepo};

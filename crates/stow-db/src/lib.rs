@@ -8,6 +8,7 @@
 //! detail and shown to callers only as a generic message.
 
 pub mod accounts;
+pub mod cdn;
 pub mod migrate;
 pub mod schema;
 pub mod testing;
@@ -22,6 +23,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use futures_util::FutureExt;
 
 pub use accounts::PgAccounts;
+pub use cdn::{PgIdempotency, PgObjects, PgUploadUrls};
 
 pub type Conn = Object<AsyncPgConnection>;
 

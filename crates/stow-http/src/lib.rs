@@ -1,1 +1,60 @@
+//! HTTP glue shared by `cdn-api` and `logs-api`.
+//!
+//! # Error layering
+//! Core crates return their own transport-neutral errors (`AuthError`, `StoreError`, path and
+//! validation errors). Route code converts them into [`ApiError`], which carries a [`Code`]; the
+//! code alone decides the HTTP status and the wire name. The envelope depends on the host
+//! ([`Flavor`]): the API host answers `{success:false, error:{code,message}, requestId}` with
+//! UPPER_SNAKE codes, the ingestion host `{error, message, request_id}` with lower_snake codes.
+//! Internal errors are logged with their detail and answered with a generic message: a 500 never
+//! carries text from a database, a store or a panic.
 
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod health;
+pub mod request;
+pub mod telemetry;
+pub mod whoami;
+
+pub use auth::{Auth, Authenticator};
+pub use config::Config;
+pub use error::{ApiError, Code};
+pub use request::{current_request_id, Flavor, RequestId};
+
+use actix_web::web;
+
+/// Framework-level error handlers so every error is JSON in the host's envelope.
+pub fn json_config(limit: usize) -> web::JsonConfig {
+    web::JsonConfig::default()
+        .limit(limit)
+        .error_handler(|err, _req| ApiError::from_json_error(&err).into())
+}
+
+pub fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|err, _req| {
+        ApiError::invalid_request(format!("invalid query string: {err}")).into()
+    })
+}
+
+pub fn path_config() -> web::PathConfig {
+    web::PathConfig::default().error_handler(|err, _req| {
+        ApiError::invalid_request(format!("invalid path parameter: {err}")).into()
+    })
+}
+
+/// JSON 404 for unknown routes.
+pub async fn not_found(req: actix_web::HttpRequest) -> ApiError {
+    ApiError::new(
+        Code::NotFound,
+        format!("no route for {} {}", req.method(), req.path()),
+    )
+}
+
+/// JSON 405 for a known route with another method.
+pub async fn method_not_allowed(req: actix_web::HttpRequest) -> ApiError {
+    ApiError::new(
+        Code::MethodNotAllowed,
+        format!("method {} is not allowed on {}", req.method(), req.path()),
+    )
+}

@@ -1,0 +1,221 @@
+//! In-memory implementations of the CDN storage traits (unit tests, tooling).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use auth_core::{prefix_matches, StoreError};
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+
+use crate::idempotency::{Claim, IdemScope, IdempotencyRepo, STALE_IN_FLIGHT_SECS};
+use crate::path::is_hidden;
+use crate::store::{ListQuery, ObjectRecord, ObjectRepo};
+use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlRepo};
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Default)]
+pub struct MemoryObjects {
+    rows: Mutex<BTreeMap<(String, String), ObjectRecord>>,
+}
+
+#[async_trait]
+impl ObjectRepo for MemoryObjects {
+    async fn upsert(
+        &self,
+        org_id: &str,
+        record: &ObjectRecord,
+    ) -> Result<Option<String>, StoreError> {
+        let old = lock(&self.rows).insert((org_id.to_owned(), record.key.clone()), record.clone());
+        Ok(old.map(|o| o.storage_path))
+    }
+
+    async fn get(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
+        Ok(lock(&self.rows)
+            .get(&(org_id.to_owned(), key.to_owned()))
+            .cloned())
+    }
+
+    async fn delete(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
+        Ok(lock(&self.rows).remove(&(org_id.to_owned(), key.to_owned())))
+    }
+
+    async fn list(&self, org_id: &str, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
+        let rows = lock(&self.rows);
+        Ok(rows
+            .range((org_id.to_owned(), q.after.clone().unwrap_or_default())..)
+            .take_while(|((org, _), _)| org == org_id)
+            .map(|(_, r)| r)
+            .filter(|r| q.after.as_deref().is_none_or(|a| r.key.as_str() > a))
+            .filter(|r| prefix_matches(&q.folder, &r.key))
+            .filter(|r| !is_hidden(&r.key))
+            .filter(|r| !q.denied.iter().any(|d| prefix_matches(d, &r.key)))
+            .take(q.limit)
+            .cloned()
+            .collect())
+    }
+
+    async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {
+        Ok(lock(&self.rows)
+            .values()
+            .any(|r| r.storage_path == storage_path))
+    }
+}
+
+struct IdemRow {
+    fingerprint: Option<Vec<u8>>,
+    status: Option<u16>,
+    response: Option<Value>,
+    done: bool,
+    created_at: DateTime<Utc>,
+}
+
+#[derive(Default)]
+pub struct MemoryIdempotency {
+    rows: Mutex<HashMap<IdemScope, IdemRow>>,
+}
+
+#[async_trait]
+impl IdempotencyRepo for MemoryIdempotency {
+    async fn claim(&self, scope: &IdemScope, now: DateTime<Utc>) -> Result<Claim, StoreError> {
+        let mut rows = lock(&self.rows);
+        if let Some(row) = rows.get(scope) {
+            if row.done {
+                return Ok(Claim::Done {
+                    fingerprint: row.fingerprint.clone().unwrap_or_default(),
+                    status: row.status.unwrap_or(200),
+                    response: row.response.clone().unwrap_or(Value::Null),
+                });
+            }
+            if now - row.created_at < Duration::seconds(STALE_IN_FLIGHT_SECS) {
+                return Ok(Claim::InFlight);
+            }
+        }
+        rows.insert(
+            scope.clone(),
+            IdemRow {
+                fingerprint: None,
+                status: None,
+                response: None,
+                done: false,
+                created_at: now,
+            },
+        );
+        Ok(Claim::Claimed)
+    }
+
+    async fn complete(
+        &self,
+        scope: &IdemScope,
+        fingerprint: &[u8],
+        status: u16,
+        response: &Value,
+    ) -> Result<(), StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(scope)
+            .ok_or_else(|| StoreError::NotFound("idempotency record".into()))?;
+        row.fingerprint = Some(fingerprint.to_vec());
+        row.status = Some(status);
+        row.response = Some(response.clone());
+        row.done = true;
+        Ok(())
+    }
+
+    async fn release(&self, scope: &IdemScope) -> Result<(), StoreError> {
+        let mut rows = lock(&self.rows);
+        if rows.get(scope).is_some_and(|r| !r.done) {
+            rows.remove(scope);
+        }
+        Ok(())
+    }
+
+    async fn sweep(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut rows = lock(&self.rows);
+        let n = rows.len();
+        rows.retain(|_, r| r.created_at >= before);
+        Ok((n - rows.len()) as u64)
+    }
+}
+
+#[derive(Default)]
+pub struct MemoryUploadUrls {
+    rows: Mutex<HashMap<[u8; 32], UploadUrlRecord>>,
+}
+
+#[async_trait]
+impl UploadUrlRepo for MemoryUploadUrls {
+    async fn create(&self, record: &UploadUrlRecord) -> Result<(), StoreError> {
+        lock(&self.rows).insert(record.token_hash, record.clone());
+        Ok(())
+    }
+
+    async fn get(&self, token_hash: &[u8; 32]) -> Result<Option<UploadUrlRecord>, StoreError> {
+        Ok(lock(&self.rows).get(token_hash).cloned())
+    }
+
+    async fn reserve(
+        &self,
+        token_hash: &[u8; 32],
+        n: i32,
+        now: DateTime<Utc>,
+    ) -> Result<Reservation, StoreError> {
+        let mut rows = lock(&self.rows);
+        let Some(r) = rows.get_mut(token_hash) else {
+            return Ok(Reservation::NotFound);
+        };
+        if r.expires_at <= now {
+            return Ok(Reservation::Expired);
+        }
+        let remaining = r.max_files - r.files_used;
+        if remaining <= 0 {
+            return Ok(Reservation::Exhausted);
+        }
+        if n > remaining {
+            return Ok(Reservation::TooMany { remaining });
+        }
+        r.files_used += n;
+        Ok(Reservation::Reserved)
+    }
+
+    async fn release(&self, token_hash: &[u8; 32], n: i32) -> Result<(), StoreError> {
+        if let Some(r) = lock(&self.rows).get_mut(token_hash) {
+            r.files_used = (r.files_used - n).max(0);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::block_on;
+
+    #[test]
+    fn memory_objects_pass_the_shared_suite() {
+        block_on(crate::testsuite::object_repo_suite(
+            &MemoryObjects::default(),
+            "org_a",
+            "org_b",
+        ));
+    }
+
+    #[test]
+    fn memory_idempotency_passes_the_shared_suite() {
+        block_on(crate::testsuite::idempotency_suite(
+            &MemoryIdempotency::default(),
+        ));
+    }
+
+    #[test]
+    fn memory_upload_urls_pass_the_shared_suite() {
+        block_on(crate::testsuite::upload_url_suite(
+            &MemoryUploadUrls::default(),
+            "org_a",
+            "key_a",
+        ));
+    }
+}

@@ -1,0 +1,50 @@
+//! Storage traits of the CDN. Rows are the source of truth for listing; bytes live in the
+//! object store at `storage_path` (managed by the caller).
+
+use async_trait::async_trait;
+use auth_core::StoreError;
+use chrono::{DateTime, Utc};
+
+use crate::metadata::Metadata;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRecord {
+    pub key: String,
+    pub size: i64,
+    pub content_type: Option<String>,
+    /// Content-derived entity tag (no quotes).
+    pub etag: String,
+    pub metadata: Metadata,
+    pub storage_path: String,
+    pub last_modified: DateTime<Utc>,
+}
+
+/// A page request of the recursive listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Normalized folder; `""` is the root.
+    pub folder: String,
+    /// Return keys strictly after this one (keyset pagination).
+    pub after: Option<String>,
+    /// Objects under these prefixes (whole segments) are left out.
+    pub denied: Vec<String>,
+    pub limit: usize,
+}
+
+#[async_trait]
+pub trait ObjectRepo: Send + Sync {
+    /// Inserts or replaces the row for `(org, record.key)`. Returns the storage path of the
+    /// replaced object, whose bytes the caller removes after this commit.
+    async fn upsert(
+        &self,
+        org_id: &str,
+        record: &ObjectRecord,
+    ) -> Result<Option<String>, StoreError>;
+    async fn get(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError>;
+    /// Removes the row; returns it (so the caller can remove its bytes) or `None`.
+    async fn delete(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError>;
+    /// Keys in ascending byte order under `folder` (whole segments), dot-prefixed keys never.
+    async fn list(&self, org_id: &str, query: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError>;
+    /// Whether any row points at this storage path (garbage collection).
+    async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError>;
+}

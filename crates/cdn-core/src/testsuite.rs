@@ -1,0 +1,272 @@
+//! Shared behavioural suites for the CDN storage traits (run against memory and Postgres).
+
+#![allow(clippy::unwrap_used)]
+
+use chrono::{Duration, Utc};
+use serde_json::json;
+
+use crate::idempotency::{Claim, IdemScope, IdempotencyRepo};
+use crate::metadata::Metadata;
+use crate::store::{ListQuery, ObjectRecord, ObjectRepo};
+use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlRepo};
+
+fn record(key: &str, path: &str) -> ObjectRecord {
+    ObjectRecord {
+        key: key.to_owned(),
+        size: 3,
+        content_type: Some("image/png".into()),
+        etag: "abc".into(),
+        metadata: Metadata::from([("k".to_owned(), "v".to_owned())]),
+        storage_path: path.to_owned(),
+        last_modified: Utc::now(),
+    }
+}
+
+fn q(folder: &str, after: Option<&str>, limit: usize) -> ListQuery {
+    ListQuery {
+        folder: folder.into(),
+        after: after.map(Into::into),
+        denied: vec![],
+        limit,
+    }
+}
+
+fn keys(v: &[ObjectRecord]) -> Vec<&str> {
+    v.iter().map(|r| r.key.as_str()).collect()
+}
+
+/// `org_a` and `org_b` must exist (Postgres checks the foreign key).
+pub async fn object_repo_suite(repo: &dyn ObjectRepo, org_a: &str, org_b: &str) {
+    assert_eq!(
+        repo.upsert(org_a, &record("images/a.png", "p1"))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        repo.upsert(org_a, &record("images/a.png", "p2"))
+            .await
+            .unwrap(),
+        Some("p1".into())
+    );
+    let got = repo.get(org_a, "images/a.png").await.unwrap().unwrap();
+    assert_eq!(got.storage_path, "p2");
+    assert_eq!(got.metadata["k"], "v");
+    assert_eq!(got.content_type.as_deref(), Some("image/png"));
+    assert_eq!(
+        repo.get(org_b, "images/a.png").await.unwrap(),
+        None,
+        "organizations are separate"
+    );
+
+    for k in [
+        "images/b.png",
+        "images2/c.png",
+        "images/sub/d.png",
+        "clips/e.ogg",
+        "images",
+        "z/猫.png",
+        "images/Z.png",
+    ] {
+        repo.upsert(org_a, &record(k, &format!("p-{k}")))
+            .await
+            .unwrap();
+    }
+    repo.upsert(org_b, &record("images/other-org.png", "px"))
+        .await
+        .unwrap();
+
+    let all = repo.list(org_a, &q("", None, 100)).await.unwrap();
+    assert_eq!(
+        keys(&all),
+        vec![
+            "clips/e.ogg",
+            "images",
+            "images/Z.png",
+            "images/a.png",
+            "images/b.png",
+            "images/sub/d.png",
+            "images2/c.png",
+            "z/猫.png"
+        ],
+        "byte order, recursive"
+    );
+    let images = repo.list(org_a, &q("images", None, 100)).await.unwrap();
+    assert_eq!(
+        keys(&images),
+        vec![
+            "images",
+            "images/Z.png",
+            "images/a.png",
+            "images/b.png",
+            "images/sub/d.png"
+        ]
+    );
+    let page1 = repo.list(org_a, &q("images", None, 2)).await.unwrap();
+    assert_eq!(keys(&page1), vec!["images", "images/Z.png"]);
+    let page2 = repo
+        .list(org_a, &q("images", Some("images/Z.png"), 2))
+        .await
+        .unwrap();
+    assert_eq!(keys(&page2), vec!["images/a.png", "images/b.png"]);
+    let page3 = repo
+        .list(org_a, &q("images", Some("images/b.png"), 2))
+        .await
+        .unwrap();
+    assert_eq!(keys(&page3), vec!["images/sub/d.png"]);
+    let mut denied = q("images", None, 100);
+    denied.denied = vec!["images/sub".into()];
+    assert_eq!(
+        keys(&repo.list(org_a, &denied).await.unwrap()),
+        vec!["images", "images/Z.png", "images/a.png", "images/b.png"]
+    );
+    assert!(repo
+        .list(org_a, &q("nothing", None, 10))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        keys(&repo.list(org_b, &q("", None, 10)).await.unwrap()),
+        vec!["images/other-org.png"]
+    );
+
+    assert!(repo.is_referenced("p2").await.unwrap());
+    assert!(!repo.is_referenced("p1").await.unwrap());
+    let deleted = repo.delete(org_a, "images/a.png").await.unwrap().unwrap();
+    assert_eq!(deleted.storage_path, "p2");
+    assert_eq!(repo.delete(org_a, "images/a.png").await.unwrap(), None);
+    assert_eq!(repo.get(org_a, "images/a.png").await.unwrap(), None);
+    assert!(!repo.is_referenced("p2").await.unwrap());
+}
+
+pub async fn idempotency_suite(repo: &dyn IdempotencyRepo) {
+    let now = Utc::now();
+    let s = IdemScope {
+        scope: "key_1".into(),
+        method: "POST".into(),
+        route: "/v1/objects".into(),
+        key: "k1".into(),
+    };
+    assert_eq!(repo.claim(&s, now).await.unwrap(), Claim::Claimed);
+    assert_eq!(repo.claim(&s, now).await.unwrap(), Claim::InFlight);
+    let other_route = IdemScope {
+        route: "/v1/objects/bulk".into(),
+        ..s.clone()
+    };
+    assert_eq!(
+        repo.claim(&other_route, now).await.unwrap(),
+        Claim::Claimed,
+        "scope includes the route"
+    );
+    let other_cred = IdemScope {
+        scope: "key_2".into(),
+        ..s.clone()
+    };
+    assert_eq!(
+        repo.claim(&other_cred, now).await.unwrap(),
+        Claim::Claimed,
+        "scope includes the credential"
+    );
+
+    repo.complete(&s, b"fp", 200, &json!({"ok": true}))
+        .await
+        .unwrap();
+    assert_eq!(
+        repo.claim(&s, now).await.unwrap(),
+        Claim::Done {
+            fingerprint: b"fp".to_vec(),
+            status: 200,
+            response: json!({"ok": true})
+        }
+    );
+    repo.release(&s).await.unwrap();
+    assert!(
+        matches!(repo.claim(&s, now).await.unwrap(), Claim::Done { .. }),
+        "release never drops a completed record"
+    );
+
+    repo.release(&other_route).await.unwrap();
+    assert_eq!(
+        repo.claim(&other_route, now).await.unwrap(),
+        Claim::Claimed,
+        "a failed request can be retried"
+    );
+
+    // a crashed instance's in-flight record is taken over after a while
+    let stale = IdemScope {
+        key: "stale".into(),
+        ..s.clone()
+    };
+    assert_eq!(
+        repo.claim(&stale, now - Duration::seconds(3600))
+            .await
+            .unwrap(),
+        Claim::Claimed
+    );
+    assert_eq!(repo.claim(&stale, now).await.unwrap(), Claim::Claimed);
+
+    let swept = repo.sweep(now + Duration::seconds(1)).await.unwrap();
+    assert!(swept >= 4, "swept {swept}");
+    assert_eq!(repo.claim(&s, now).await.unwrap(), Claim::Claimed);
+}
+
+/// `org_id` and `key_id` must exist.
+pub async fn upload_url_suite(repo: &dyn UploadUrlRepo, org_id: &str, key_id: &str) {
+    use chrono::SubsecRound;
+    let now = Utc::now().trunc_subsecs(6); // Postgres keeps microseconds
+    let rec = UploadUrlRecord {
+        token_hash: [1u8; 32],
+        org_id: org_id.into(),
+        key_id: key_id.into(),
+        path: "uploads".into(),
+        max_files: 3,
+        files_used: 0,
+        max_file_size: 1000,
+        allowed_mime: Some(vec!["image/*".into()]),
+        allow_custom_metadata: true,
+        randomize_name: false,
+        expires_at: now + Duration::seconds(60),
+    };
+    repo.create(&rec).await.unwrap();
+    assert_eq!(repo.get(&rec.token_hash).await.unwrap(), Some(rec.clone()));
+    assert_eq!(repo.get(&[9u8; 32]).await.unwrap(), None);
+    assert_eq!(
+        repo.reserve(&[9u8; 32], 1, now).await.unwrap(),
+        Reservation::NotFound
+    );
+    assert_eq!(
+        repo.reserve(&rec.token_hash, 4, now).await.unwrap(),
+        Reservation::TooMany { remaining: 3 }
+    );
+    assert_eq!(
+        repo.reserve(&rec.token_hash, 2, now).await.unwrap(),
+        Reservation::Reserved
+    );
+    assert_eq!(
+        repo.reserve(&rec.token_hash, 2, now).await.unwrap(),
+        Reservation::TooMany { remaining: 1 }
+    );
+    assert_eq!(
+        repo.reserve(&rec.token_hash, 1, now).await.unwrap(),
+        Reservation::Reserved
+    );
+    assert_eq!(
+        repo.reserve(&rec.token_hash, 1, now).await.unwrap(),
+        Reservation::Exhausted
+    );
+    repo.release(&rec.token_hash, 1).await.unwrap();
+    assert_eq!(
+        repo.get(&rec.token_hash).await.unwrap().unwrap().files_used,
+        2
+    );
+    assert_eq!(
+        repo.reserve(&rec.token_hash, 1, now).await.unwrap(),
+        Reservation::Reserved
+    );
+    assert_eq!(
+        repo.reserve(&rec.token_hash, 1, now + Duration::seconds(61))
+            .await
+            .unwrap(),
+        Reservation::Expired
+    );
+}

@@ -1,0 +1,153 @@
+//! Bearer-key authentication and per-key rate limiting.
+//!
+//! The [`Auth`] extractor runs before any body extractor of a route, so an unauthenticated
+//! request is refused without reading its body. Validated keys are cached for
+//! `KEY_CACHE_SECONDS` (default 5 s): disabling or deleting a key takes effect within that window.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+use auth_core::{secret, AccountStore, AuthContext, AuthError};
+use futures_util::future::LocalBoxFuture;
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+
+use crate::error::{ApiError, Code};
+use crate::request::KeyId;
+
+type CacheEntry = (Instant, Arc<AuthContext>);
+
+pub struct Authenticator {
+    store: Arc<dyn AccountStore>,
+    cache: Mutex<HashMap<[u8; 32], CacheEntry>>,
+    ttl: Duration,
+    limiter: DefaultKeyedRateLimiter<String>,
+}
+
+impl Authenticator {
+    pub fn new(store: Arc<dyn AccountStore>, ttl: Duration, per_second: u32, burst: u32) -> Self {
+        let per_second = NonZeroU32::new(per_second.max(1)).unwrap_or(NonZeroU32::MIN);
+        let burst = NonZeroU32::new(burst.max(1)).unwrap_or(NonZeroU32::MIN);
+        Self {
+            store,
+            cache: Mutex::new(HashMap::new()),
+            ttl,
+            limiter: RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst)),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn AccountStore> {
+        &self.store
+    }
+
+    /// Resolves a presented secret to its context, or the reason it is refused.
+    pub async fn authenticate_secret(&self, presented: &str) -> Result<Arc<AuthContext>, ApiError> {
+        if secret::recognize(presented).is_none() {
+            return Err(AuthError::Unknown.into());
+        }
+        let hash = secret::hash(presented);
+        let now = Instant::now();
+        let cached = {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            cache
+                .get(&hash)
+                .filter(|(at, _)| now.duration_since(*at) < self.ttl)
+                .map(|(_, ctx)| Arc::clone(ctx))
+        };
+        let ctx = match cached {
+            Some(ctx) => ctx,
+            None => {
+                let ctx = self
+                    .store
+                    .find_auth_context(&hash)
+                    .await?
+                    .ok_or(AuthError::Unknown)?;
+                let ctx = Arc::new(ctx);
+                if !self.ttl.is_zero() {
+                    let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+                    if cache.len() > 10_000 {
+                        cache.retain(|_, (at, _)| now.duration_since(*at) < self.ttl);
+                    }
+                    cache.insert(hash, (now, Arc::clone(&ctx)));
+                }
+                self.touch_later(&ctx.key.id);
+                ctx
+            }
+        };
+        ctx.key.check_usable(chrono::Utc::now())?;
+        Ok(ctx)
+    }
+
+    /// Records last use without delaying the request.
+    fn touch_later(&self, key_id: &str) {
+        let store = Arc::clone(&self.store);
+        let id = key_id.to_owned();
+        tokio::spawn(async move {
+            if let Err(e) = store.touch_key(&id, chrono::Utc::now()).await {
+                tracing::debug!(error = %e, key_id = %id, "recording key use failed");
+            }
+        });
+    }
+
+    /// Token-bucket check for one key; `Err` carries `Retry-After`.
+    pub fn rate_limit(&self, key_id: &str) -> Result<(), ApiError> {
+        match self.limiter.check_key(&key_id.to_owned()) {
+            Ok(()) => Ok(()),
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                Err(ApiError::new(
+                    Code::RateLimited,
+                    "rate limit exceeded for this API key; retry after the Retry-After delay",
+                )
+                .with_retry_after(secs))
+            }
+        }
+    }
+
+    /// Full check for a request: bearer header, key, usability, rate limit.
+    pub async fn authenticate_request(
+        &self,
+        req: &HttpRequest,
+    ) -> Result<Arc<AuthContext>, ApiError> {
+        let header = req
+            .headers()
+            .get(actix_web::http::header::AUTHORIZATION)
+            .map(|v| v.as_bytes());
+        let presented = auth_core::key::parse_bearer(header)?;
+        let ctx = self.authenticate_secret(presented).await?;
+        req.extensions_mut().insert(KeyId(ctx.key.id.clone()));
+        self.rate_limit(&ctx.key.id)?;
+        Ok(ctx)
+    }
+}
+
+/// Extractor: the authenticated caller. List it before any body extractor.
+pub struct Auth(pub Arc<AuthContext>);
+
+impl std::ops::Deref for Auth {
+    type Target = AuthContext;
+    fn deref(&self) -> &AuthContext {
+        &self.0
+    }
+}
+
+impl FromRequest for Auth {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let auth = req
+                .app_data::<web::Data<Authenticator>>()
+                .cloned()
+                .ok_or_else(|| ApiError::internal("authenticator not configured"))?;
+            auth.authenticate_request(&req).await.map(Auth)
+        })
+    }
+}

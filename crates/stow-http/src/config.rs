@@ -1,0 +1,174 @@
+//! Typed configuration from the pinned environment variables. `STOWAGE_CONFIG` may name a file
+//! of `NAME=value` lines (dotenv syntax) that sets the same variables; real environment variables
+//! win over the file.
+
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub cdn_addr: String,
+    pub logs_addr: String,
+    pub object_store_url: String,
+    /// Origin (and path prefix) of `publicUrl`; default `http://{cdn_addr}/cdn`.
+    pub public_base_url: String,
+    /// Secret for signed continuation tokens and query cursors. Set it when running several
+    /// instances, or tokens made by one instance are refused by another.
+    pub signing_secret: Vec<u8>,
+    pub rate_limit_per_second: u32,
+    pub rate_limit_burst: u32,
+    pub key_cache_ttl: Duration,
+    pub db_max_connections: usize,
+    pub db_acquire_timeout: Duration,
+    pub db_statement_timeout: Duration,
+    pub max_bulk_files: usize,
+    pub max_bulk_delete_paths: usize,
+    pub cursor_ttl: Duration,
+    pub shutdown_timeout: Duration,
+    pub log_format: LogFormat,
+    pub workers: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct ConfigError(pub String);
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn parsed<T: std::str::FromStr>(name: &str, default: T) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    match var(name) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map_err(|e| ConfigError(format!("{name}={v:?} is not valid: {e}"))),
+    }
+}
+
+pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/stowage";
+
+impl Config {
+    /// Loads `STOWAGE_CONFIG` (if set) then reads the environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        if let Some(file) = var("STOWAGE_CONFIG") {
+            dotenvy::from_path(&file)
+                .map_err(|e| ConfigError(format!("STOWAGE_CONFIG={file}: {e}")))?;
+        }
+        let cdn_addr = var("CDN_API_ADDR").unwrap_or_else(|| "127.0.0.1:8080".into());
+        let object_store_url = match var("OBJECT_STORE_URL") {
+            Some(u) => u,
+            None => {
+                let cwd = std::env::current_dir().map_err(|e| ConfigError(e.to_string()))?;
+                format!("file://{}", cwd.join("data/objects").display())
+            }
+        };
+        let public_base_url = var("PUBLIC_BASE_URL")
+            .unwrap_or_else(|| format!("http://{cdn_addr}/cdn"))
+            .trim_end_matches('/')
+            .to_owned();
+        let signing_secret = match var("STOWAGE_SIGNING_SECRET") {
+            Some(s) if s.len() >= 16 => s.into_bytes(),
+            Some(_) => {
+                return Err(ConfigError(
+                    "STOWAGE_SIGNING_SECRET must be at least 16 characters".into(),
+                ))
+            }
+            None => {
+                use rand_bytes::fill;
+                fill()
+            }
+        };
+        let log_format = match var("LOG_FORMAT").as_deref() {
+            None | Some("human") => LogFormat::Human,
+            Some("json") => LogFormat::Json,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "LOG_FORMAT={other:?}: use human or json"
+                )))
+            }
+        };
+        Ok(Self {
+            database_url: var("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.into()),
+            logs_addr: var("LOGS_API_ADDR").unwrap_or_else(|| "127.0.0.1:8081".into()),
+            cdn_addr,
+            object_store_url,
+            public_base_url,
+            signing_secret,
+            rate_limit_per_second: parsed("RATE_LIMIT_PER_SECOND", 500)?,
+            rate_limit_burst: parsed("RATE_LIMIT_BURST", 1000)?,
+            key_cache_ttl: Duration::from_secs(parsed("KEY_CACHE_SECONDS", 5)?),
+            db_max_connections: parsed("DATABASE_MAX_CONNECTIONS", 16)?,
+            db_acquire_timeout: Duration::from_millis(parsed("DATABASE_ACQUIRE_TIMEOUT_MS", 5000)?),
+            db_statement_timeout: Duration::from_millis(parsed(
+                "DATABASE_STATEMENT_TIMEOUT_MS",
+                10_000,
+            )?),
+            max_bulk_files: parsed("MAX_BULK_FILES", 20)?,
+            max_bulk_delete_paths: parsed("MAX_BULK_DELETE_PATHS", 1000)?,
+            cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
+            shutdown_timeout: Duration::from_secs(parsed("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
+            log_format,
+            workers: parsed(
+                "WORKERS",
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(2),
+            )?,
+        })
+    }
+
+    /// Settings for tests: everything explicit, nothing read from the environment.
+    pub fn for_tests(database_url: String, object_store_url: String) -> Self {
+        Self {
+            database_url,
+            cdn_addr: "127.0.0.1:0".into(),
+            logs_addr: "127.0.0.1:0".into(),
+            object_store_url,
+            public_base_url: "http://cdn.test/cdn".into(),
+            signing_secret: b"test-signing-secret-0123456789".to_vec(),
+            rate_limit_per_second: 10_000,
+            rate_limit_burst: 10_000,
+            key_cache_ttl: Duration::from_secs(0),
+            db_max_connections: 8,
+            db_acquire_timeout: Duration::from_secs(5),
+            db_statement_timeout: Duration::from_secs(10),
+            max_bulk_files: 20,
+            max_bulk_delete_paths: 1000,
+            cursor_ttl: Duration::from_secs(900),
+            shutdown_timeout: Duration::from_secs(5),
+            log_format: LogFormat::Human,
+            workers: 2,
+        }
+    }
+
+    pub fn db_config(&self) -> stow_db::DbConfig {
+        stow_db::DbConfig {
+            url: self.database_url.clone(),
+            max_connections: self.db_max_connections,
+            acquire_timeout: self.db_acquire_timeout,
+            statement_timeout: self.db_statement_timeout,
+        }
+    }
+}
+
+mod rand_bytes {
+    use rand::RngCore;
+
+    /// A per-process random signing secret (tokens do not survive restarts or cross instances).
+    pub fn fill() -> Vec<u8> {
+        let mut v = vec![0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut v);
+        v
+    }
+}

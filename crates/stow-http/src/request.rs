@@ -1,0 +1,120 @@
+//! Request ids, the per-request context, and the one-line-per-request log.
+//!
+//! The middleware runs outermost: it makes the request id, runs the rest of the stack inside a
+//! task-local scope (so error renderers anywhere below know the id and the host's envelope),
+//! sets `X-Request-Id` on every response and logs one structured line.
+
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::HttpMessage;
+
+/// Which error envelope and code spelling a host uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// The API host (`cdn-api`): `{success:false, error:{code,message}, requestId}`.
+    Cdn,
+    /// The ingestion host (`logs-api`): `{error, message, request_id}`.
+    Ingest,
+}
+
+#[derive(Debug, Clone)]
+pub struct RequestCtx {
+    pub id: String,
+    pub flavor: Flavor,
+}
+
+tokio::task_local! {
+    static CTX: RequestCtx;
+}
+
+/// The id of the request being served (a fresh one outside any request).
+pub fn current_request_id() -> String {
+    CTX.try_with(|c| c.id.clone())
+        .unwrap_or_else(|_| new_request_id())
+}
+
+pub fn current_flavor() -> Flavor {
+    CTX.try_with(|c| c.flavor).unwrap_or(Flavor::Cdn)
+}
+
+pub fn new_request_id() -> String {
+    format!("req_{}", ulid::Ulid::new().to_string().to_lowercase())
+}
+
+/// The request id, also stored in request extensions for handlers.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+/// The authenticated key id, recorded by the auth extractor for the access log.
+#[derive(Debug, Clone)]
+pub struct KeyId(pub String);
+
+/// A request id to use instead of the fresh one (set by idempotent replays).
+#[derive(Debug, Clone)]
+pub struct ReplayedRequestId(pub String);
+
+pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+pub async fn cdn_context(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    with_context(Flavor::Cdn, req, next).await
+}
+
+pub async fn ingest_context(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    with_context(Flavor::Ingest, req, next).await
+}
+
+async fn with_context(
+    flavor: Flavor,
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let id = new_request_id();
+    let started = Instant::now();
+    let method = req.method().clone();
+    req.extensions_mut().insert(RequestId(id.clone()));
+    let ctx = RequestCtx {
+        id: id.clone(),
+        flavor,
+    };
+    let mut res = CTX.scope(ctx, next.call(req)).await?;
+    let shown_id = res
+        .request()
+        .extensions()
+        .get::<ReplayedRequestId>()
+        .map(|r| r.0.clone())
+        .unwrap_or_else(|| id.clone());
+    if let Ok(v) = HeaderValue::from_str(&shown_id) {
+        res.headers_mut().insert(X_REQUEST_ID, v);
+    }
+    let route = res
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "<unmatched>".to_owned());
+    let key_id = res
+        .request()
+        .extensions()
+        .get::<KeyId>()
+        .map(|k| k.0.clone());
+    let status = res.status().as_u16();
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    tracing::info!(
+        request_id = %id,
+        method = %method,
+        route = %route,
+        status,
+        latency_ms = format_args!("{latency_ms:.2}"),
+        key_id = key_id.as_deref().unwrap_or("-"),
+        "request"
+    );
+    Ok(res)
+}
