@@ -1,1 +1,221 @@
+//! The API host (`cdn-api`): CDN objects, upload URLs, key inspection, log queries and public
+//! delivery, as an actix-web application that tests can start on port 0.
 
+pub mod delivery;
+pub mod docs;
+pub mod form;
+pub mod idem;
+pub mod objects;
+pub mod pipeline;
+pub mod presigned;
+pub mod query;
+pub mod state;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpResponse, HttpServer};
+use stow_db::{Db, PgAccounts, PgIdempotency, PgObjects, PgUploadUrls};
+use stow_http::health::{healthz, readyz, Readiness};
+use stow_http::{
+    json_config, method_not_allowed, not_found, path_config, query_config, Authenticator, Config,
+};
+use stow_objects::Objects;
+use utoipa::OpenApi;
+
+pub use state::CdnState;
+
+/// Default limit of JSON bodies on this host.
+pub const JSON_LIMIT: usize = 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(String),
+    #[error("binding {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+}
+
+/// Builds the state from configuration (pool, object store, repositories).
+pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
+    let db = Db::connect(&config.db_config()).map_err(|e| StartError::Config(e.to_string()))?;
+    let objects = Objects::from_url(&config.object_store_url)
+        .map_err(|e| StartError::Config(e.to_string()))?;
+    Ok(CdnState::new(
+        Arc::clone(&config),
+        db.clone(),
+        objects,
+        Arc::new(PgAccounts::new(db.clone())),
+        Arc::new(PgObjects::new(db.clone())),
+        Arc::new(PgIdempotency::new(db.clone())),
+        Arc::new(PgUploadUrls::new(db.clone())),
+        Arc::new(stow_db::logs::PgLogs::new(db)),
+    ))
+}
+
+fn cors() -> actix_cors::Cors {
+    actix_cors::Cors::default()
+        .allow_any_origin()
+        .allowed_methods(["POST", "OPTIONS"])
+        .allowed_headers(["content-type", "idempotency-key"])
+        .expose_headers(["x-request-id", "retry-after", "idempotent-replayed"])
+        .max_age(86_400)
+}
+
+async fn openapi() -> HttpResponse {
+    HttpResponse::Ok().json(docs::ApiDoc::openapi())
+}
+
+/// Registers every route of the API host.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    let nm = || web::to(method_not_allowed);
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz))
+        .route("/v1/openapi.json", web::get().to(openapi))
+        .service(
+            web::resource("/v1/whoami")
+                .route(web::get().to(stow_http::whoami::whoami))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/objects")
+                .route(web::get().to(objects::list))
+                .route(web::post().to(objects::upload))
+                .route(web::delete().to(objects::delete_one))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/objects/base64")
+                .app_data(json_config(objects::BASE64_BODY_LIMIT))
+                .route(web::post().to(objects::upload_base64))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/objects/bulk")
+                .route(web::post().to(objects::upload_bulk))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/objects/bulk-delete")
+                .route(web::post().to(objects::bulk_delete))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/presigned-url")
+                .route(web::get().to(presigned::create))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/presigned-url/{token}")
+                .wrap(cors())
+                .route(web::post().to(presigned::upload))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/logs/query")
+                .route(web::post().to(query::query))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/cdn/{workspace}/{key:.*}")
+                .route(web::get().to(delivery::deliver))
+                .route(web::head().to(delivery::deliver))
+                .default_service(nm()),
+        );
+}
+
+pub struct Application {
+    port: u16,
+    server: actix_web::dev::Server,
+    state: web::Data<CdnState>,
+}
+
+impl Application {
+    /// Binds `CDN_API_ADDR` and builds the server.
+    pub fn build(config: Config) -> Result<Self, StartError> {
+        let listener = TcpListener::bind(&config.cdn_addr).map_err(|source| StartError::Bind {
+            addr: config.cdn_addr.clone(),
+            source,
+        })?;
+        let state = build_state(Arc::new(config))?;
+        Self::with_listener(state, listener)
+    }
+
+    /// Builds the server on an existing listener (tests bind port 0).
+    pub fn with_listener(state: CdnState, listener: TcpListener) -> Result<Self, StartError> {
+        let port = listener
+            .local_addr()
+            .map_err(|e| StartError::Config(e.to_string()))?
+            .port();
+        let config = Arc::clone(&state.config);
+        let authenticator = web::Data::new(Authenticator::new(
+            Arc::clone(&state.accounts),
+            config.key_cache_ttl,
+            config.rate_limit_per_second,
+            config.rate_limit_burst,
+        ));
+        let readiness = web::Data::new(Readiness {
+            db: state.db.clone(),
+            objects: Some(state.objects.clone()),
+        });
+        let state = web::Data::new(state);
+        let app_state = state.clone();
+        let server = HttpServer::new(move || {
+            App::new()
+                .wrap(from_fn(stow_http::request::cdn_context))
+                .app_data(json_config(JSON_LIMIT))
+                .app_data(query_config())
+                .app_data(path_config())
+                .app_data(app_state.clone())
+                .app_data(authenticator.clone())
+                .app_data(readiness.clone())
+                .configure(routes)
+                .default_service(web::to(not_found))
+        })
+        .workers(config.workers)
+        .shutdown_timeout(config.shutdown_timeout.as_secs())
+        .client_request_timeout(Duration::from_secs(60))
+        .listen(listener)
+        .map_err(|e| StartError::Config(e.to_string()))?
+        .run();
+        Ok(Self {
+            port,
+            server,
+            state,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> web::Data<CdnState> {
+        self.state.clone()
+    }
+
+    /// Serves until SIGINT/SIGTERM (actix stops accepting, finishes in-flight requests within
+    /// the shutdown timeout), with background maintenance running alongside.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let state = self.state.clone();
+        let sweeper = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(3600));
+            loop {
+                tick.tick().await;
+                let before = chrono::Utc::now()
+                    - chrono::Duration::hours(cdn_core::idempotency::RETENTION_HOURS);
+                match state.idempotency.sweep(before).await {
+                    Ok(n) => tracing::info!(swept = n, "idempotency records swept"),
+                    Err(e) => tracing::warn!(error = %e, "idempotency sweep failed"),
+                }
+            }
+        });
+        let result = self.server.await;
+        sweeper.abort();
+        result
+    }
+}

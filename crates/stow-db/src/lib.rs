@@ -9,6 +9,7 @@
 
 pub mod accounts;
 pub mod cdn;
+pub mod logs;
 pub mod migrate;
 pub mod schema;
 pub mod testing;

@@ -18,6 +18,8 @@ pub struct Config {
     pub object_store_url: String,
     /// Origin (and path prefix) of `publicUrl`; default `http://{cdn_addr}/cdn`.
     pub public_base_url: String,
+    /// Origin of `uploadUrl` (e.g. `https://api.example.com`); default: taken from the request.
+    pub api_base_url: Option<String>,
     /// Secret for signed continuation tokens and query cursors. Set it when running several
     /// instances, or tokens made by one instance are refused by another.
     pub signing_secret: Vec<u8>,
@@ -104,6 +106,7 @@ impl Config {
             cdn_addr,
             object_store_url,
             public_base_url,
+            api_base_url: var("API_BASE_URL").map(|u| u.trim_end_matches('/').to_owned()),
             signing_secret,
             rate_limit_per_second: parsed("RATE_LIMIT_PER_SECOND", 500)?,
             rate_limit_burst: parsed("RATE_LIMIT_BURST", 1000)?,
@@ -136,6 +139,7 @@ impl Config {
             logs_addr: "127.0.0.1:0".into(),
             object_store_url,
             public_base_url: "http://cdn.test/cdn".into(),
+            api_base_url: None,
             signing_secret: b"test-signing-secret-0123456789".to_vec(),
             rate_limit_per_second: 10_000,
             rate_limit_burst: 10_000,

@@ -44,17 +44,19 @@ pub fn path_config() -> web::PathConfig {
 }
 
 /// JSON 404 for unknown routes.
-pub async fn not_found(req: actix_web::HttpRequest) -> ApiError {
-    ApiError::new(
+pub async fn not_found(req: actix_web::HttpRequest) -> Result<actix_web::HttpResponse, ApiError> {
+    Err(ApiError::new(
         Code::NotFound,
         format!("no route for {} {}", req.method(), req.path()),
-    )
+    ))
 }
 
 /// JSON 405 for a known route with another method.
-pub async fn method_not_allowed(req: actix_web::HttpRequest) -> ApiError {
-    ApiError::new(
+pub async fn method_not_allowed(
+    req: actix_web::HttpRequest,
+) -> Result<actix_web::HttpResponse, ApiError> {
+    Err(ApiError::new(
         Code::MethodNotAllowed,
         format!("method {} is not allowed on {}", req.method(), req.path()),
-    )
+    ))
 }

@@ -1,0 +1,222 @@
+//! Public delivery: `GET|HEAD /cdn/<workspace>/<key>`, the target of every `publicUrl`.
+//!
+//! Streams from the object store (never buffers a whole file), answers `ETag`, `Last-Modified`,
+//! `Cache-Control`, `X-Content-Type-Options: nosniff`, single `Range` (206/416) and
+//! `If-None-Match` (304). HTML, SVG, XML and JavaScript are served as attachments with a
+//! sandboxing CSP, so nothing active ever renders on the delivery origin.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{web, HttpRequest, HttpResponse};
+use cdn_core::content_type::is_active;
+use cdn_core::path::{is_hidden, normalize_key};
+use futures_util::StreamExt;
+use percent_encoding::percent_decode_str;
+use stow_http::{ApiError, Code};
+
+use crate::state::CdnState;
+
+pub const CACHE_CONTROL: &str = "public, max-age=300";
+
+fn not_found() -> ApiError {
+    ApiError::new(Code::NotFound, "no such object")
+}
+
+/// Parses a single `bytes=` range against `size`. `Ok(None)`: serve the whole body (no header,
+/// multiple ranges, or a unit we ignore); `Err(())`: unsatisfiable.
+pub fn parse_range(header: &str, size: u64) -> Result<Option<std::ops::Range<u64>>, ()> {
+    let Some(spec) = header.trim().strip_prefix("bytes=") else {
+        return Ok(None);
+    };
+    if spec.contains(',') {
+        return Ok(None);
+    }
+    let (start, end) = spec.split_once('-').ok_or(())?;
+    let (start, end) = (start.trim(), end.trim());
+    let range = if start.is_empty() {
+        let n: u64 = end.parse().map_err(|_| ())?;
+        if n == 0 {
+            return Err(());
+        }
+        size.saturating_sub(n)..size
+    } else {
+        let s: u64 = start.parse().map_err(|_| ())?;
+        let e = if end.is_empty() {
+            size
+        } else {
+            let e: u64 = end.parse().map_err(|_| ())?;
+            if e < s {
+                return Err(());
+            }
+            (e + 1).min(size)
+        };
+        s..e
+    };
+    if range.start >= size {
+        return Err(());
+    }
+    Ok(Some(range))
+}
+
+fn etag_matches(header: &str, etag: &str) -> bool {
+    header.split(',').any(|t| {
+        let t = t.trim();
+        let t = t.strip_prefix("W/").unwrap_or(t);
+        t == "*" || t.trim_matches('"') == etag
+    })
+}
+
+#[utoipa::path(
+    get, path = "/cdn/{workspace}/{key}", tag = "delivery",
+    params(("workspace" = String, Path, description = "Workspace slug"), ("key" = String, Path, description = "Object key, each segment percent-encoded")),
+    responses(
+        (status = 200, description = "The bytes"),
+        (status = 206, description = "A byte range"),
+        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 404, description = "No such object", body = crate::docs::CdnError),
+        (status = 416, description = "Range not satisfiable"),
+    )
+)]
+pub async fn deliver(
+    req: HttpRequest,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let raw = req
+        .uri()
+        .path()
+        .strip_prefix("/cdn/")
+        .ok_or_else(not_found)?;
+    let (slug, raw_key) = raw.split_once('/').ok_or_else(not_found)?;
+    let key = percent_decode_str(raw_key)
+        .decode_utf8()
+        .map_err(|_| not_found())?;
+    let key = normalize_key(&key).map_err(|_| not_found())?;
+    if is_hidden(&key) {
+        return Err(not_found());
+    }
+    let org = state.org_by_slug(slug).await?.ok_or_else(not_found)?;
+    let record = state.repo.get(&org.id, &key).await?.ok_or_else(not_found)?;
+    let size = record.size as u64;
+    let content_type = record
+        .content_type
+        .clone()
+        .unwrap_or_else(|| cdn_core::content_type::OCTET_STREAM.to_owned());
+    let quoted = format!("\"{}\"", record.etag);
+    let last_modified = httpdate::fmt_http_date(record.last_modified.into());
+
+    let mut res = HttpResponse::build(StatusCode::OK);
+    res.insert_header((header::ETAG, quoted.as_str()))
+        .insert_header((header::LAST_MODIFIED, last_modified))
+        .insert_header((header::CACHE_CONTROL, CACHE_CONTROL))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::ACCEPT_RANGES, "bytes"));
+    if is_active(&content_type) {
+        let name = key.rsplit('/').next().unwrap_or("download");
+        let encoded =
+            percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC);
+        res.insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename*=UTF-8''{encoded}"),
+        ))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "sandbox; default-src 'none'",
+        ));
+    }
+
+    if let Some(inm) = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+    {
+        if etag_matches(inm, &record.etag) {
+            return Ok(res.status(StatusCode::NOT_MODIFIED).finish());
+        }
+    }
+
+    let range = match req
+        .headers()
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+    {
+        None => None,
+        Some(h) => match parse_range(h, size) {
+            Ok(r) => r,
+            Err(()) => {
+                return Ok(res
+                    .status(StatusCode::RANGE_NOT_SATISFIABLE)
+                    .insert_header((header::CONTENT_RANGE, format!("bytes */{size}")))
+                    .finish())
+            }
+        },
+    };
+    res.insert_header((
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(&content_type)
+            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+    ));
+    let (status, length) = match &range {
+        Some(r) => {
+            res.insert_header((
+                header::CONTENT_RANGE,
+                format!("bytes {}-{}/{size}", r.start, r.end - 1),
+            ));
+            (StatusCode::PARTIAL_CONTENT, r.end - r.start)
+        }
+        None => (StatusCode::OK, size),
+    };
+    res.status(status);
+    if req.method() == Method::HEAD {
+        res.insert_header((header::CONTENT_LENGTH, length));
+        return Ok(res.finish());
+    }
+    let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
+    let stream = match state
+        .objects
+        .get(
+            &location,
+            range.clone().or(Some(0..size)).filter(|_| size > 0),
+        )
+        .await
+    {
+        Ok(s) => s,
+        // replaced or deleted between the row read and the byte read
+        Err(stow_objects::ObjectsError::NotFound) => return Err(not_found()),
+        Err(e) => return Err(e.into()),
+    };
+    let body = stream
+        .map(|chunk| chunk.map_err(|e| actix_web::error::ErrorInternalServerError(e.to_string())));
+    Ok(res.no_chunking(length).streaming(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range("bytes=0-9", 100), Ok(Some(0..10)));
+        assert_eq!(parse_range("bytes=90-", 100), Ok(Some(90..100)));
+        assert_eq!(parse_range("bytes=-10", 100), Ok(Some(90..100)));
+        assert_eq!(parse_range("bytes=-200", 100), Ok(Some(0..100)));
+        assert_eq!(parse_range("bytes=0-999", 100), Ok(Some(0..100)));
+        assert_eq!(parse_range("bytes=99-99", 100), Ok(Some(99..100)));
+        assert_eq!(parse_range("bytes=100-", 100), Err(()));
+        assert_eq!(parse_range("bytes=100-200", 100), Err(()));
+        assert_eq!(parse_range("bytes=5-4", 100), Err(()));
+        assert_eq!(parse_range("bytes=-0", 100), Err(()));
+        assert_eq!(parse_range("bytes=a-b", 100), Err(()));
+        assert_eq!(parse_range("bytes=0-1,5-6", 100), Ok(None));
+        assert_eq!(parse_range("items=0-1", 100), Ok(None));
+        assert_eq!(parse_range("bytes=0-", 0), Err(()));
+    }
+
+    #[test]
+    fn etags() {
+        assert!(etag_matches("\"abc\"", "abc"));
+        assert!(etag_matches("W/\"abc\"", "abc"));
+        assert!(etag_matches("\"x\", \"abc\"", "abc"));
+        assert!(etag_matches("*", "abc"));
+        assert!(!etag_matches("\"abd\"", "abc"));
+    }
+}

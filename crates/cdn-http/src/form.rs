@@ -1,0 +1,258 @@
+//! Streaming multipart reading for every upload route.
+//!
+//! Parts may come in any order. A file part streams straight into the object store at a fresh
+//! location while its SHA-256, size and first bytes (for type detection) are computed; text parts
+//! are small and kept. Staged bytes belong to a [`StageGuard`]: whatever is not explicitly kept
+//! when the guard drops (error, rejected file, cancelled request) is deleted in the background,
+//! so a failed upload never leaves a visible object or an orphan.
+
+use actix_multipart::Multipart;
+use actix_web::http::header::HeaderMap;
+use actix_web::web;
+use cdn_core::content_type::SNIFF_LEN;
+use cdn_core::idempotency::Fingerprint;
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
+use stow_http::{ApiError, Code};
+use stow_objects::{ObjectPath, ObjectWriter, Objects};
+
+/// Text parts larger than this are refused.
+pub const MAX_FIELD_BYTES: usize = 64 * 1024;
+/// More text parts than this are refused.
+pub const MAX_FIELDS: usize = 200;
+
+#[derive(Debug, Clone, Copy)]
+pub struct FormLimits {
+    pub max_file_size: u64,
+    pub max_files: usize,
+    /// Single-file routes stop at the first oversize file (413); bulk routes drain it and report
+    /// `FILE_TOO_LARGE` for that item only.
+    pub fail_fast: bool,
+    /// Dry mode hashes files without storing them (idempotent replays).
+    pub store: bool,
+}
+
+#[derive(Debug)]
+pub struct StagedFile {
+    /// Form field name; repeated `files` parts are numbered `files[0]`, `files[1]`, ...
+    pub field: String,
+    pub file_name: Option<String>,
+    pub declared: Option<String>,
+    pub location: Option<ObjectPath>,
+    pub size: u64,
+    pub sha256: String,
+    pub head: Vec<u8>,
+    pub too_large: bool,
+}
+
+impl StagedFile {
+    /// The content-derived entity tag.
+    pub fn etag(&self) -> String {
+        self.sha256[..32].to_owned()
+    }
+}
+
+pub struct Form {
+    pub files: Vec<StagedFile>,
+    pub fields: Vec<(String, String)>,
+    pub fingerprint: Vec<u8>,
+    pub guard: StageGuard,
+}
+
+impl Form {
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Deletes staged objects that were not kept.
+pub struct StageGuard {
+    objects: Objects,
+    pending: Vec<ObjectPath>,
+}
+
+impl StageGuard {
+    pub fn new(objects: Objects) -> Self {
+        Self {
+            objects,
+            pending: Vec::new(),
+        }
+    }
+
+    fn track(&mut self, loc: ObjectPath) {
+        self.pending.push(loc);
+    }
+
+    /// Tracks bytes written outside [`read_form`] (Base64 uploads).
+    pub fn track_external(&mut self, loc: ObjectPath) {
+        self.track(loc);
+    }
+
+    /// The object at `loc` is now referenced by a committed row: keep it.
+    pub fn keep(&mut self, loc: &ObjectPath) {
+        self.pending.retain(|p| p != loc);
+    }
+}
+
+impl Drop for StageGuard {
+    fn drop(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let objects = self.objects.clone();
+        let pending = std::mem::take(&mut self.pending);
+        tokio::spawn(async move {
+            for loc in pending {
+                if let Err(e) = objects.delete(&loc).await {
+                    tracing::warn!(error = %e, location = %loc, "removing staged upload failed; `stowctl gc` will");
+                }
+            }
+        });
+    }
+}
+
+fn is_file_field(name: &str) -> bool {
+    name == "file" || name == "files" || (name.starts_with("files[") && name.ends_with(']'))
+}
+
+fn multipart_error(e: actix_multipart::MultipartError) -> ApiError {
+    use actix_multipart::MultipartError as M;
+    match e {
+        M::ContentTypeMissing
+        | M::ContentTypeParse
+        | M::ContentTypeIncompatible
+        | M::BoundaryMissing => {
+            ApiError::invalid_request("Content-Type must be multipart/form-data with a boundary")
+        }
+        M::Payload(p) => ApiError::invalid_request(format!("could not read the request body: {p}")),
+        other => ApiError::invalid_request(format!("malformed multipart body: {other}")),
+    }
+}
+
+/// Reads a whole multipart form; see the module docs.
+pub async fn read_form(
+    headers: &HeaderMap,
+    payload: web::Payload,
+    objects: &Objects,
+    org_id: &str,
+    limits: FormLimits,
+) -> Result<Form, ApiError> {
+    let mut multipart = Multipart::new(headers, payload);
+    let mut guard = StageGuard::new(objects.clone());
+    let mut files = Vec::new();
+    let mut fields = Vec::new();
+    let mut fingerprint = Fingerprint::new();
+
+    while let Some(part) = multipart.next().await {
+        let mut part = part.map_err(multipart_error)?;
+        let name = part.name().unwrap_or("").to_owned();
+        let file_name = part
+            .content_disposition()
+            .and_then(|cd| cd.get_filename())
+            .map(str::to_owned);
+        if file_name.is_some() || is_file_field(&name) {
+            if files.len() >= limits.max_files {
+                return Err(ApiError::new(
+                    Code::TooManyFiles,
+                    format!(
+                        "too many files in one request; the limit is {}",
+                        limits.max_files
+                    ),
+                ));
+            }
+            let field = if name == "files" || name.is_empty() {
+                format!("files[{}]", files.len())
+            } else {
+                name.clone()
+            };
+            let declared = part.content_type().map(|m| m.essence_str().to_owned());
+            let mut writer: Option<ObjectWriter> = limits.store.then(|| {
+                let loc = Objects::fresh_location(org_id);
+                guard.track(loc.clone());
+                objects.writer(loc, declared.clone())
+            });
+            let location = writer.as_ref().map(|w| w.location().clone());
+            let mut hasher = Sha256::new();
+            let mut size = 0u64;
+            let mut head = Vec::new();
+            let mut too_large = false;
+            while let Some(chunk) = part.next().await {
+                let chunk = chunk.map_err(multipart_error)?;
+                if too_large {
+                    continue; // drain the rest of an oversize file (bulk routes)
+                }
+                size += chunk.len() as u64;
+                if size > limits.max_file_size {
+                    too_large = true;
+                    if let Some(w) = writer.take() {
+                        w.abort().await;
+                    }
+                    if limits.fail_fast {
+                        return Err(ApiError::new(
+                            Code::FileTooLarge,
+                            format!(
+                                "file `{field}` is larger than the limit of {} bytes",
+                                limits.max_file_size
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+                hasher.update(&chunk);
+                if head.len() < SNIFF_LEN {
+                    let take = (SNIFF_LEN - head.len()).min(chunk.len());
+                    head.extend_from_slice(&chunk[..take]);
+                }
+                if let Some(w) = writer.as_mut() {
+                    w.write(&chunk).await?;
+                }
+            }
+            if let Some(w) = writer.take() {
+                w.finish().await?;
+            }
+            let sha256 = hex::encode(hasher.finalize());
+            fingerprint.file(&field, file_name.as_deref(), declared.as_deref(), &sha256);
+            files.push(StagedFile {
+                field,
+                file_name,
+                declared,
+                location: if too_large { None } else { location },
+                size,
+                sha256,
+                head,
+                too_large,
+            });
+        } else {
+            if fields.len() >= MAX_FIELDS {
+                return Err(ApiError::invalid_request(format!(
+                    "too many form fields; the limit is {MAX_FIELDS}"
+                )));
+            }
+            let mut value = Vec::new();
+            while let Some(chunk) = part.next().await {
+                let chunk = chunk.map_err(multipart_error)?;
+                if value.len() + chunk.len() > MAX_FIELD_BYTES {
+                    return Err(ApiError::new(
+                        Code::PayloadTooLarge,
+                        format!("form field `{name}` is larger than {MAX_FIELD_BYTES} bytes"),
+                    ));
+                }
+                value.extend_from_slice(&chunk);
+            }
+            let value = String::from_utf8(value).map_err(|_| {
+                ApiError::invalid_request(format!("form field `{name}` is not valid UTF-8"))
+            })?;
+            fingerprint.field(&name, &value);
+            fields.push((name, value));
+        }
+    }
+    Ok(Form {
+        files,
+        fields,
+        fingerprint: fingerprint.finish(),
+        guard,
+    })
+}

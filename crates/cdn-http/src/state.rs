@@ -1,0 +1,102 @@
+//! Shared state of the API host.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use auth_core::{AccountStore, AuthContext, Org};
+use cdn_core::idempotency::IdempotencyRepo;
+use cdn_core::store::ObjectRepo;
+use cdn_core::upload_url::UploadUrlRepo;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use stow_db::Db;
+use stow_http::Config;
+use stow_objects::Objects;
+
+/// Characters left as they are in `publicUrl` path segments (RFC 3986 unreserved).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+pub struct CdnState {
+    pub config: Arc<Config>,
+    pub db: Db,
+    pub objects: Objects,
+    pub accounts: Arc<dyn AccountStore>,
+    pub repo: Arc<dyn ObjectRepo>,
+    pub idempotency: Arc<dyn IdempotencyRepo>,
+    pub upload_urls: Arc<dyn UploadUrlRepo>,
+    pub logs: Arc<stow_db::logs::PgLogs>,
+    slugs: Mutex<HashMap<String, (Instant, Option<Org>)>>,
+}
+
+const SLUG_CACHE_TTL: Duration = Duration::from_secs(30);
+
+impl CdnState {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        config: Arc<Config>,
+        db: Db,
+        objects: Objects,
+        accounts: Arc<dyn AccountStore>,
+        repo: Arc<dyn ObjectRepo>,
+        idempotency: Arc<dyn IdempotencyRepo>,
+        upload_urls: Arc<dyn UploadUrlRepo>,
+        logs: Arc<stow_db::logs::PgLogs>,
+    ) -> Self {
+        Self {
+            config,
+            db,
+            objects,
+            accounts,
+            repo,
+            idempotency,
+            upload_urls,
+            logs,
+            slugs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `PUBLIC_BASE_URL/<workspace>/<key>`, each key segment percent-encoded.
+    pub fn public_url(&self, slug: &str, key: &str) -> String {
+        let mut url = format!(
+            "{}/{}",
+            self.config.public_base_url,
+            utf8_percent_encode(slug, SEGMENT)
+        );
+        for seg in key.split('/') {
+            url.push('/');
+            url.extend(utf8_percent_encode(seg, SEGMENT));
+        }
+        url
+    }
+
+    /// The organization behind a workspace slug (cached briefly; slugs never change).
+    pub async fn org_by_slug(&self, slug: &str) -> Result<Option<Org>, auth_core::StoreError> {
+        let now = Instant::now();
+        if let Some((at, org)) = self
+            .slugs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(slug)
+        {
+            if now.duration_since(*at) < SLUG_CACHE_TTL {
+                return Ok(org.clone());
+            }
+        }
+        let org = self.accounts.find_org_by_slug(slug).await?;
+        let mut cache = self.slugs.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() > 10_000 {
+            cache.clear();
+        }
+        cache.insert(slug.to_owned(), (now, org.clone()));
+        Ok(org)
+    }
+
+    /// The largest file this caller may upload.
+    pub fn max_file_size(&self, ctx: &AuthContext) -> u64 {
+        ctx.plan.max_file_size.max(1) as u64
+    }
+}
