@@ -1,1 +1,318 @@
+//! Integration-test harness: every test gets its own freshly migrated database (cloned from a
+//! template), its own object-store directory, and the real actix applications on port 0.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use auth_core::model::{new_id, NewKey, Org, Server};
+use auth_core::{secret, AccountStore, CredentialType, Permission, PermissionSet};
+use stow_db::{testing, Db, PgAccounts};
+use stow_http::Config;
+use stow_objects::Objects;
+
+pub use reqwest;
+pub use serde_json::{json, Value};
+
+pub struct TestApp {
+    pub cdn: String,
+    pub logs: String,
+    pub client: reqwest::Client,
+    pub db: Db,
+    pub db_url: String,
+    pub objects: Objects,
+    pub objects_dir: PathBuf,
+    pub accounts: Arc<PgAccounts>,
+    pub org: Org,
+    pub server: Server,
+    /// Developer key with every permission.
+    pub dev_key: String,
+    /// Server key bound to `server` (baseline permissions plus cdn:read and cdn:delete).
+    pub server_key: String,
+    pub cdn_state: actix_web::web::Data<cdn_http::CdnState>,
+    pub config: Config,
+}
+
+/// Options for [`spawn_with`].
+#[derive(Clone)]
+pub struct Options {
+    pub tweak: fn(&mut Config),
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { tweak: |_| {} }
+    }
+}
+
+pub async fn spawn() -> TestApp {
+    spawn_with(Options::default()).await
+}
+
+pub async fn spawn_with(opts: Options) -> TestApp {
+    let db_url = testing::fresh_database()
+        .await
+        .expect("fresh test database");
+    let objects_dir = std::env::temp_dir().join(format!("stowage-test-{}", ulid::Ulid::new()));
+    let mut config = Config::for_tests(db_url.clone(), format!("file://{}", objects_dir.display()));
+    (opts.tweak)(&mut config);
+    let config_arc = Arc::new(config.clone());
+
+    let state = cdn_http::build_state(Arc::clone(&config_arc)).expect("cdn state");
+    let db = state.db.clone();
+    let objects = state.objects.clone();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let app = cdn_http::Application::with_listener(state, listener).expect("cdn app");
+    let cdn = format!("http://127.0.0.1:{}", app.port());
+    let cdn_state = app.state();
+    tokio::spawn(app.run_until_stopped());
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let logs_app =
+        logs_http::Application::with_listener(Arc::clone(&config_arc), listener).expect("logs app");
+    let logs = format!("http://127.0.0.1:{}", logs_app.port());
+    tokio::spawn(logs_app.run_until_stopped());
+
+    let accounts = Arc::new(PgAccounts::new(db.clone()));
+    let org = accounts
+        .create_org("Test Org", "test-org", "pro")
+        .await
+        .unwrap();
+    let server = accounts
+        .register_server(&org.id, "abc123", Some("Test"))
+        .await
+        .unwrap();
+    accounts.set_logs_active("abc123", true).await.unwrap();
+    stow_db::logs::maintain_partitions(&db).await.unwrap();
+
+    let mut app = TestApp {
+        cdn,
+        logs,
+        client: reqwest::Client::new(),
+        db,
+        db_url,
+        objects,
+        objects_dir,
+        accounts,
+        org,
+        server,
+        dev_key: String::new(),
+        server_key: String::new(),
+        cdn_state,
+        config,
+    };
+    app.dev_key = app.key(KeySpec::developer(PermissionSet::all())).await;
+    let server_perms = PermissionSet::server_key_baseline().union(
+        [Permission::CdnRead, Permission::CdnDelete]
+            .into_iter()
+            .collect(),
+    );
+    app.server_key = app
+        .key(KeySpec {
+            server: Some(app.server.id.clone()),
+            kind: CredentialType::Server,
+            ..KeySpec::developer(server_perms)
+        })
+        .await;
+    app
+}
+
+/// What a test key may do.
+#[derive(Clone)]
+pub struct KeySpec {
+    pub kind: CredentialType,
+    pub server: Option<String>,
+    pub perms: PermissionSet,
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    pub mime: Option<Vec<String>>,
+    pub org: Option<String>,
+    pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl KeySpec {
+    pub fn developer(perms: PermissionSet) -> Self {
+        Self {
+            kind: CredentialType::Developer,
+            server: None,
+            perms,
+            allow: vec![],
+            deny: vec![],
+            mime: None,
+            org: None,
+            expires_at: None,
+        }
+    }
+
+    pub fn perms(list: &[Permission]) -> Self {
+        Self::developer(list.iter().copied().collect())
+    }
+}
+
+impl TestApp {
+    /// Creates a key and returns its secret.
+    pub async fn key(&self, spec: KeySpec) -> String {
+        let s = secret::generate(spec.kind);
+        self.accounts
+            .create_key(&NewKey {
+                id: new_id("key"),
+                org_id: spec.org.unwrap_or_else(|| self.org.id.clone()),
+                server_id: spec.server,
+                credential_type: spec.kind,
+                name: Some("test".into()),
+                secret_hash: s.hash,
+                hint: s.hint,
+                permissions: spec.perms,
+                allowed_prefixes: spec.allow,
+                denied_prefixes: spec.deny,
+                allowed_mime: spec.mime,
+                expires_at: spec.expires_at,
+            })
+            .await
+            .unwrap();
+        s.secret
+    }
+
+    pub fn get(&self, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.client
+            .get(format!("{}{path}", self.cdn))
+            .bearer_auth(key)
+    }
+
+    pub fn post(&self, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.client
+            .post(format!("{}{path}", self.cdn))
+            .bearer_auth(key)
+    }
+
+    pub fn delete(&self, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.client
+            .delete(format!("{}{path}", self.cdn))
+            .bearer_auth(key)
+    }
+
+    /// Multipart upload of one file to `POST /v1/objects`.
+    pub async fn upload(
+        &self,
+        key: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        path: Option<&str>,
+    ) -> reqwest::Response {
+        let mut form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
+        );
+        if let Some(p) = path {
+            form = form.text("path", p.to_owned());
+        }
+        self.post("/v1/objects", key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Every stored byte location (to prove nothing leaked).
+    pub async fn stored_locations(&self) -> Vec<String> {
+        use futures::StreamExt;
+        let mut out = Vec::new();
+        let mut s = self.objects.list("o");
+        while let Some(item) = s.next().await {
+            out.push(item.unwrap().0);
+        }
+        out.sort();
+        out
+    }
+
+    /// Waits (bounded) until background deletions settle to `expected` stored locations.
+    pub async fn settle_locations(&self, expected: usize) -> Vec<String> {
+        for _ in 0..100 {
+            let locs = self.stored_locations().await;
+            if locs.len() == expected {
+                return locs;
+            }
+            tokio::task::yield_now().await;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        self.stored_locations().await
+    }
+
+    pub async fn list_keys(&self, key: &str, path: Option<&str>) -> Vec<String> {
+        let url = match path {
+            Some(p) => format!("/v1/objects?path={}&limit=1000", urlencode(p)),
+            None => "/v1/objects?limit=1000".to_owned(),
+        };
+        let body: Value = self
+            .get(&url, key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        body["objects"]
+            .as_array()
+            .unwrap_or(&vec![])
+            .iter()
+            .map(|o| o["key"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+pub fn urlencode(s: &str) -> String {
+    url_escape(s)
+}
+
+fn url_escape(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A minimal valid PNG header (enough for type detection).
+pub fn png_bytes() -> Vec<u8> {
+    let mut v = vec![
+        0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, b'I', b'H', b'D', b'R',
+    ];
+    v.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+    v
+}
+
+pub fn webp_bytes() -> Vec<u8> {
+    let mut v = b"RIFF\x24\x00\x00\x00WEBPVP8 \x18\x00\x00\x00".to_vec();
+    v.extend_from_slice(&[0u8; 24]);
+    v
+}
+
+/// Asserts an API-host error body and returns it.
+pub async fn expect_error(res: reqwest::Response, status: u16, code: &str) -> Value {
+    assert_eq!(res.status().as_u16(), status, "status");
+    let header_id = res
+        .headers()
+        .get("x-request-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["success"], false, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert_eq!(
+        header_id.as_deref(),
+        body["requestId"].as_str(),
+        "X-Request-Id matches requestId"
+    );
+    body
+}

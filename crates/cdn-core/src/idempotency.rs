@@ -10,7 +10,6 @@ use async_trait::async_trait;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 pub const RETENTION_HOURS: i64 = 24;
 pub const STALE_IN_FLIGHT_SECS: i64 = 300;
@@ -96,8 +95,7 @@ impl Fingerprint {
         self.parts.push(serde_json::json!(["json", body]));
     }
     pub fn finish(self) -> Vec<u8> {
-        let bytes = serde_json::to_vec(&self.parts).unwrap_or_default();
-        Sha256::digest(&bytes).to_vec()
+        auth_core::canonical::digest(&Value::Array(self.parts)).to_vec()
     }
 }
 

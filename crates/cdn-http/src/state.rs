@@ -28,7 +28,8 @@ pub struct CdnState {
     pub repo: Arc<dyn ObjectRepo>,
     pub idempotency: Arc<dyn IdempotencyRepo>,
     pub upload_urls: Arc<dyn UploadUrlRepo>,
-    pub logs: Arc<stow_db::logs::PgLogs>,
+    pub logs: Arc<dyn logs_core::LogStore>,
+    searches: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
     slugs: Mutex<HashMap<String, (Instant, Option<Org>)>>,
 }
 
@@ -44,7 +45,7 @@ impl CdnState {
         repo: Arc<dyn ObjectRepo>,
         idempotency: Arc<dyn IdempotencyRepo>,
         upload_urls: Arc<dyn UploadUrlRepo>,
-        logs: Arc<stow_db::logs::PgLogs>,
+        logs: Arc<dyn logs_core::LogStore>,
     ) -> Self {
         Self {
             config,
@@ -55,6 +56,7 @@ impl CdnState {
             idempotency,
             upload_urls,
             logs,
+            searches: Mutex::new(HashMap::new()),
             slugs: Mutex::new(HashMap::new()),
         }
     }
@@ -93,6 +95,23 @@ impl CdnState {
         }
         cache.insert(slug.to_owned(), (now, org.clone()));
         Ok(org)
+    }
+
+    /// A slot of the organization's concurrent-search limit (per instance), or `None` when all
+    /// are taken.
+    pub fn try_search_slot(
+        &self,
+        org_id: &str,
+        limit: i32,
+    ) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let sem =
+            {
+                let mut map = self.searches.lock().unwrap_or_else(|e| e.into_inner());
+                Arc::clone(map.entry(org_id.to_owned()).or_insert_with(|| {
+                    Arc::new(tokio::sync::Semaphore::new(limit.max(1) as usize))
+                }))
+            };
+        sem.try_acquire_owned().ok()
     }
 
     /// The largest file this caller may upload.

@@ -1,1 +1,13 @@
+//! Pure log-pipeline policy: batch and event validation (atomic, with every offending field
+//! reported), canonical batch digests for idempotent retries, query validation and signed
+//! cursors, and the storage trait with an in-memory implementation.
 
+pub mod event;
+pub mod memory;
+pub mod query;
+pub mod store;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
+
+pub use event::{parse_batch, Batch, BatchError, Detail, Event, Level};
+pub use store::{EventRow, IngestOutcome, IngestTarget, LogStore};

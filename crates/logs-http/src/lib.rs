@@ -1,1 +1,183 @@
+//! The ingestion host (`logs-api`): atomic, idempotent batch ingestion plus key inspection and
+//! health, as an actix-web application that tests can start on port 0.
 
+pub mod ingest;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpResponse, HttpServer};
+use serde::Serialize;
+use stow_db::logs::PgLogs;
+use stow_db::{Db, PgAccounts};
+use stow_http::health::{healthz, readyz, Readiness};
+use stow_http::{
+    json_config, method_not_allowed, not_found, path_config, query_config, Authenticator, Config,
+};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+/// Error body of the ingestion host.
+#[derive(Serialize, ToSchema)]
+pub struct IngestErrorBody {
+    /// unauthorized, forbidden, invalid_request, payload_too_large, unsupported_media_type,
+    /// batch_id_conflict, batch_in_progress, server_not_found, logs_not_enabled, rate_limited,
+    /// unavailable, not_found, method_not_allowed, internal_error.
+    pub error: String,
+    pub message: String,
+    pub request_id: String,
+    /// For `invalid_request`: every offending event and field.
+    pub details: Option<Vec<DetailDoc>>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct DetailDoc {
+    /// Event index; absent for top-level fields.
+    pub index: Option<usize>,
+    pub field: String,
+    pub reason: String,
+}
+
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Stowage log ingestion", description = "Atomic, idempotent batches of game-server log events."),
+    modifiers(&Security),
+    paths(ingest::ingest_explicit, ingest::ingest_bound, stow_http::whoami::whoami, stow_http::health::healthz, stow_http::health::readyz),
+    components(schemas(IngestErrorBody, DetailDoc))
+)]
+pub struct ApiDoc;
+
+async fn openapi() -> HttpResponse {
+    HttpResponse::Ok().json(ApiDoc::openapi())
+}
+
+pub struct LogsState {
+    pub config: Arc<Config>,
+    pub db: Db,
+    pub accounts: Arc<PgAccounts>,
+    pub store: Arc<dyn logs_core::LogStore>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartError(pub String);
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    let nm = || web::to(method_not_allowed);
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz))
+        .route("/v1/openapi.json", web::get().to(openapi))
+        .service(
+            web::resource("/v1/whoami")
+                .route(web::get().to(stow_http::whoami::whoami))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/servers/{cfx_server_id}/logs")
+                .route(web::post().to(ingest::ingest_explicit))
+                .default_service(nm()),
+        )
+        .service(
+            web::resource("/v1/logs")
+                .route(web::post().to(ingest::ingest_bound))
+                .default_service(nm()),
+        );
+}
+
+pub struct Application {
+    port: u16,
+    server: actix_web::dev::Server,
+    db: Db,
+}
+
+impl Application {
+    pub fn build(config: Config) -> Result<Self, StartError> {
+        let listener = TcpListener::bind(&config.logs_addr)
+            .map_err(|e| StartError(format!("binding {}: {e}", config.logs_addr)))?;
+        Self::with_listener(Arc::new(config), listener)
+    }
+
+    pub fn with_listener(config: Arc<Config>, listener: TcpListener) -> Result<Self, StartError> {
+        let port = listener
+            .local_addr()
+            .map_err(|e| StartError(e.to_string()))?
+            .port();
+        let db = Db::connect(&config.db_config()).map_err(|e| StartError(e.to_string()))?;
+        let accounts = Arc::new(PgAccounts::new(db.clone()));
+        let state = web::Data::new(LogsState {
+            config: Arc::clone(&config),
+            db: db.clone(),
+            accounts: Arc::clone(&accounts),
+            store: Arc::new(PgLogs::new(db.clone())),
+        });
+        let authenticator = web::Data::new(Authenticator::new(
+            accounts,
+            config.key_cache_ttl,
+            config.rate_limit_per_second,
+            config.rate_limit_burst,
+        ));
+        let readiness = web::Data::new(Readiness {
+            db: db.clone(),
+            objects: None,
+        });
+        let server = HttpServer::new(move || {
+            App::new()
+                .wrap(from_fn(stow_http::request::ingest_context))
+                .app_data(json_config(logs_core::event::MAX_BODY_BYTES))
+                .app_data(query_config())
+                .app_data(path_config())
+                .app_data(state.clone())
+                .app_data(authenticator.clone())
+                .app_data(readiness.clone())
+                .configure(routes)
+                .default_service(web::to(not_found))
+        })
+        .workers(config.workers)
+        .shutdown_timeout(config.shutdown_timeout.as_secs())
+        .client_request_timeout(Duration::from_secs(30))
+        .listen(listener)
+        .map_err(|e| StartError(e.to_string()))?
+        .run();
+        Ok(Self { port, server, db })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until SIGINT/SIGTERM, maintaining log partitions hourly in the background.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let db = self.db.clone();
+        let maintenance = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(3600));
+            loop {
+                tick.tick().await;
+                match stow_db::logs::maintain_partitions(&db).await {
+                    Ok(r) => tracing::info!(
+                        created = r.created.len(),
+                        dropped = r.dropped.len(),
+                        "log partitions maintained"
+                    ),
+                    Err(e) => tracing::warn!(error = %e, "log partition maintenance failed"),
+                }
+            }
+        });
+        let result = self.server.await;
+        maintenance.abort();
+        result
+    }
+}

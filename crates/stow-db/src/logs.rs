@@ -148,3 +148,300 @@ pub async fn org_usage(db: &Db, org_id: &str) -> Result<Usage, StoreError> {
         storage_bytes: row.storage_bytes,
     })
 }
+
+mod store_impl {
+    use async_trait::async_trait;
+    use auth_core::StoreError;
+    use chrono::{DateTime, Utc};
+    use diesel::prelude::*;
+    use diesel::sql_types::{Array, Integer, Jsonb, Nullable, Text, Timestamptz};
+    use diesel_async::scoped_futures::ScopedFutureExt;
+    use diesel_async::{AsyncConnection, RunQueryDsl, SimpleAsyncConnection};
+    use logs_core::event::Batch;
+    use logs_core::store::{
+        new_event_id, EventQuery, EventRow, IngestOutcome, IngestTarget, LogStore, Owner,
+    };
+    use serde_json::Value;
+
+    use super::PgLogs;
+    use crate::db_error;
+    use crate::schema::{log_batches, log_events, usage_counters};
+
+    /// How long a request waits for a concurrent request committing the same batch id.
+    const SAME_BATCH_WAIT: &str = "SET LOCAL lock_timeout = '3s'";
+
+    enum TxError {
+        Db(diesel::result::Error),
+        Outcome(IngestOutcome),
+    }
+
+    impl From<diesel::result::Error> for TxError {
+        fn from(e: diesel::result::Error) -> Self {
+            TxError::Db(e)
+        }
+    }
+
+    fn identifiers(m: &Option<std::collections::BTreeMap<String, String>>) -> Option<Value> {
+        m.as_ref()
+            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+    }
+
+    fn is_lock_timeout(e: &diesel::result::Error) -> bool {
+        matches!(e, diesel::result::Error::DatabaseError(_, info) if info.message().contains("lock timeout"))
+    }
+
+    #[derive(Queryable, Selectable)]
+    #[diesel(table_name = log_events)]
+    struct Row {
+        id: i64,
+        event_id: String,
+        cfx_id: String,
+        batch_id: String,
+        level: String,
+        event_type: String,
+        occurred_at: DateTime<Utc>,
+        ingested_at: DateTime<Utc>,
+        player_id: Option<String>,
+        target_player_id: Option<String>,
+        player_identifiers: Option<Value>,
+        target_player_identifiers: Option<Value>,
+        resource: Option<String>,
+        trace_id: Option<String>,
+        environment: Option<String>,
+        message: String,
+        data: Option<Value>,
+    }
+
+    /// Escapes `\`, `%` and `_` so user text matches literally inside LIKE.
+    pub fn like_escape(s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 2);
+        for c in s.chars() {
+            if matches!(c, '\\' | '%' | '_') {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    #[async_trait]
+    impl LogStore for PgLogs {
+        async fn ingest(
+            &self,
+            t: &IngestTarget,
+            batch: &Batch,
+            now: DateTime<Utc>,
+        ) -> Result<IngestOutcome, StoreError> {
+            let mut conn = self.db.conn().await?;
+            let n = batch.events.len() as i32;
+            let mut cols = Columns::default();
+            for e in &batch.events {
+                cols.event_id
+                    .push(e.event_id.clone().unwrap_or_else(new_event_id));
+                cols.level.push(e.level.as_str().to_owned());
+                cols.event_type.push(e.event_type.clone());
+                cols.occurred_at.push(e.occurred_at.unwrap_or(now));
+                cols.player_id.push(e.player_id.clone());
+                cols.target_player_id.push(e.target_player_id.clone());
+                cols.player_identifiers
+                    .push(identifiers(&e.player_identifiers));
+                cols.target_player_identifiers
+                    .push(identifiers(&e.target_player_identifiers));
+                cols.resource.push(e.resource.clone());
+                cols.trace_id.push(e.trace_id.clone());
+                cols.environment.push(e.environment.clone());
+                cols.message.push(e.message.clone());
+                cols.data.push(e.data.clone().map(Value::Object));
+            }
+            let result = conn
+                .transaction::<_, TxError, _>(|conn| {
+                    async move {
+                        conn.batch_execute(SAME_BATCH_WAIT).await?;
+                        let inserted = diesel::insert_into(log_batches::table)
+                            .values((
+                                log_batches::server_id.eq(&t.server_id),
+                                log_batches::batch_id.eq(&batch.batch_id),
+                                log_batches::org_id.eq(&t.org_id),
+                                log_batches::digest.eq(batch.digest.as_slice()),
+                                log_batches::accepted_events.eq(n),
+                                log_batches::ingested_at.eq(now),
+                            ))
+                            .on_conflict_do_nothing()
+                            .execute(conn)
+                            .await?;
+                        if inserted == 0 {
+                            let (digest, accepted, at): (Vec<u8>, i32, DateTime<Utc>) = log_batches::table
+                                .find((&t.server_id, &batch.batch_id))
+                                .select((log_batches::digest, log_batches::accepted_events, log_batches::ingested_at))
+                                .first(conn)
+                                .await?;
+                            let outcome = if digest == batch.digest {
+                                IngestOutcome::Replayed { accepted_events: accepted, ingested_at: at }
+                            } else {
+                                IngestOutcome::Conflict
+                            };
+                            return Err(TxError::Outcome(outcome));
+                        }
+                        diesel::sql_query(
+                            "INSERT INTO log_events (org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, \
+                             event_type, occurred_at, player_id, target_player_id, player_identifiers, \
+                             target_player_identifiers, resource, trace_id, environment, message, data) \
+                             SELECT $1, $2, $3, $4, $5, u.* FROM unnest($6::text[], $7::text[], $8::text[], \
+                             $9::timestamptz[], $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::text[], \
+                             $15::text[], $16::text[], $17::text[], $18::jsonb[]) AS u",
+                        )
+                        .bind::<Text, _>(&t.org_id)
+                        .bind::<Text, _>(&t.server_id)
+                        .bind::<Text, _>(&t.cfx_id)
+                        .bind::<Text, _>(&batch.batch_id)
+                        .bind::<Timestamptz, _>(now)
+                        .bind::<Array<Text>, _>(&cols.event_id)
+                        .bind::<Array<Text>, _>(&cols.level)
+                        .bind::<Array<Text>, _>(&cols.event_type)
+                        .bind::<Array<Timestamptz>, _>(&cols.occurred_at)
+                        .bind::<Array<Nullable<Text>>, _>(&cols.player_id)
+                        .bind::<Array<Nullable<Text>>, _>(&cols.target_player_id)
+                        .bind::<Array<Nullable<Jsonb>>, _>(&cols.player_identifiers)
+                        .bind::<Array<Nullable<Jsonb>>, _>(&cols.target_player_identifiers)
+                        .bind::<Array<Nullable<Text>>, _>(&cols.resource)
+                        .bind::<Array<Nullable<Text>>, _>(&cols.trace_id)
+                        .bind::<Array<Nullable<Text>>, _>(&cols.environment)
+                        .bind::<Array<Text>, _>(&cols.message)
+                        .bind::<Array<Nullable<Jsonb>>, _>(&cols.data)
+                        .execute(conn)
+                        .await?;
+                        diesel::sql_query(
+                            "INSERT INTO usage_counters (org_id, month, log_events) \
+                             VALUES ($1, date_trunc('month', $2 AT TIME ZONE 'UTC')::date, $3) \
+                             ON CONFLICT (org_id, month) DO UPDATE SET log_events = usage_counters.log_events + EXCLUDED.log_events",
+                        )
+                        .bind::<Text, _>(&t.org_id)
+                        .bind::<Timestamptz, _>(now)
+                        .bind::<Integer, _>(n)
+                        .execute(conn)
+                        .await?;
+                        Ok(IngestOutcome::Accepted { accepted_events: n, ingested_at: now })
+                    }
+                    .scope_boxed()
+                })
+                .await;
+            match result {
+                Ok(o) => Ok(o),
+                Err(TxError::Outcome(o)) => Ok(o),
+                Err(TxError::Db(e)) if is_lock_timeout(&e) => Ok(IngestOutcome::InProgress),
+                Err(TxError::Db(e)) => Err(db_error(e)),
+            }
+        }
+
+        async fn query(&self, q: &EventQuery) -> Result<Vec<EventRow>, StoreError> {
+            let mut conn = self.db.conn().await?;
+            let mut query = log_events::table
+                .filter(log_events::server_id.eq(&q.server_id))
+                .filter(log_events::occurred_at.ge(q.from))
+                .filter(log_events::occurred_at.lt(q.to))
+                .select(Row::as_select())
+                .order((log_events::occurred_at.desc(), log_events::id.desc()))
+                .limit(q.limit as i64)
+                .into_boxed();
+            if let Some(l) = q.level {
+                query = query.filter(log_events::level.eq(l.as_str()));
+            }
+            if let Some(t) = &q.event_type {
+                query = query.filter(log_events::event_type.eq(t.clone()));
+            }
+            if let Some(r) = &q.resource {
+                query = query.filter(log_events::resource.eq(r.clone()));
+            }
+            if let Some(m) = &q.message {
+                query = query.filter(log_events::message.ilike(format!("%{}%", like_escape(m))));
+            }
+            if let Some(p) = &q.player_id {
+                query = query.filter(
+                    log_events::player_id
+                        .eq(p.clone())
+                        .or(log_events::target_player_id.eq(p.clone())),
+                );
+            }
+            if let Some(i) = &q.identifier {
+                let needle = serde_json::json!({ i.key.clone(): i.value.clone() });
+                query = match i.owner {
+                    Owner::Player => query.filter(
+                        diesel::dsl::sql::<diesel::sql_types::Bool>("player_identifiers @> ")
+                            .bind::<Jsonb, _>(needle),
+                    ),
+                    Owner::Target => query.filter(
+                        diesel::dsl::sql::<diesel::sql_types::Bool>(
+                            "target_player_identifiers @> ",
+                        )
+                        .bind::<Jsonb, _>(needle),
+                    ),
+                };
+            }
+            if let Some((t, id)) = q.after {
+                query = query.filter(
+                    log_events::occurred_at
+                        .lt(t)
+                        .or(log_events::occurred_at.eq(t).and(log_events::id.lt(id))),
+                );
+            }
+            let rows: Vec<Row> = query.load(&mut conn).await.map_err(db_error)?;
+            Ok(rows
+                .into_iter()
+                .map(|r| EventRow {
+                    id: r.id,
+                    event_id: r.event_id,
+                    server_id: r.cfx_id,
+                    batch_id: r.batch_id,
+                    level: r.level,
+                    event_type: r.event_type,
+                    occurred_at: r.occurred_at,
+                    ingested_at: r.ingested_at,
+                    player_id: r.player_id,
+                    target_player_id: r.target_player_id,
+                    player_identifiers: r.player_identifiers,
+                    target_player_identifiers: r.target_player_identifiers,
+                    resource: r.resource,
+                    trace_id: r.trace_id,
+                    environment: r.environment,
+                    message: r.message,
+                    data: r.data,
+                })
+                .collect())
+        }
+
+        async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError> {
+            let mut conn = self.db.conn().await?;
+            let month = chrono::NaiveDate::from_ymd_opt(
+                chrono::Datelike::year(&now),
+                chrono::Datelike::month(&now),
+                1,
+            )
+            .ok_or_else(|| StoreError::Internal("bad month".into()))?;
+            usage_counters::table
+                .find((org_id, month))
+                .select(usage_counters::log_events)
+                .first(&mut conn)
+                .await
+                .optional()
+                .map(|v| v.unwrap_or(0))
+                .map_err(db_error)
+        }
+    }
+
+    #[derive(Default)]
+    struct Columns {
+        event_id: Vec<String>,
+        level: Vec<String>,
+        event_type: Vec<String>,
+        occurred_at: Vec<DateTime<Utc>>,
+        player_id: Vec<Option<String>>,
+        target_player_id: Vec<Option<String>>,
+        player_identifiers: Vec<Option<Value>>,
+        target_player_identifiers: Vec<Option<Value>>,
+        resource: Vec<Option<String>>,
+        trace_id: Vec<Option<String>>,
+        environment: Vec<Option<String>>,
+        message: Vec<String>,
+        data: Vec<Option<Value>>,
+    }
+}

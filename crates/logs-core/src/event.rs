@@ -1,0 +1,544 @@
+//! Ingestion batches (interface 2.6 and section 8).
+//!
+//! A batch is validated as a whole: one bad event rejects it, and the error lists every
+//! offending event index, field and reason (capped at [`MAX_DETAILS`]). Unknown fields are
+//! rejected by name so a misspelt field is never dropped silently. Event size is the byte length
+//! of that event's JSON as sent.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+pub const MAX_EVENTS: usize = 500;
+pub const MAX_EVENT_BYTES: usize = 16 * 1024;
+pub const MAX_MESSAGE_CHARS: usize = 2048;
+pub const MAX_EVENT_TYPE_CHARS: usize = 96;
+pub const MIN_ID_CHARS: usize = 8;
+pub const MAX_ID_CHARS: usize = 64;
+pub const MAX_IDENTIFIERS: usize = 16;
+pub const MAX_IDENTIFIER_KEY_CHARS: usize = 64;
+pub const MAX_LABEL_CHARS: usize = 256;
+pub const MAX_PAST_DAYS: i64 = 7;
+pub const MAX_FUTURE_MINUTES: i64 = 5;
+pub const MAX_DETAILS: usize = 100;
+pub const DEFAULT_EVENT_TYPE: &str = "log";
+
+const FIELDS: [&str; 13] = [
+    "level",
+    "message",
+    "event_id",
+    "event_type",
+    "occurred_at",
+    "player_id",
+    "target_player_id",
+    "player_identifiers",
+    "target_player_identifiers",
+    "resource",
+    "trace_id",
+    "environment",
+    "data",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Debug,
+    Info,
+    Warn,
+    Error,
+    Fatal,
+}
+
+impl Level {
+    pub const ALL: [Level; 5] = [
+        Level::Debug,
+        Level::Info,
+        Level::Warn,
+        Level::Error,
+        Level::Fatal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Warn => "warn",
+            Level::Error => "error",
+            Level::Fatal => "fatal",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+/// A validated event; defaults (event type, occurred_at, event_id) are filled in by the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub event_id: Option<String>,
+    pub level: Level,
+    pub event_type: String,
+    pub occurred_at: Option<DateTime<Utc>>,
+    pub player_id: Option<String>,
+    pub target_player_id: Option<String>,
+    pub player_identifiers: Option<BTreeMap<String, String>>,
+    pub target_player_identifiers: Option<BTreeMap<String, String>>,
+    pub resource: Option<String>,
+    pub trace_id: Option<String>,
+    pub environment: Option<String>,
+    pub message: String,
+    pub data: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    pub batch_id: String,
+    pub events: Vec<Event>,
+    /// SHA-256 of the canonical parsed request (key order and whitespace do not matter).
+    pub digest: [u8; 32],
+}
+
+/// One validation finding. `index` is the event's position, `None` for top-level fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Detail {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    pub field: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchError {
+    /// The body is not a JSON object.
+    Malformed(String),
+    /// Validation failed; `truncated` when more findings existed than were kept.
+    Invalid {
+        details: Vec<Detail>,
+        truncated: bool,
+    },
+}
+
+struct Findings {
+    details: Vec<Detail>,
+    total: usize,
+}
+
+impl Findings {
+    fn add(&mut self, index: Option<usize>, field: &str, reason: impl Into<String>) {
+        self.total += 1;
+        if self.details.len() < MAX_DETAILS {
+            self.details.push(Detail {
+                index,
+                field: field.to_owned(),
+                reason: reason.into(),
+            });
+        }
+    }
+}
+
+/// `8..=64` characters of letters, digits, `:`, `_`, `-` (event_id and batch_id).
+pub fn valid_id(s: &str) -> Result<(), String> {
+    let n = s.chars().count();
+    if !(MIN_ID_CHARS..=MAX_ID_CHARS).contains(&n) {
+        return Err(format!(
+            "must be {MIN_ID_CHARS} to {MAX_ID_CHARS} characters (got {n})"
+        ));
+    }
+    if !s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_' || c == '-')
+    {
+        return Err("may contain only letters, digits, `:`, `_` and `-`".into());
+    }
+    Ok(())
+}
+
+/// Lowercase, at most 96 characters of letters, digits, `.`, `:`, `_`, `-`.
+pub fn valid_event_type(s: &str) -> Result<(), String> {
+    let n = s.chars().count();
+    if n == 0 || n > MAX_EVENT_TYPE_CHARS {
+        return Err(format!(
+            "must be 1 to {MAX_EVENT_TYPE_CHARS} characters (got {n})"
+        ));
+    }
+    if !s
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || ".:_-".contains(c))
+    {
+        return Err("may contain only lowercase letters, digits, `.`, `:`, `_` and `-`".into());
+    }
+    Ok(())
+}
+
+fn label(f: &mut Findings, i: usize, field: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s)
+            if s.chars().count() <= MAX_LABEL_CHARS && !s.chars().any(char::is_control) =>
+        {
+            Some(s.clone())
+        }
+        Value::String(s) if s.chars().count() > MAX_LABEL_CHARS => {
+            f.add(
+                Some(i),
+                field,
+                format!("must be at most {MAX_LABEL_CHARS} characters"),
+            );
+            None
+        }
+        Value::String(_) => {
+            f.add(Some(i), field, "must not contain control characters");
+            None
+        }
+        _ => {
+            f.add(Some(i), field, "must be a string");
+            None
+        }
+    }
+}
+
+fn identifiers(
+    f: &mut Findings,
+    i: usize,
+    field: &str,
+    v: &Value,
+) -> Option<BTreeMap<String, String>> {
+    match v {
+        Value::Null => None,
+        Value::Object(map) => {
+            if map.len() > MAX_IDENTIFIERS {
+                f.add(
+                    Some(i),
+                    field,
+                    format!(
+                        "must have at most {MAX_IDENTIFIERS} entries (got {})",
+                        map.len()
+                    ),
+                );
+                return None;
+            }
+            let mut out = BTreeMap::new();
+            for (k, val) in map {
+                if k.is_empty() || k.chars().count() > MAX_IDENTIFIER_KEY_CHARS {
+                    f.add(
+                        Some(i),
+                        field,
+                        format!(
+                            "identifier kinds must be 1 to {MAX_IDENTIFIER_KEY_CHARS} characters"
+                        ),
+                    );
+                    continue;
+                }
+                match val {
+                    Value::String(s) if s.chars().count() <= MAX_LABEL_CHARS => {
+                        out.insert(k.clone(), s.clone());
+                    }
+                    Value::String(_) => f.add(
+                        Some(i),
+                        field,
+                        format!("value of `{k}` must be at most {MAX_LABEL_CHARS} characters"),
+                    ),
+                    _ => f.add(Some(i), field, format!("value of `{k}` must be a string")),
+                }
+            }
+            Some(out)
+        }
+        _ => {
+            f.add(
+                Some(i),
+                field,
+                "must be an object of identifier kind to string value",
+            );
+            None
+        }
+    }
+}
+
+fn parse_event(
+    f: &mut Findings,
+    i: usize,
+    raw: &RawValue,
+    now: DateTime<Utc>,
+) -> Option<(Event, Value)> {
+    let size = raw.get().len();
+    if size > MAX_EVENT_BYTES {
+        f.add(
+            Some(i),
+            "event",
+            format!("event is {size} bytes; the limit is {MAX_EVENT_BYTES}"),
+        );
+        return None;
+    }
+    let value: Value = match serde_json::from_str(raw.get()) {
+        Ok(v) => v,
+        Err(e) => {
+            f.add(Some(i), "event", format!("invalid JSON: {e}"));
+            return None;
+        }
+    };
+    let Value::Object(map) = &value else {
+        f.add(Some(i), "event", "must be a JSON object");
+        return None;
+    };
+    let before = f.total;
+    for k in map.keys() {
+        if !FIELDS.contains(&k.as_str()) {
+            f.add(Some(i), k, "unknown field");
+        }
+    }
+    let level = match map.get("level") {
+        None | Some(Value::Null) => {
+            f.add(Some(i), "level", "is required");
+            None
+        }
+        Some(Value::String(s)) => {
+            let l = Level::parse(s);
+            if l.is_none() {
+                f.add(
+                    Some(i),
+                    "level",
+                    "must be one of debug, info, warn, error, fatal",
+                );
+            }
+            l
+        }
+        Some(_) => {
+            f.add(Some(i), "level", "must be a string");
+            None
+        }
+    };
+    let message = match map.get("message") {
+        None | Some(Value::Null) => {
+            f.add(Some(i), "message", "is required");
+            None
+        }
+        Some(Value::String(s)) => {
+            let n = s.chars().count();
+            if n == 0 {
+                f.add(Some(i), "message", "must not be empty");
+                None
+            } else if n > MAX_MESSAGE_CHARS {
+                f.add(
+                    Some(i),
+                    "message",
+                    format!("must be at most {MAX_MESSAGE_CHARS} characters (got {n})"),
+                );
+                None
+            } else {
+                Some(s.clone())
+            }
+        }
+        Some(_) => {
+            f.add(Some(i), "message", "must be a string");
+            None
+        }
+    };
+    let event_id = match map.get("event_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => match valid_id(s) {
+            Ok(()) => Some(s.clone()),
+            Err(r) => {
+                f.add(Some(i), "event_id", r);
+                None
+            }
+        },
+        Some(_) => {
+            f.add(Some(i), "event_id", "must be a string");
+            None
+        }
+    };
+    let event_type = match map.get("event_type") {
+        None | Some(Value::Null) => DEFAULT_EVENT_TYPE.to_owned(),
+        Some(Value::String(s)) => {
+            if let Err(r) = valid_event_type(s) {
+                f.add(Some(i), "event_type", r);
+            }
+            s.clone()
+        }
+        Some(_) => {
+            f.add(Some(i), "event_type", "must be a string");
+            String::new()
+        }
+    };
+    let occurred_at = match map.get("occurred_at") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => match DateTime::parse_from_rfc3339(s) {
+            Ok(t) => {
+                let t = t.with_timezone(&Utc);
+                if t < now - Duration::days(MAX_PAST_DAYS) {
+                    f.add(
+                        Some(i),
+                        "occurred_at",
+                        format!("is more than {MAX_PAST_DAYS} days in the past"),
+                    );
+                } else if t > now + Duration::minutes(MAX_FUTURE_MINUTES) {
+                    f.add(
+                        Some(i),
+                        "occurred_at",
+                        format!("is more than {MAX_FUTURE_MINUTES} minutes in the future"),
+                    );
+                }
+                Some(t)
+            }
+            Err(_) => {
+                f.add(
+                    Some(i),
+                    "occurred_at",
+                    "must be an RFC 3339 timestamp, e.g. 2026-01-01T12:00:00Z",
+                );
+                None
+            }
+        },
+        Some(_) => {
+            f.add(
+                Some(i),
+                "occurred_at",
+                "must be an RFC 3339 timestamp string",
+            );
+            None
+        }
+    };
+    let null = Value::Null;
+    let get = |k: &str| map.get(k).unwrap_or(&null);
+    let player_id = label(f, i, "player_id", get("player_id"));
+    let target_player_id = label(f, i, "target_player_id", get("target_player_id"));
+    let resource = label(f, i, "resource", get("resource"));
+    let trace_id = label(f, i, "trace_id", get("trace_id"));
+    let environment = label(f, i, "environment", get("environment"));
+    let player_identifiers = identifiers(f, i, "player_identifiers", get("player_identifiers"));
+    let target_player_identifiers = identifiers(
+        f,
+        i,
+        "target_player_identifiers",
+        get("target_player_identifiers"),
+    );
+    let data = match get("data") {
+        Value::Null => None,
+        Value::Object(m) => Some(m.clone()),
+        _ => {
+            f.add(Some(i), "data", "must be a JSON object");
+            None
+        }
+    };
+    if f.total > before {
+        return None;
+    }
+    Some((
+        Event {
+            event_id,
+            level: level?,
+            event_type,
+            occurred_at,
+            player_id,
+            target_player_id,
+            player_identifiers,
+            target_player_identifiers,
+            resource,
+            trace_id,
+            environment,
+            message: message?,
+            data,
+        },
+        value,
+    ))
+}
+
+/// Parses and validates a whole ingestion body at `now` (the receive time).
+pub fn parse_batch(body: &[u8], now: DateTime<Utc>) -> Result<Batch, BatchError> {
+    let top: BTreeMap<String, &RawValue> = serde_json::from_slice(body).map_err(|e| {
+        BatchError::Malformed(format!(
+            "body must be a JSON object with `batch_id` and `events`: {e}"
+        ))
+    })?;
+    let mut f = Findings {
+        details: Vec::new(),
+        total: 0,
+    };
+    for k in top.keys() {
+        if k != "batch_id" && k != "events" {
+            f.add(None, k, "unknown field");
+        }
+    }
+    let batch_id = match top
+        .get("batch_id")
+        .map(|r| serde_json::from_str::<Value>(r.get()))
+    {
+        None | Some(Ok(Value::Null)) => {
+            f.add(None, "batch_id", "is required");
+            None
+        }
+        Some(Ok(Value::String(s))) => match valid_id(&s) {
+            Ok(()) => Some(s),
+            Err(r) => {
+                f.add(None, "batch_id", r);
+                None
+            }
+        },
+        Some(_) => {
+            f.add(None, "batch_id", "must be a string");
+            None
+        }
+    };
+    let raw_events: Vec<&RawValue> = match top.get("events") {
+        None => {
+            f.add(None, "events", "is required");
+            vec![]
+        }
+        Some(r) => match serde_json::from_str::<Vec<&RawValue>>(r.get()) {
+            Ok(v) => v,
+            Err(_) => {
+                f.add(None, "events", "must be an array of events");
+                vec![]
+            }
+        },
+    };
+    if top.contains_key("events") && raw_events.is_empty() && f.total == 0 {
+        f.add(
+            None,
+            "events",
+            format!("must contain 1 to {MAX_EVENTS} events"),
+        );
+    }
+    if raw_events.len() > MAX_EVENTS {
+        f.add(
+            None,
+            "events",
+            format!(
+                "must contain 1 to {MAX_EVENTS} events (got {})",
+                raw_events.len()
+            ),
+        );
+    }
+    let mut events = Vec::with_capacity(raw_events.len().min(MAX_EVENTS));
+    let mut values = Vec::with_capacity(raw_events.len().min(MAX_EVENTS));
+    if raw_events.len() <= MAX_EVENTS {
+        for (i, raw) in raw_events.iter().enumerate() {
+            if let Some((e, v)) = parse_event(&mut f, i, raw, now) {
+                events.push(e);
+                values.push(v);
+            }
+        }
+    }
+    match batch_id {
+        Some(batch_id) if f.total == 0 => {
+            let canonical = serde_json::json!({ "batch_id": batch_id, "events": values });
+            Ok(Batch {
+                digest: auth_core::canonical::digest(&canonical),
+                batch_id,
+                events,
+            })
+        }
+        _ => Err(BatchError::Invalid {
+            truncated: f.total > f.details.len(),
+            details: f.details,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,346 @@
+//! Query requests (interface 4.11) and signed cursors.
+//!
+//! A cursor carries the position after the last returned event, the search it belongs to (server,
+//! `from`, `to`, and a digest of the filters) and an expiry, signed with the server secret and
+//! bound to the organization. Sent with a different search it is `INVALID_CURSOR`; after expiry
+//! `CURSOR_EXPIRED`.
+
+use auth_core::signing;
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::event::Level;
+use crate::store::{IdentifierFilter, Owner};
+
+pub const MAX_RANGE_DAYS: i64 = 7;
+pub const DEFAULT_LIMIT: usize = 100;
+pub const MAX_LIMIT: usize = 100;
+pub const MAX_FILTER_CHARS: usize = 256;
+
+#[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueryRequest {
+    pub server_id: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub limit: Option<i64>,
+    pub level: Option<String>,
+    pub event_type: Option<String>,
+    pub resource: Option<String>,
+    pub message: Option<String>,
+    pub player_id: Option<String>,
+    pub identifier: Option<IdentifierRequest>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdentifierRequest {
+    pub owner: String,
+    pub key: String,
+    pub value: String,
+}
+
+/// Validated filters and window (before retention is applied).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidQuery {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub limit: usize,
+    pub level: Option<Level>,
+    pub event_type: Option<String>,
+    pub resource: Option<String>,
+    pub message: Option<String>,
+    pub player_id: Option<String>,
+    pub identifier: Option<IdentifierFilter>,
+}
+
+fn time(name: &str, v: &Option<String>) -> Result<DateTime<Utc>, String> {
+    let s = v
+        .as_deref()
+        .ok_or_else(|| format!("`{name}` is required (RFC 3339)"))?;
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("`{name}` must be an RFC 3339 timestamp, e.g. 2026-01-01T00:00:00Z"))
+}
+
+fn filter(name: &str, v: &Option<String>) -> Result<Option<String>, String> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_empty() => Err(format!("`{name}` must not be empty")),
+        Some(s) if s.chars().count() > MAX_FILTER_CHARS => Err(format!(
+            "`{name}` must be at most {MAX_FILTER_CHARS} characters"
+        )),
+        Some(s) => Ok(Some(s.clone())),
+    }
+}
+
+pub fn validate(req: &QueryRequest) -> Result<ValidQuery, String> {
+    let from = time("from", &req.from)?;
+    let to = time("to", &req.to)?;
+    if to <= from {
+        return Err("`to` must be after `from`".into());
+    }
+    if to - from > Duration::days(MAX_RANGE_DAYS) {
+        return Err(format!(
+            "the range from `from` to `to` must be at most {MAX_RANGE_DAYS} days"
+        ));
+    }
+    let limit = match req.limit {
+        None => DEFAULT_LIMIT,
+        Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => n as usize,
+        Some(n) => return Err(format!("`limit` must be 1 to {MAX_LIMIT} (got {n})")),
+    };
+    let level =
+        match &req.level {
+            None => None,
+            Some(l) => Some(Level::parse(l).ok_or_else(|| {
+                "`level` must be one of debug, info, warn, error, fatal".to_owned()
+            })?),
+        };
+    let identifier = match &req.identifier {
+        None => None,
+        Some(i) => {
+            let owner = match i.owner.as_str() {
+                "player" => Owner::Player,
+                "target" => Owner::Target,
+                _ => return Err("`identifier.owner` must be `player` or `target`".into()),
+            };
+            if i.key.is_empty() || i.value.is_empty() {
+                return Err("`identifier.key` and `identifier.value` must not be empty".into());
+            }
+            Some(IdentifierFilter {
+                owner,
+                key: i.key.clone(),
+                value: i.value.clone(),
+            })
+        }
+    };
+    Ok(ValidQuery {
+        from,
+        to,
+        limit,
+        level,
+        event_type: filter("eventType", &req.event_type)?,
+        resource: filter("resource", &req.resource)?,
+        message: filter("message", &req.message)?,
+        player_id: filter("playerId", &req.player_id)?,
+        identifier,
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CursorError {
+    #[error("cursor is malformed, or belongs to a different search (server, from, to and filters must be unchanged)")]
+    Invalid,
+    #[error("cursor has expired; start a new search")]
+    Expired,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CursorPayload {
+    v: u8,
+    /// digest of the search (server, from, to, filters)
+    s: String,
+    /// occurred_at of the last event, microseconds since the epoch
+    t: i64,
+    /// id of the last event
+    i: i64,
+    /// expiry, seconds since the epoch
+    e: i64,
+}
+
+/// A digest of everything a cursor is bound to.
+pub fn search_digest(server_id: &str, q: &ValidQuery) -> String {
+    let v = serde_json::json!({
+        "server": server_id.to_lowercase(),
+        "from": q.from.timestamp_micros(),
+        "to": q.to.timestamp_micros(),
+        "level": q.level.map(Level::as_str),
+        "eventType": q.event_type,
+        "resource": q.resource,
+        "message": q.message,
+        "playerId": q.player_id,
+        "identifier": q.identifier.as_ref().map(|i| serde_json::json!([i.owner, i.key, i.value])),
+    });
+    hex::encode(&auth_core::canonical::digest(&v)[..16])
+}
+
+fn context(org_id: &str) -> String {
+    format!("logs-query:{org_id}")
+}
+
+pub fn make_cursor(
+    secret: &[u8],
+    org_id: &str,
+    search: &str,
+    after: (DateTime<Utc>, i64),
+    expires_at: DateTime<Utc>,
+) -> String {
+    let p = CursorPayload {
+        v: 1,
+        s: search.to_owned(),
+        t: after.0.timestamp_micros(),
+        i: after.1,
+        e: expires_at.timestamp(),
+    };
+    signing::sign(
+        secret,
+        &context(org_id),
+        &serde_json::to_vec(&p).unwrap_or_default(),
+    )
+}
+
+/// The position to continue after.
+pub fn read_cursor(
+    secret: &[u8],
+    org_id: &str,
+    search: &str,
+    cursor: &str,
+    now: DateTime<Utc>,
+) -> Result<(DateTime<Utc>, i64), CursorError> {
+    let bytes =
+        signing::verify(secret, &context(org_id), cursor).map_err(|_| CursorError::Invalid)?;
+    let p: CursorPayload = serde_json::from_slice(&bytes).map_err(|_| CursorError::Invalid)?;
+    if p.v != 1 || p.s != search {
+        return Err(CursorError::Invalid);
+    }
+    if p.e <= now.timestamp() {
+        return Err(CursorError::Expired);
+    }
+    let t = DateTime::from_timestamp_micros(p.t).ok_or(CursorError::Invalid)?;
+    Ok((t, p.i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req() -> QueryRequest {
+        QueryRequest {
+            server_id: None,
+            from: Some("2026-11-20T00:00:00Z".into()),
+            to: Some("2026-11-21T00:00:00Z".into()),
+            limit: None,
+            level: None,
+            event_type: None,
+            resource: None,
+            message: None,
+            player_id: None,
+            identifier: None,
+            cursor: None,
+        }
+    }
+
+    #[test]
+    fn ranges_and_limits() {
+        assert_eq!(validate(&req()).unwrap().limit, 100);
+        let mut r = req();
+        r.to = Some("2026-11-27T00:00:00Z".into());
+        assert!(validate(&r).is_ok(), "exactly 7 days");
+        r.to = Some("2026-11-27T00:00:01Z".into());
+        assert!(validate(&r).unwrap_err().contains("7 days"));
+        r.to = Some("2026-11-20T00:00:00Z".into());
+        assert!(validate(&r).unwrap_err().contains("after"));
+        r.to = Some("2026-11-19T00:00:00Z".into());
+        assert!(validate(&r).is_err());
+        let mut r = req();
+        r.from = None;
+        assert!(validate(&r).unwrap_err().contains("from"));
+        let mut r = req();
+        r.to = Some("tomorrow".into());
+        assert!(validate(&r).unwrap_err().contains("to"));
+        for (n, ok) in [
+            (0, false),
+            (1, true),
+            (99, true),
+            (100, true),
+            (101, false),
+            (-1, false),
+        ] {
+            let mut r = req();
+            r.limit = Some(n);
+            assert_eq!(validate(&r).is_ok(), ok, "limit {n}");
+        }
+    }
+
+    #[test]
+    fn filters() {
+        let mut r = req();
+        r.level = Some("warn".into());
+        assert_eq!(validate(&r).unwrap().level, Some(Level::Warn));
+        r.level = Some("WARN".into());
+        assert!(validate(&r).is_err());
+        let mut r = req();
+        r.identifier = Some(IdentifierRequest {
+            owner: "target".into(),
+            key: "license".into(),
+            value: "x".into(),
+        });
+        assert_eq!(
+            validate(&r).unwrap().identifier.unwrap().owner,
+            Owner::Target
+        );
+        r.identifier = Some(IdentifierRequest {
+            owner: "someone".into(),
+            key: "license".into(),
+            value: "x".into(),
+        });
+        assert!(validate(&r).unwrap_err().contains("owner"));
+        let mut r = req();
+        r.message = Some(String::new());
+        assert!(validate(&r).is_err());
+        let mut r = req();
+        r.message = Some("m".repeat(257));
+        assert!(validate(&r).is_err());
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_by_name() {
+        let e = serde_json::from_str::<QueryRequest>(r#"{"from":"x","to":"y","levels":"info"}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("levels"), "{e}");
+    }
+
+    #[test]
+    fn cursors_bind_the_search() {
+        let now = Utc::now();
+        let q = validate(&req()).unwrap();
+        let s = search_digest("ABC", &q);
+        assert_eq!(
+            s,
+            search_digest("abc", &q),
+            "join codes compare case-insensitively"
+        );
+        let pos = (
+            DateTime::parse_from_rfc3339("2026-11-20T10:00:00.123456Z")
+                .unwrap()
+                .with_timezone(&Utc),
+            42,
+        );
+        let c = make_cursor(b"k", "org_a", &s, pos, now + Duration::minutes(15));
+        assert_eq!(read_cursor(b"k", "org_a", &s, &c, now), Ok(pos));
+        let mut other = q.clone();
+        other.level = Some(Level::Error);
+        assert_eq!(
+            read_cursor(b"k", "org_a", &search_digest("abc", &other), &c, now),
+            Err(CursorError::Invalid)
+        );
+        assert_eq!(
+            read_cursor(b"k", "org_a", &search_digest("other", &q), &c, now),
+            Err(CursorError::Invalid)
+        );
+        assert_eq!(
+            read_cursor(b"k", "org_b", &s, &c, now),
+            Err(CursorError::Invalid)
+        );
+        assert_eq!(
+            read_cursor(b"k", "org_a", &s, "garbage", now),
+            Err(CursorError::Invalid)
+        );
+        assert_eq!(
+            read_cursor(b"k", "org_a", &s, &c, now + Duration::minutes(16)),
+            Err(CursorError::Expired)
+        );
+    }
+}

@@ -1,0 +1,260 @@
+//! Shared behavioural suite for [`LogStore`] implementations.
+
+#![allow(clippy::unwrap_used)]
+
+use chrono::{Duration, SubsecRound, Utc};
+use serde_json::json;
+
+use crate::event::{parse_batch, Level};
+use crate::store::{EventQuery, IdentifierFilter, IngestOutcome, IngestTarget, LogStore, Owner};
+
+/// `org`, and the two servers `(id, join code)`, must exist.
+pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b: (&str, &str)) {
+    let now = Utc::now().trunc_subsecs(6);
+    let ta = IngestTarget {
+        org_id: org.into(),
+        server_id: a.0.into(),
+        cfx_id: a.1.into(),
+    };
+    let tb = IngestTarget {
+        org_id: org.into(),
+        server_id: b.0.into(),
+        cfx_id: b.1.into(),
+    };
+    let t = |mins: i64| (now - Duration::minutes(mins)).to_rfc3339();
+    let body = json!({ "batch_id": "batch-0001", "events": [
+        { "level": "info", "message": "Player Joined the server", "event_type": "player.join", "occurred_at": t(10), "player_id": "p1",
+          "player_identifiers": { "license": "license:aaa" }, "resource": "core" },
+        { "level": "error", "message": "script error", "occurred_at": t(9), "resource": "es_extended", "event_id": "evt-00000002" },
+        { "level": "info", "message": "chat: gg", "event_type": "chat", "occurred_at": t(8), "player_id": "p2", "target_player_id": "p1",
+          "target_player_identifiers": { "license": "license:aaa" }, "data": { "channel": "ooc" } },
+        { "level": "warn", "message": "100% discount_code", "occurred_at": t(8) },
+    ]});
+    let batch = parse_batch(&serde_json::to_vec(&body).unwrap(), now).unwrap();
+    let first = store.ingest(&ta, &batch, now).await.unwrap();
+    assert_eq!(
+        first,
+        IngestOutcome::Accepted {
+            accepted_events: 4,
+            ingested_at: now
+        }
+    );
+    assert_eq!(
+        store
+            .ingest(&ta, &batch, now + Duration::seconds(5))
+            .await
+            .unwrap(),
+        IngestOutcome::Replayed {
+            accepted_events: 4,
+            ingested_at: now
+        },
+        "identical retry is replayed with the original figures"
+    );
+    let mut changed = body.clone();
+    changed["events"][0]["message"] = json!("different");
+    let changed = parse_batch(&serde_json::to_vec(&changed).unwrap(), now).unwrap();
+    assert_eq!(
+        store.ingest(&ta, &changed, now).await.unwrap(),
+        IngestOutcome::Conflict
+    );
+    assert!(
+        matches!(
+            store.ingest(&tb, &changed, now).await.unwrap(),
+            IngestOutcome::Accepted { .. }
+        ),
+        "batch ids are per server"
+    );
+    assert_eq!(
+        store.monthly_usage(org, now).await.unwrap(),
+        8,
+        "replays and conflicts add no usage"
+    );
+
+    let base = EventQuery {
+        server_id: a.0.into(),
+        from: now - Duration::hours(1),
+        to: now + Duration::minutes(1),
+        level: None,
+        event_type: None,
+        resource: None,
+        message: None,
+        player_id: None,
+        identifier: None,
+        after: None,
+        limit: 100,
+    };
+    let all = store.query(&base).await.unwrap();
+    assert_eq!(all.len(), 4);
+    assert!(
+        all.windows(2)
+            .all(|w| (w[0].occurred_at, w[0].id) > (w[1].occurred_at, w[1].id)),
+        "newest first, stable ties"
+    );
+    assert!(all
+        .iter()
+        .all(|r| r.server_id == a.1 && r.batch_id == "batch-0001"));
+    assert!(all.iter().any(|r| r.event_id == "evt-00000002"));
+    assert!(
+        all.iter().all(|r| r.event_id.len() >= 8),
+        "server-made ids for the rest"
+    );
+    assert_eq!(
+        all.iter().find(|r| r.message == "chat: gg").unwrap().data,
+        Some(json!({ "channel": "ooc" }))
+    );
+
+    let q = |f: fn(&mut EventQuery)| {
+        let mut q = base.clone();
+        f(&mut q);
+        q
+    };
+    let msgs =
+        |rows: Vec<crate::store::EventRow>| rows.into_iter().map(|r| r.message).collect::<Vec<_>>();
+    assert_eq!(
+        msgs(
+            store
+                .query(&q(|q| q.level = Some(Level::Error)))
+                .await
+                .unwrap()
+        ),
+        vec!["script error"]
+    );
+    assert_eq!(
+        msgs(
+            store
+                .query(&q(|q| q.event_type = Some("chat".into())))
+                .await
+                .unwrap()
+        ),
+        vec!["chat: gg"]
+    );
+    assert_eq!(
+        msgs(
+            store
+                .query(&q(|q| q.event_type = Some("log".into())))
+                .await
+                .unwrap()
+        )
+        .len(),
+        2,
+        "default event type"
+    );
+    assert_eq!(
+        msgs(
+            store
+                .query(&q(|q| q.resource = Some("core".into())))
+                .await
+                .unwrap()
+        ),
+        vec!["Player Joined the server"]
+    );
+    assert_eq!(
+        msgs(
+            store
+                .query(&q(|q| q.message = Some("JOINED".into())))
+                .await
+                .unwrap()
+        ),
+        vec!["Player Joined the server"]
+    );
+    assert_eq!(
+        msgs(
+            store
+                .query(&q(|q| q.message = Some("100%".into())))
+                .await
+                .unwrap()
+        ),
+        vec!["100% discount_code"]
+    );
+    assert!(
+        store
+            .query(&q(|q| q.message = Some("1_0%".into())))
+            .await
+            .unwrap()
+            .is_empty(),
+        "`_` and `%` are literal"
+    );
+    assert_eq!(
+        msgs(
+            store
+                .query(&q(|q| q.message = Some("t_c".into())))
+                .await
+                .unwrap()
+        ),
+        vec!["100% discount_code"]
+    );
+    assert_eq!(
+        store
+            .query(&q(|q| q.player_id = Some("p1".into())))
+            .await
+            .unwrap()
+            .len(),
+        2,
+        "player or target"
+    );
+    let ident = |owner| IdentifierFilter {
+        owner,
+        key: "license".into(),
+        value: "license:aaa".into(),
+    };
+    assert_eq!(
+        msgs(
+            store
+                .query(&EventQuery {
+                    identifier: Some(ident(Owner::Player)),
+                    ..base.clone()
+                })
+                .await
+                .unwrap()
+        ),
+        vec!["Player Joined the server"]
+    );
+    assert_eq!(
+        msgs(
+            store
+                .query(&EventQuery {
+                    identifier: Some(ident(Owner::Target)),
+                    ..base.clone()
+                })
+                .await
+                .unwrap()
+        ),
+        vec!["chat: gg"]
+    );
+    assert!(
+        store
+            .query(&q(|q| q.to = q.from + Duration::minutes(30)))
+            .await
+            .unwrap()
+            .is_empty(),
+        "window"
+    );
+
+    // keyset pagination walks every event exactly once
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store
+            .query(&EventQuery {
+                limit: 1,
+                after,
+                ..base.clone()
+            })
+            .await
+            .unwrap();
+        let Some(last) = page.last() else { break };
+        after = Some((last.occurred_at, last.id));
+        seen.extend(page.into_iter().map(|r| r.id));
+    }
+    assert_eq!(seen, all.iter().map(|r| r.id).collect::<Vec<_>>());
+
+    let other = store
+        .query(&EventQuery {
+            server_id: b.0.into(),
+            ..base.clone()
+        })
+        .await
+        .unwrap();
+    assert_eq!(other.len(), 4);
+    assert!(other.iter().all(|r| r.server_id == b.1));
+}

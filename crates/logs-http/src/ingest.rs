@@ -1,0 +1,292 @@
+//! `POST /v1/servers/{cfxServerId}/logs` and `POST /v1/logs`.
+//!
+//! Order of checks: key (401), `logs:write` (403), server resolution and binding (403/404),
+//! plan and Logs source (403 `logs_not_enabled`), content type (415), body size while reading
+//! (413), validation (400 with every offending field), then one transaction. 202 is sent only
+//! after the commit. A concurrent duplicate of a batch still committing gets 503
+//! `batch_in_progress` (never a 4xx, which clients treat as final).
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::{AuthContext, Permission, Server};
+use chrono::Utc;
+use futures_util::StreamExt;
+use logs_core::event::{BatchError, MAX_BODY_BYTES};
+use logs_core::{parse_batch, IngestOutcome, IngestTarget};
+use serde::Serialize;
+use serde_json::json;
+use stow_http::{current_request_id, ApiError, Auth, Code};
+use utoipa::ToSchema;
+
+use crate::LogsState;
+
+/// The acceptance record (interface 2.7).
+#[derive(Serialize, ToSchema)]
+pub struct Acceptance {
+    pub accepted: bool,
+    pub batch_id: String,
+    pub accepted_events: i32,
+    /// RFC 3339 UTC with milliseconds.
+    pub ingested_at: String,
+    /// True when this batch was accepted before; nothing new was stored.
+    pub replayed: bool,
+    pub request_id: String,
+}
+
+/// Request body (documentation only; validated by `logs-core`).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct IngestBody {
+    /// 8 to 64 characters: letters, digits, `:`, `_`, `-`. Reuse it unchanged on retries.
+    batch_id: String,
+    /// 1 to 500 events (interface 2.6).
+    events: Vec<EventDoc>,
+}
+
+/// A log event (documentation only).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct EventDoc {
+    /// debug, info, warn, error or fatal.
+    level: String,
+    /// 1 to 2048 characters.
+    message: String,
+    event_id: Option<String>,
+    /// Lowercase; default `log`.
+    event_type: Option<String>,
+    /// RFC 3339; at most 7 days old and 5 minutes ahead. Default: ingestion time.
+    occurred_at: Option<String>,
+    player_id: Option<String>,
+    target_player_id: Option<String>,
+    /// At most 16 entries of kind to string value.
+    #[schema(value_type = Option<Object>)]
+    player_identifiers: Option<serde_json::Value>,
+    #[schema(value_type = Option<Object>)]
+    target_player_identifiers: Option<serde_json::Value>,
+    resource: Option<String>,
+    trace_id: Option<String>,
+    environment: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    data: Option<serde_json::Value>,
+}
+
+fn forbidden(msg: impl Into<String>) -> ApiError {
+    ApiError::new(Code::Forbidden, msg)
+}
+
+fn server_not_found(cfx: &str) -> ApiError {
+    ApiError::new(
+        Code::ServerNotFound,
+        format!("no registered server with join code `{cfx}` in this organization"),
+    )
+}
+
+/// The server a request writes to, after access checks.
+async fn resolve(
+    state: &LogsState,
+    ctx: &AuthContext,
+    named: Option<&str>,
+) -> Result<Server, ApiError> {
+    ctx.require(Permission::LogsWrite)?;
+    let server = match (named, &ctx.server) {
+        (None, None) => {
+            return Err(forbidden(
+                "POST /v1/logs needs a server-bound key; a global key must use POST /v1/servers/{cfxServerId}/logs",
+            ))
+        }
+        (None, Some(bound)) => bound.clone(),
+        (Some(code), Some(bound)) => {
+            if !bound.cfx_id.eq_ignore_ascii_case(code) {
+                return Err(forbidden("this key is bound to another server"));
+            }
+            bound.clone()
+        }
+        (Some(code), None) => {
+            use auth_core::AccountStore;
+            let s = state
+                .accounts
+                .find_server_by_cfx(code)
+                .await?
+                .ok_or_else(|| server_not_found(code))?;
+            if s.org_id != ctx.org.id {
+                return Err(server_not_found(code));
+            }
+            s
+        }
+    };
+    if !ctx.plan.logs_enabled {
+        return Err(ApiError::new(
+            Code::LogsNotEnabled,
+            "the organization's plan does not include Logs",
+        ));
+    }
+    // the bound server in a cached context may be stale; the source state is read fresh here
+    let current = {
+        use auth_core::AccountStore;
+        state.accounts.find_server_by_cfx(&server.cfx_id).await?
+    };
+    match current {
+        Some(s) if s.logs_active => Ok(s),
+        Some(_) => Err(ApiError::new(
+            Code::LogsNotEnabled,
+            "the Logs source of this server is not active",
+        )),
+        None => Err(server_not_found(&server.cfx_id)),
+    }
+}
+
+fn check_content_type(req: &HttpRequest) -> Result<(), ApiError> {
+    let ok = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            Code::UnsupportedMediaType,
+            "Content-Type must be application/json",
+        ))
+    }
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        Code::PayloadTooLarge,
+        format!("request body is larger than {MAX_BODY_BYTES} bytes (1 MiB)"),
+    )
+}
+
+/// Reads the body, refusing it as soon as it passes the limit.
+async fn read_body(req: &HttpRequest, mut payload: web::Payload) -> Result<Vec<u8>, ApiError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return Err(too_large());
+    }
+    let mut body = Vec::with_capacity(declared.unwrap_or(8192).min(MAX_BODY_BYTES));
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::invalid_request(format!("could not read the request body: {e}"))
+        })?;
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+async fn ingest(
+    state: &LogsState,
+    ctx: &AuthContext,
+    named: Option<&str>,
+    req: &HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let server = resolve(state, ctx, named).await?;
+    check_content_type(req)?;
+    let body = read_body(req, payload).await?;
+    let now = Utc::now();
+    let batch = parse_batch(&body, now).map_err(|e| match e {
+        BatchError::Malformed(m) => ApiError::invalid_request(m),
+        BatchError::Invalid { details, truncated } => {
+            let mut msg = format!(
+                "batch rejected: {} problem(s) found; no event was accepted",
+                details.len()
+            );
+            if truncated {
+                msg.push_str(&format!(" (only the first {} are listed)", details.len()));
+            }
+            ApiError::invalid_request(msg).with_details(json!(details))
+        }
+    })?;
+    let target = IngestTarget {
+        org_id: ctx.org.id.clone(),
+        server_id: server.id.clone(),
+        cfx_id: server.cfx_id.clone(),
+    };
+    let (accepted_events, ingested_at, replayed) = match state.store.ingest(&target, &batch, now).await? {
+        IngestOutcome::Accepted { accepted_events, ingested_at } => (accepted_events, ingested_at, false),
+        IngestOutcome::Replayed { accepted_events, ingested_at } => (accepted_events, ingested_at, true),
+        IngestOutcome::Conflict => {
+            return Err(ApiError::new(
+                Code::BatchIdConflict,
+                format!("batch_id `{}` was already used with a different payload; use a new batch_id for new events", batch.batch_id),
+            ))
+        }
+        IngestOutcome::InProgress => {
+            return Err(ApiError::new(
+                Code::BatchInProgress,
+                "this batch_id is still being processed by another request; retry with the same batch",
+            )
+            .with_retry_after(1))
+        }
+    };
+    tracing::debug!(batch_id = %batch.batch_id, events = accepted_events, replayed, "batch ingested");
+    Ok(HttpResponse::Accepted().json(Acceptance {
+        accepted: true,
+        batch_id: batch.batch_id,
+        accepted_events,
+        ingested_at: ingested_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        replayed,
+        request_id: current_request_id(),
+    }))
+}
+
+/// Ingest a batch for the named server (global and server-bound keys).
+#[utoipa::path(
+    post, path = "/v1/servers/{cfxServerId}/logs", tag = "ingestion", security(("bearer" = [])),
+    params(("cfxServerId" = String, Path, description = "Server join code (case-insensitive)")),
+    request_body(content = IngestBody, content_type = "application/json"),
+    responses(
+        (status = 202, description = "Committed (or replayed)", body = Acceptance),
+        (status = 400, description = "invalid_request, with details", body = crate::IngestErrorBody),
+        (status = 401, description = "unauthorized", body = crate::IngestErrorBody),
+        (status = 403, description = "forbidden or logs_not_enabled", body = crate::IngestErrorBody),
+        (status = 404, description = "server_not_found", body = crate::IngestErrorBody),
+        (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
+        (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
+        (status = 415, description = "unsupported_media_type", body = crate::IngestErrorBody),
+        (status = 429, description = "rate_limited (Retry-After)", body = crate::IngestErrorBody),
+        (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
+    )
+)]
+pub async fn ingest_explicit(
+    auth: Auth,
+    cfx_server_id: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<LogsState>,
+) -> Result<HttpResponse, ApiError> {
+    ingest(&state, &auth, Some(cfx_server_id.as_str()), &req, payload).await
+}
+
+/// Ingest a batch for the key's own server (server-bound keys only).
+#[utoipa::path(
+    post, path = "/v1/logs", tag = "ingestion", security(("bearer" = [])),
+    request_body(content = IngestBody, content_type = "application/json"),
+    responses(
+        (status = 202, description = "Committed (or replayed)", body = Acceptance),
+        (status = 400, description = "invalid_request, with details", body = crate::IngestErrorBody),
+        (status = 401, description = "unauthorized", body = crate::IngestErrorBody),
+        (status = 403, description = "forbidden (global key) or logs_not_enabled", body = crate::IngestErrorBody),
+        (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
+        (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
+        (status = 415, description = "unsupported_media_type", body = crate::IngestErrorBody),
+        (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
+    )
+)]
+pub async fn ingest_bound(
+    auth: Auth,
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<LogsState>,
+) -> Result<HttpResponse, ApiError> {
+    ingest(&state, &auth, None, &req, payload).await
+}
