@@ -167,8 +167,9 @@ pub async fn deliver(
     };
     res.status(status);
     if req.method() == Method::HEAD {
-        res.insert_header((header::CONTENT_LENGTH, length));
-        return Ok(res.finish());
+        // a sized body that is never polled: actix sends its length and no bytes for HEAD
+        let empty = futures_util::stream::empty::<Result<bytes::Bytes, actix_web::Error>>();
+        return Ok(res.no_chunking(length).streaming(empty));
     }
     let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
     let stream = match state

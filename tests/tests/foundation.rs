@@ -1,0 +1,409 @@
+//! Keys, auth, whoami, common HTTP behaviour, health.
+
+use auth_core::{Permission, PermissionSet};
+use stowage_tests::*;
+
+#[tokio::test]
+async fn whoami_reports_the_key_without_its_secret() {
+    let app = spawn().await;
+    let res = app.get("/v1/whoami", &app.dev_key).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["cache-control"], "private, no-store");
+    let id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let text = res.text().await.unwrap();
+    assert!(!text.contains(&app.dev_key[8..]), "no part of the secret");
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["success"], true);
+    assert_eq!(body["requestId"], id);
+    assert_eq!(body["credentialType"], "developer");
+    assert!(body["keyId"].as_str().unwrap().starts_with("key_"));
+    assert_eq!(body["organization"]["id"], app.org.id);
+    assert_eq!(body["server"], Value::Null);
+    assert_eq!(
+        body["permissions"],
+        json!({"cdn": ["read", "write", "delete"], "logs": ["read", "write"]})
+    );
+    assert_eq!(
+        body["restrictions"],
+        json!({"allowedPrefixes": [], "deniedPrefixes": []})
+    );
+    assert_eq!(body["allowedMimeTypes"], Value::Null);
+
+    let body: Value = app
+        .get("/v1/whoami", &app.server_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["credentialType"], "server");
+    assert_eq!(body["server"]["cfxId"], "abc123");
+    assert_eq!(body["server"]["id"], app.server.id);
+    assert_eq!(body["permissions"]["logs"], json!(["read", "write"]));
+    assert!(body["permissions"]["cdn"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("write")));
+}
+
+#[tokio::test]
+async fn whoami_on_the_ingestion_host() {
+    let app = spawn().await;
+    let res = app
+        .client
+        .get(format!("{}/v1/whoami", app.logs))
+        .bearer_auth(&app.server_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["request_id"], id);
+    assert_eq!(body["credentialType"], "server");
+}
+
+#[tokio::test]
+async fn restricted_key_shows_its_restrictions() {
+    let app = spawn().await;
+    let key = app
+        .key(KeySpec {
+            allow: vec!["images".into()],
+            deny: vec!["images/private".into()],
+            mime: Some(vec!["image/*".into()]),
+            ..KeySpec::perms(&[Permission::CdnRead])
+        })
+        .await;
+    let body: Value = app
+        .get("/v1/whoami", &key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["permissions"], json!({"cdn": ["read"], "logs": []}));
+    assert_eq!(body["restrictions"]["allowedPrefixes"], json!(["images"]));
+    assert_eq!(
+        body["restrictions"]["deniedPrefixes"],
+        json!(["images/private"])
+    );
+    assert_eq!(body["allowedMimeTypes"], json!(["image/*"]));
+}
+
+#[tokio::test]
+async fn bad_credentials_are_401_never_500() {
+    let app = spawn().await;
+    let long = format!("Bearer {}", "a".repeat(10_000));
+    let cases: Vec<Option<Vec<u8>>> = vec![
+        None,
+        Some(b"".to_vec()),
+        Some(b"Bearer".to_vec()),
+        Some(b"Bearer ".to_vec()),
+        Some(b"Basic dXNlcjpwYXNz".to_vec()),
+        Some(b"Bearer sk_live_unknownprefix".to_vec()),
+        Some(b"Bearer stw_dev_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA".to_vec()),
+        Some(long.into_bytes()),
+        Some(b"Bearer \xff\xfe\xfd".to_vec()),
+    ];
+    for header in cases {
+        let mut req = app.client.get(format!("{}/v1/whoami", app.cdn));
+        if let Some(h) = &header {
+            req = req.header(
+                "Authorization",
+                reqwest::header::HeaderValue::from_bytes(h).unwrap(),
+            );
+        }
+        expect_error(req.send().await.unwrap(), 401, "UNAUTHORIZED").await;
+        let mut req = app.client.get(format!("{}/v1/whoami", app.logs));
+        if let Some(h) = &header {
+            req = req.header(
+                "Authorization",
+                reqwest::header::HeaderValue::from_bytes(h).unwrap(),
+            );
+        }
+        let res = req.send().await.unwrap();
+        assert_eq!(res.status(), 401);
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["error"], "unauthorized");
+        assert!(body["request_id"].is_string());
+    }
+    // the scheme is case-insensitive
+    let res = app
+        .client
+        .get(format!("{}/v1/whoami", app.cdn))
+        .header("Authorization", format!("bEaReR {}", app.dev_key))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test]
+async fn disabled_expired_and_deleted_keys_are_refused() {
+    use auth_core::AccountStore;
+    let app = spawn().await;
+    let key = app.key(KeySpec::developer(PermissionSet::all())).await;
+    assert_eq!(
+        app.get("/v1/whoami", &key).send().await.unwrap().status(),
+        200
+    );
+    let id = app
+        .get("/v1/whoami", &key)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()["keyId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    app.accounts
+        .disable_key(&id, chrono::Utc::now())
+        .await
+        .unwrap();
+    // the test config caches keys for 0 s; production caches up to KEY_CACHE_SECONDS
+    let body = expect_error(
+        app.get("/v1/whoami", &key).send().await.unwrap(),
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("disabled"));
+
+    let expired = app
+        .key(KeySpec {
+            expires_at: Some(chrono::Utc::now() - chrono::Duration::seconds(1)),
+            ..KeySpec::developer(PermissionSet::all())
+        })
+        .await;
+    let body = expect_error(
+        app.get("/v1/whoami", &expired).send().await.unwrap(),
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("expired"));
+}
+
+#[tokio::test]
+async fn missing_permission_is_403() {
+    let app = spawn().await;
+    let read_only = app.key(KeySpec::perms(&[Permission::CdnRead])).await;
+    let res = app.upload(&read_only, "a.png", png_bytes(), None).await;
+    let body = expect_error(res, 403, "FORBIDDEN").await;
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cdn:write"));
+    let res = app
+        .delete("/v1/objects?path=a.png", &read_only)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 403, "FORBIDDEN").await;
+    let write_only = app.key(KeySpec::perms(&[Permission::CdnWrite])).await;
+    expect_error(
+        app.get("/v1/objects", &write_only).send().await.unwrap(),
+        403,
+        "FORBIDDEN",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn auth_runs_before_the_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn().await;
+    // Announce a 100 MiB upload and send none of it: the answer must come without the body.
+    let addr = app.cdn.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /v1/objects HTTP/1.1\r\nHost: {addr}\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: {}\r\n\r\n",
+        100 * 1024 * 1024
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut buf))
+        .await
+        .expect("an answer before any body byte was sent")
+        .unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]);
+    assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+    assert!(text.contains("UNAUTHORIZED"), "{text}");
+}
+
+#[tokio::test]
+async fn every_error_is_json_with_a_request_id() {
+    let app = spawn().await;
+    let res = app
+        .client
+        .get(format!("{}/nope", app.cdn))
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 404, "NOT_FOUND").await;
+    let res = app
+        .client
+        .put(format!("{}/v1/objects", app.cdn))
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 405, "METHOD_NOT_ALLOWED").await;
+    // malformed JSON
+    let res = app
+        .post("/v1/objects/bulk-delete", &app.dev_key)
+        .header("Content-Type", "application/json")
+        .body("{nope")
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 400, "INVALID_REQUEST").await;
+    // wrong content type for a JSON route
+    let res = app
+        .post("/v1/objects/bulk-delete", &app.dev_key)
+        .header("Content-Type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 415);
+    // oversized JSON
+    let big = format!("{{\"paths\":[\"{}\"]}}", "a".repeat(2 * 1024 * 1024));
+    let res = app
+        .post("/v1/objects/bulk-delete", &app.dev_key)
+        .header("Content-Type", "application/json")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 413, "PAYLOAD_TOO_LARGE").await;
+    // ingestion host
+    let res = app
+        .client
+        .get(format!("{}/nope", app.logs))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    let id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], "not_found");
+    assert_eq!(body["request_id"], id);
+    let res = app
+        .client
+        .get(format!("{}/v1/logs", app.logs))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 405);
+}
+
+#[tokio::test]
+async fn rate_limits_are_per_key() {
+    let app = spawn_with(Options {
+        tweak: |c| {
+            c.rate_limit_per_second = 1;
+            c.rate_limit_burst = 3;
+        },
+    })
+    .await;
+    let noisy = app.key(KeySpec::developer(PermissionSet::all())).await;
+    let mut limited = None;
+    for _ in 0..10 {
+        let res = app.get("/v1/whoami", &noisy).send().await.unwrap();
+        if res.status() == 429 {
+            limited = Some(res);
+            break;
+        }
+    }
+    let res = limited.expect("a noisy key is limited");
+    let retry: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry >= 1);
+    expect_error(res, 429, "RATE_LIMITED").await;
+    // another key is unaffected
+    assert_eq!(
+        app.get("/v1/whoami", &app.dev_key)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn health_and_readiness() {
+    let app = spawn().await;
+    for base in [&app.cdn, &app.logs] {
+        let res = app
+            .client
+            .get(format!("{base}/healthz"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        let res = app
+            .client
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["checks"]["database"], "ok");
+    }
+}
+
+#[tokio::test]
+async fn openapi_documents_cover_every_route() {
+    let app = spawn().await;
+    let doc: Value = app
+        .client
+        .get(format!("{}/v1/openapi.json", app.cdn))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    for p in [
+        "/v1/objects",
+        "/v1/objects/base64",
+        "/v1/objects/bulk",
+        "/v1/objects/bulk-delete",
+        "/v1/presigned-url",
+        "/v1/presigned-url/{token}",
+        "/v1/whoami",
+        "/v1/logs/query",
+        "/cdn/{workspace}/{key}",
+    ] {
+        assert!(doc["paths"][p].is_object(), "missing {p}");
+    }
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+    let doc: Value = app
+        .client
+        .get(format!("{}/v1/openapi.json", app.logs))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for p in ["/v1/servers/{cfxServerId}/logs", "/v1/logs", "/v1/whoami"] {
+        assert!(doc["paths"][p].is_object(), "missing {p}");
+    }
+}
