@@ -61,6 +61,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
 fn cors() -> actix_cors::Cors {
     actix_cors::Cors::default()
         .allow_any_origin()
+        .send_wildcard()
         .allowed_methods(["POST", "OPTIONS"])
         .allowed_headers(["content-type", "idempotency-key"])
         .expose_headers(["x-request-id", "retry-after", "idempotent-replayed"])

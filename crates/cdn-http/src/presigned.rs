@@ -235,13 +235,6 @@ pub async fn upload(
         .get(&hash)
         .await?
         .ok_or_else(token_invalid)?;
-    if record.expires_at <= Utc::now() {
-        return Err(token_expired(false));
-    }
-    let remaining = record.max_files - record.files_used;
-    if remaining <= 0 {
-        return Err(token_expired(true));
-    }
     // the creating key must still be valid, and its own restrictions still apply
     let key = state
         .accounts
@@ -257,10 +250,24 @@ pub async fn upload(
         .await?
         .ok_or_else(token_invalid)?;
     let credential = format!("tok:{}", hex::encode(hash));
+    // a retry of a completed upload is answered even when that upload used the last slot
     let ticket = idem::begin(&state, &req, &credential, "/v1/presigned-url/{token}").await?;
+    let remaining = record.max_files - record.files_used;
+    let open = if ticket.is_retry() {
+        Ok(())
+    } else if record.expires_at <= Utc::now() {
+        Err(token_expired(false))
+    } else if remaining <= 0 {
+        Err(token_expired(true))
+    } else {
+        Ok(())
+    };
+    if let Err(e) = open {
+        return ticket.finish(&state, &[], Err(e)).await;
+    }
     let limits = FormLimits {
         max_file_size: record.max_file_size.max(1) as u64,
-        max_files: remaining as usize,
+        max_files: remaining.max(1) as usize,
         fail_fast: false,
         store: !ticket.is_retry(),
     };
