@@ -1,0 +1,448 @@
+//! Log ingestion on the ingestion host.
+
+use auth_core::{AccountStore, Permission};
+use stowage_tests::*;
+
+fn event(msg: &str) -> Value {
+    json!({ "level": "info", "message": msg })
+}
+
+fn batch(id: &str, events: Vec<Value>) -> Value {
+    json!({ "batch_id": id, "events": events })
+}
+
+async fn post(app: &TestApp, path: &str, key: &str, body: &Value) -> reqwest::Response {
+    app.client
+        .post(format!("{}{path}", app.logs))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn expect_ingest_error(res: reqwest::Response, status: u16, code: &str) -> Value {
+    assert_eq!(res.status().as_u16(), status);
+    let id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], code, "{body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+    assert_eq!(body["request_id"], id);
+    body
+}
+
+async fn event_count(app: &TestApp) -> i64 {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = app.db.conn().await.unwrap();
+    let n: N = diesel::sql_query("SELECT count(*) AS n FROM log_events")
+        .get_result(&mut conn)
+        .await
+        .unwrap();
+    n.n
+}
+
+#[tokio::test]
+async fn accepts_retries_and_conflicts() {
+    let app = spawn().await;
+    let b = batch("batch-0001", vec![event("a"), event("b")]);
+    let res = post(&app, "/v1/servers/abc123/logs", &app.dev_key, &b).await;
+    assert_eq!(res.status(), 202);
+    assert!(res.headers().contains_key("x-request-id"));
+    let first: Value = res.json().await.unwrap();
+    assert_eq!(first["accepted"], true);
+    assert_eq!(first["batch_id"], "batch-0001");
+    assert_eq!(first["accepted_events"], 2);
+    assert_eq!(first["replayed"], false);
+    chrono::DateTime::parse_from_rfc3339(first["ingested_at"].as_str().unwrap()).unwrap();
+
+    // same batch, different formatting and key order: replayed, no new events or usage
+    let reordered = r#"{ "events": [ {"message":"a","level":"info"}, {"level":"info","message":"b"} ], "batch_id": "batch-0001" }"#;
+    let res = app
+        .client
+        .post(format!("{}/v1/servers/ABC123/logs", app.logs))
+        .bearer_auth(&app.dev_key)
+        .header("Content-Type", "application/json; charset=utf-8")
+        .body(reordered)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    let again: Value = res.json().await.unwrap();
+    assert_eq!(again["replayed"], true);
+    assert_eq!(again["ingested_at"], first["ingested_at"]);
+    assert_eq!(again["accepted_events"], 2);
+    assert_eq!(event_count(&app).await, 2);
+
+    let changed = batch("batch-0001", vec![event("a"), event("changed")]);
+    expect_ingest_error(
+        post(&app, "/v1/servers/abc123/logs", &app.dev_key, &changed).await,
+        409,
+        "batch_id_conflict",
+    )
+    .await;
+    // a server-bound key on its own route
+    let res = post(
+        &app,
+        "/v1/logs",
+        &app.server_key,
+        &batch("batch-0002", vec![event("c")]),
+    )
+    .await;
+    assert_eq!(res.status(), 202);
+    assert_eq!(event_count(&app).await, 3);
+    let usage = stow_db::logs::org_usage(&app.db, &app.org.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        usage.log_events, 3,
+        "rejected batches and retries add no usage"
+    );
+}
+
+#[tokio::test]
+async fn access_rules() {
+    let app = spawn().await;
+    let b = batch("batch-0001", vec![event("a")]);
+    expect_ingest_error(
+        post(&app, "/v1/logs", &app.dev_key, &b).await,
+        403,
+        "forbidden",
+    )
+    .await;
+    let other = app
+        .accounts
+        .register_server(&app.org.id, "zzz999", None)
+        .await
+        .unwrap();
+    app.accounts
+        .set_logs_active(&other.cfx_id, true)
+        .await
+        .unwrap();
+    expect_ingest_error(
+        post(&app, "/v1/servers/zzz999/logs", &app.server_key, &b).await,
+        403,
+        "forbidden",
+    )
+    .await;
+    assert_eq!(
+        post(&app, "/v1/servers/ABC123/logs", &app.server_key, &b)
+            .await
+            .status(),
+        202,
+        "own server, any case"
+    );
+    expect_ingest_error(
+        post(&app, "/v1/servers/nosuch/logs", &app.dev_key, &b).await,
+        404,
+        "server_not_found",
+    )
+    .await;
+    // another organization's server looks unknown
+    let org2 = app
+        .accounts
+        .create_org("Other", "other", "pro")
+        .await
+        .unwrap();
+    app.accounts
+        .register_server(&org2.id, "theirs1", None)
+        .await
+        .unwrap();
+    app.accounts.set_logs_active("theirs1", true).await.unwrap();
+    expect_ingest_error(
+        post(&app, "/v1/servers/theirs1/logs", &app.dev_key, &b).await,
+        404,
+        "server_not_found",
+    )
+    .await;
+    let no_write = app.key(KeySpec::perms(&[Permission::LogsRead])).await;
+    expect_ingest_error(
+        post(&app, "/v1/servers/abc123/logs", &no_write, &b).await,
+        403,
+        "forbidden",
+    )
+    .await;
+    expect_ingest_error(
+        post(&app, "/v1/servers/abc123/logs", "stw_dev_nope", &b).await,
+        401,
+        "unauthorized",
+    )
+    .await;
+    // Logs source inactive, then plan without logs
+    app.accounts.set_logs_active("abc123", false).await.unwrap();
+    expect_ingest_error(
+        post(
+            &app,
+            "/v1/servers/abc123/logs",
+            &app.dev_key,
+            &batch("batch-0009", vec![event("x")]),
+        )
+        .await,
+        403,
+        "logs_not_enabled",
+    )
+    .await;
+    app.accounts.set_logs_active("abc123", true).await.unwrap();
+    app.accounts
+        .set_org_plan(&app.org.id, "free")
+        .await
+        .unwrap();
+    expect_ingest_error(
+        post(
+            &app,
+            "/v1/servers/abc123/logs",
+            &app.dev_key,
+            &batch("batch-0010", vec![event("x")]),
+        )
+        .await,
+        403,
+        "logs_not_enabled",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn validation_is_atomic_and_detailed() {
+    let app = spawn().await;
+    let b = batch(
+        "batch-0001",
+        vec![
+            event("ok"),
+            json!({"level": "loud", "message": "x"}),
+            event("ok"),
+            json!({"level": "info", "mesage": "typo"}),
+        ],
+    );
+    let body = expect_ingest_error(
+        post(&app, "/v1/servers/abc123/logs", &app.dev_key, &b).await,
+        400,
+        "invalid_request",
+    )
+    .await;
+    let details = body["details"].as_array().unwrap();
+    assert!(details
+        .iter()
+        .any(|d| d["index"] == 1 && d["field"] == "level"));
+    assert!(details
+        .iter()
+        .any(|d| d["index"] == 3 && d["field"] == "mesage"));
+    assert!(details
+        .iter()
+        .any(|d| d["index"] == 3 && d["field"] == "message"));
+    assert_eq!(event_count(&app).await, 0, "nothing accepted");
+    // the same batch id is still free after a rejection
+    assert_eq!(
+        post(
+            &app,
+            "/v1/servers/abc123/logs",
+            &app.dev_key,
+            &batch("batch-0001", vec![event("ok")])
+        )
+        .await
+        .status(),
+        202
+    );
+    // malformed bodies and ids
+    let res = app
+        .client
+        .post(format!("{}/v1/servers/abc123/logs", app.logs))
+        .bearer_auth(&app.dev_key)
+        .header("Content-Type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    expect_ingest_error(res, 400, "invalid_request").await;
+    expect_ingest_error(
+        post(
+            &app,
+            "/v1/servers/abc123/logs",
+            &app.dev_key,
+            &batch("short", vec![event("a")]),
+        )
+        .await,
+        400,
+        "invalid_request",
+    )
+    .await;
+    expect_ingest_error(
+        post(
+            &app,
+            "/v1/servers/abc123/logs",
+            &app.dev_key,
+            &batch("batch-0002", vec![]),
+        )
+        .await,
+        400,
+        "invalid_request",
+    )
+    .await;
+    let too_many: Vec<Value> = (0..501).map(|i| event(&format!("{i}"))).collect();
+    expect_ingest_error(
+        post(
+            &app,
+            "/v1/servers/abc123/logs",
+            &app.dev_key,
+            &batch("batch-0003", too_many),
+        )
+        .await,
+        400,
+        "invalid_request",
+    )
+    .await;
+    let just_right: Vec<Value> = (0..500).map(|i| event(&format!("{i}"))).collect();
+    assert_eq!(
+        post(
+            &app,
+            "/v1/servers/abc123/logs",
+            &app.dev_key,
+            &batch("batch-0004", just_right)
+        )
+        .await
+        .status(),
+        202
+    );
+}
+
+#[tokio::test]
+async fn content_type_and_size_limits() {
+    let app = spawn().await;
+    let url = format!("{}/v1/servers/abc123/logs", app.logs);
+    let body = batch("batch-0001", vec![event("a")]).to_string();
+    let res = app
+        .client
+        .post(&url)
+        .bearer_auth(&app.dev_key)
+        .header("Content-Type", "text/plain")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    expect_ingest_error(res, 415, "unsupported_media_type").await;
+    let res = app
+        .client
+        .post(&url)
+        .bearer_auth(&app.dev_key)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    expect_ingest_error(res, 415, "unsupported_media_type").await;
+    // just over 1 MiB, declared
+    let big = format!(
+        "{{\"batch_id\":\"batch-0002\",\"events\":[{{\"level\":\"info\",\"message\":\"{}\"}}]}}",
+        "a".repeat(1024 * 1024)
+    );
+    let res = app
+        .client
+        .post(&url)
+        .bearer_auth(&app.dev_key)
+        .header("Content-Type", "application/json")
+        .body(big.clone())
+        .send()
+        .await
+        .unwrap();
+    expect_ingest_error(res, 413, "payload_too_large").await;
+    // ... and streamed without a length
+    let stream = futures::stream::iter(
+        big.into_bytes()
+            .chunks(64 * 1024)
+            .map(|c| Ok::<_, std::io::Error>(c.to_vec()))
+            .collect::<Vec<_>>(),
+    );
+    let res = app
+        .client
+        .post(&url)
+        .bearer_auth(&app.dev_key)
+        .header("Content-Type", "application/json")
+        .body(reqwest::Body::wrap_stream(stream))
+        .send()
+        .await
+        .unwrap();
+    expect_ingest_error(res, 413, "payload_too_large").await;
+    // an event over 16 KiB names its index
+    let fat = json!({"level": "info", "message": "m", "data": {"pad": "x".repeat(17 * 1024)}});
+    let body = expect_ingest_error(
+        post(
+            &app,
+            "/v1/servers/abc123/logs",
+            &app.dev_key,
+            &batch("batch-0003", vec![event("ok"), fat]),
+        )
+        .await,
+        400,
+        "invalid_request",
+    )
+    .await;
+    assert_eq!(body["details"][0]["index"], 1);
+}
+
+#[tokio::test]
+async fn concurrent_identical_batches_ingest_once() {
+    let app = spawn().await;
+    for round in 0..5 {
+        let id = format!("race-batch-{round:04}");
+        let events: Vec<Value> = (0..200).map(|i| event(&format!("e{i}"))).collect();
+        let b = batch(&id, events);
+        let (r1, r2) = tokio::join!(
+            post(&app, "/v1/servers/abc123/logs", &app.dev_key, &b),
+            post(&app, "/v1/servers/abc123/logs", &app.dev_key, &b)
+        );
+        let mut replayed = 0;
+        for r in [r1, r2] {
+            let status = r.status().as_u16();
+            // a duplicate still in flight may get 503 batch_in_progress, never a 4xx
+            assert!(status == 202 || status == 503, "{status}");
+            if status == 202 {
+                let body: Value = r.json().await.unwrap();
+                if body["replayed"] == true {
+                    replayed += 1;
+                }
+            } else {
+                assert!(r.headers().contains_key("retry-after"));
+                replayed += 1;
+            }
+        }
+        assert_eq!(replayed, 1, "exactly one request ingested the batch");
+    }
+    assert_eq!(event_count(&app).await, 1000);
+}
+
+#[tokio::test]
+async fn events_are_stored_with_defaults() {
+    let app = spawn().await;
+    let before = chrono::Utc::now();
+    let b = batch(
+        "batch-0001",
+        vec![
+            json!({"level": "warn", "message": "m", "event_id": "evt-12345678", "player_identifiers": {"license": "license:1"}}),
+        ],
+    );
+    assert_eq!(
+        post(&app, "/v1/logs", &app.server_key, &b).await.status(),
+        202
+    );
+    let body: Value = app
+        .post("/v1/logs/query", &app.server_key)
+        .json(&json!({"from": (before - chrono::Duration::minutes(1)).to_rfc3339(), "to": (chrono::Utc::now() + chrono::Duration::minutes(1)).to_rfc3339()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let e = &body["events"][0];
+    assert_eq!(e["event_id"], "evt-12345678");
+    assert_eq!(e["event_type"], "log");
+    assert_eq!(e["server_id"], "abc123");
+    let occurred =
+        chrono::DateTime::parse_from_rfc3339(e["occurred_at"].as_str().unwrap()).unwrap();
+    assert!(
+        occurred >= before - chrono::Duration::seconds(1),
+        "defaults to ingestion time"
+    );
+}

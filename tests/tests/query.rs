@@ -1,0 +1,525 @@
+//! Log queries on the API host.
+
+use auth_core::{AccountStore, Permission};
+use chrono::{Duration, Utc};
+use stowage_tests::*;
+
+async fn ingest(app: &TestApp, id: &str, events: Vec<Value>) {
+    let res = app
+        .client
+        .post(format!("{}/v1/servers/abc123/logs", app.logs))
+        .bearer_auth(&app.dev_key)
+        .json(&json!({"batch_id": id, "events": events}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202, "{:?}", res.text().await);
+}
+
+fn ago(mins: i64) -> String {
+    (Utc::now() - Duration::minutes(mins)).to_rfc3339()
+}
+
+fn window() -> Value {
+    json!({ "serverId": "abc123", "from": ago(120), "to": (Utc::now() + Duration::minutes(10)).to_rfc3339() })
+}
+
+fn with(mut base: Value, extra: Value) -> Value {
+    for (k, v) in extra.as_object().unwrap() {
+        base[k] = v.clone();
+    }
+    base
+}
+
+async fn query(app: &TestApp, key: &str, body: &Value) -> reqwest::Response {
+    app.post("/v1/logs/query", key)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn messages(app: &TestApp, body: &Value) -> Vec<String> {
+    let res = query(app, &app.dev_key, body).await;
+    assert_eq!(res.status(), 200);
+    let v: Value = res.json().await.unwrap();
+    v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn seed(app: &TestApp) {
+    ingest(app, "seed-batch-1", vec![
+        json!({"level": "info", "message": "Player joined", "event_type": "player.join", "occurred_at": ago(50), "player_id": "p1", "player_identifiers": {"license": "license:aaa", "discord": "discord:1"}, "resource": "core"}),
+        json!({"level": "error", "message": "Script ERROR in es_extended", "occurred_at": ago(40), "resource": "es_extended"}),
+        json!({"level": "info", "message": "chat: gg wp", "event_type": "chat", "occurred_at": ago(30), "player_id": "p2", "target_player_id": "p1", "target_player_identifiers": {"license": "license:aaa"}}),
+        json!({"level": "warn", "message": "50% off_sale", "occurred_at": ago(20), "resource": "shop"}),
+        json!({"level": "fatal", "message": "server crash", "occurred_at": ago(10), "event_type": "server.crash"}),
+    ]).await;
+}
+
+#[tokio::test]
+async fn events_come_newest_first_with_all_fields() {
+    let app = spawn().await;
+    seed(&app).await;
+    let res = query(&app, &app.dev_key, &window()).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["cache-control"], "private, no-store");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["success"], true);
+    assert!(body["requestId"].is_string());
+    let events = body["events"].as_array().unwrap();
+    assert_eq!(events.len(), 5);
+    assert_eq!(events[0]["message"], "server crash");
+    assert_eq!(events[4]["message"], "Player joined");
+    for e in events {
+        for f in [
+            "event_id",
+            "server_id",
+            "level",
+            "event_type",
+            "occurred_at",
+            "ingested_at",
+            "player_id",
+            "target_player_id",
+            "player_identifiers",
+            "target_player_identifiers",
+            "resource",
+            "trace_id",
+            "environment",
+            "message",
+            "data",
+        ] {
+            assert!(e.get(f).is_some(), "field {f} missing in {e}");
+        }
+    }
+    assert_eq!(events[0]["player_id"], Value::Null);
+    assert_eq!(events[4]["player_identifiers"]["license"], "license:aaa");
+    assert_eq!(
+        body["pagination"],
+        json!({"hasMore": false, "nextCursor": null})
+    );
+    assert!(body["range"]["from"].is_string() && body["range"]["to"].is_string());
+}
+
+#[tokio::test]
+async fn every_filter() {
+    let app = spawn().await;
+    seed(&app).await;
+    let w = window;
+    assert_eq!(
+        messages(&app, &with(w(), json!({"level": "error"}))).await,
+        vec!["Script ERROR in es_extended"]
+    );
+    assert_eq!(
+        messages(&app, &with(w(), json!({"eventType": "chat"}))).await,
+        vec!["chat: gg wp"]
+    );
+    assert_eq!(
+        messages(&app, &with(w(), json!({"eventType": "log"})))
+            .await
+            .len(),
+        2
+    );
+    assert_eq!(
+        messages(&app, &with(w(), json!({"resource": "shop"}))).await,
+        vec!["50% off_sale"]
+    );
+    assert_eq!(
+        messages(&app, &with(w(), json!({"message": "error IN"}))).await,
+        vec!["Script ERROR in es_extended"]
+    );
+    assert_eq!(
+        messages(&app, &with(w(), json!({"message": "50%"}))).await,
+        vec!["50% off_sale"]
+    );
+    assert!(
+        messages(&app, &with(w(), json!({"message": "5_%"})))
+            .await
+            .is_empty(),
+        "% and _ are literal"
+    );
+    assert_eq!(
+        messages(&app, &with(w(), json!({"playerId": "p1"}))).await,
+        vec!["chat: gg wp", "Player joined"]
+    );
+    assert_eq!(
+        messages(
+            &app,
+            &with(
+                w(),
+                json!({"identifier": {"owner": "player", "key": "license", "value": "license:aaa"}})
+            )
+        )
+        .await,
+        vec!["Player joined"]
+    );
+    assert_eq!(
+        messages(
+            &app,
+            &with(
+                w(),
+                json!({"identifier": {"owner": "target", "key": "license", "value": "license:aaa"}})
+            )
+        )
+        .await,
+        vec!["chat: gg wp"]
+    );
+    assert!(messages(
+        &app,
+        &with(
+            w(),
+            json!({"identifier": {"owner": "player", "key": "license", "value": "license:bbb"}})
+        )
+    )
+    .await
+    .is_empty());
+    assert_eq!(
+        messages(&app, &with(w(), json!({"level": "info", "playerId": "p2"}))).await,
+        vec!["chat: gg wp"]
+    );
+}
+
+#[tokio::test]
+async fn invalid_requests() {
+    let app = spawn().await;
+    let cases = [
+        json!({"serverId": "abc123", "to": ago(0)}),
+        json!({"serverId": "abc123", "from": ago(10), "to": ago(20)}),
+        json!({"serverId": "abc123", "from": (Utc::now() - Duration::days(8)).to_rfc3339(), "to": ago(0)}),
+        with(window(), json!({"limit": 0})),
+        with(window(), json!({"limit": 101})),
+        with(window(), json!({"level": "verbose"})),
+        with(
+            window(),
+            json!({"identifier": {"owner": "someone", "key": "a", "value": "b"}}),
+        ),
+        with(window(), json!({"unknownField": 1})),
+        with(window(), json!({"from": "yesterday"})),
+    ];
+    for c in cases {
+        expect_error(query(&app, &app.dev_key, &c).await, 400, "INVALID_REQUEST").await;
+    }
+    let body = expect_error(
+        query(
+            &app,
+            &app.dev_key,
+            &with(window(), json!({"levels": "info"})),
+        )
+        .await,
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("levels"));
+    assert_eq!(
+        query(&app, &app.dev_key, &with(window(), json!({"limit": 100})))
+            .await
+            .status(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn access_rules() {
+    let app = spawn().await;
+    let mut no_server = window();
+    no_server.as_object_mut().unwrap().remove("serverId");
+    expect_error(
+        query(&app, &app.dev_key, &no_server).await,
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert_eq!(
+        query(&app, &app.server_key, &no_server).await.status(),
+        200,
+        "a bound key defaults to its server"
+    );
+    assert_eq!(
+        query(
+            &app,
+            &app.server_key,
+            &with(window(), json!({"serverId": "ABC123"}))
+        )
+        .await
+        .status(),
+        200
+    );
+    app.accounts
+        .register_server(&app.org.id, "other1", None)
+        .await
+        .unwrap();
+    app.accounts.set_logs_active("other1", true).await.unwrap();
+    expect_error(
+        query(
+            &app,
+            &app.server_key,
+            &with(window(), json!({"serverId": "other1"})),
+        )
+        .await,
+        403,
+        "FORBIDDEN",
+    )
+    .await;
+    let no_read = app.key(KeySpec::perms(&[Permission::LogsWrite])).await;
+    expect_error(query(&app, &no_read, &window()).await, 403, "FORBIDDEN").await;
+    let org2 = app
+        .accounts
+        .create_org("Other", "other", "pro")
+        .await
+        .unwrap();
+    app.accounts
+        .register_server(&org2.id, "theirs1", None)
+        .await
+        .unwrap();
+    let unknown = expect_error(
+        query(
+            &app,
+            &app.dev_key,
+            &with(window(), json!({"serverId": "nosuch"})),
+        )
+        .await,
+        404,
+        "NOT_FOUND",
+    )
+    .await;
+    let theirs = expect_error(
+        query(
+            &app,
+            &app.dev_key,
+            &with(window(), json!({"serverId": "theirs1"})),
+        )
+        .await,
+        404,
+        "NOT_FOUND",
+    )
+    .await;
+    assert_eq!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .replace("nosuch", "X"),
+        theirs["error"]["message"]
+            .as_str()
+            .unwrap()
+            .replace("theirs1", "X"),
+        "another organization's server is indistinguishable from an unknown one"
+    );
+    app.accounts.set_logs_active("abc123", false).await.unwrap();
+    expect_error(query(&app, &app.dev_key, &window()).await, 403, "FORBIDDEN").await;
+    app.accounts.set_logs_active("abc123", true).await.unwrap();
+    app.accounts
+        .set_org_plan(&app.org.id, "free")
+        .await
+        .unwrap();
+    expect_error(query(&app, &app.dev_key, &window()).await, 403, "FORBIDDEN").await;
+    expect_error(
+        query(&app, "stw_dev_nope", &window()).await,
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn pagination_survives_concurrent_inserts() {
+    let app = spawn().await;
+    let events: Vec<Value> = (0..25)
+        .map(
+            |i| json!({"level": "info", "message": format!("m{i:02}"), "occurred_at": ago(60 - i)}),
+        )
+        .collect();
+    ingest(&app, "page-batch-1", events).await;
+    // several events share one timestamp: ties must be stable
+    let same = ago(5);
+    ingest(
+        &app,
+        "page-batch-2",
+        (0..5)
+            .map(|i| json!({"level": "info", "message": format!("tie{i}"), "occurred_at": same}))
+            .collect(),
+    )
+    .await;
+    let w = window();
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut page_no = 0;
+    loop {
+        let mut body = with(w.clone(), json!({"limit": 7}));
+        if let Some(c) = &cursor {
+            body["cursor"] = json!(c);
+        }
+        let v: Value = query(&app, &app.dev_key, &body).await.json().await.unwrap();
+        seen.extend(
+            v["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["message"].as_str().unwrap().to_owned()),
+        );
+        page_no += 1;
+        if page_no == 1 {
+            // new events arrive mid-walk, newer and older than the cursor
+            ingest(
+                &app,
+                "page-batch-3",
+                vec![json!({"level": "info", "message": "late-new", "occurred_at": ago(0)})],
+            )
+            .await;
+        }
+        if v["pagination"]["hasMore"] == true {
+            cursor = Some(v["pagination"]["nextCursor"].as_str().unwrap().to_owned());
+        } else {
+            assert_eq!(v["pagination"]["nextCursor"], Value::Null);
+            break;
+        }
+    }
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), seen.len(), "no event repeated: {seen:?}");
+    for i in 0..25 {
+        assert!(seen.contains(&format!("m{i:02}")), "m{i:02} skipped");
+    }
+    for i in 0..5 {
+        assert!(seen.contains(&format!("tie{i}")));
+    }
+}
+
+#[tokio::test]
+async fn cursors_are_bound_and_expire() {
+    let app = spawn().await;
+    seed(&app).await;
+    let base = with(window(), json!({"limit": 2}));
+    let v: Value = query(&app, &app.dev_key, &base).await.json().await.unwrap();
+    let cursor = v["pagination"]["nextCursor"].as_str().unwrap().to_owned();
+    let next = query(
+        &app,
+        &app.dev_key,
+        &with(base.clone(), json!({"cursor": cursor})),
+    )
+    .await;
+    assert_eq!(next.status(), 200, "the unchanged search continues");
+    expect_error(
+        query(
+            &app,
+            &app.dev_key,
+            &with(base.clone(), json!({"cursor": "garbage"})),
+        )
+        .await,
+        400,
+        "INVALID_CURSOR",
+    )
+    .await;
+    let mut tampered = cursor.clone();
+    tampered.insert(5, 'x');
+    expect_error(
+        query(
+            &app,
+            &app.dev_key,
+            &with(base.clone(), json!({"cursor": tampered})),
+        )
+        .await,
+        400,
+        "INVALID_CURSOR",
+    )
+    .await;
+    expect_error(
+        query(
+            &app,
+            &app.dev_key,
+            &with(base.clone(), json!({"cursor": cursor, "level": "info"})),
+        )
+        .await,
+        400,
+        "INVALID_CURSOR",
+    )
+    .await;
+    expect_error(
+        query(
+            &app,
+            &app.dev_key,
+            &with(base.clone(), json!({"cursor": cursor, "from": ago(119)})),
+        )
+        .await,
+        400,
+        "INVALID_CURSOR",
+    )
+    .await;
+
+    let expiring = spawn_with(Options {
+        tweak: |c| c.cursor_ttl = std::time::Duration::from_secs(0),
+    })
+    .await;
+    seed(&expiring).await;
+    let w = with(window(), json!({"limit": 1}));
+    let v: Value = query(&expiring, &expiring.dev_key, &w)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let c = v["pagination"]["nextCursor"].as_str().unwrap();
+    expect_error(
+        query(
+            &expiring,
+            &expiring.dev_key,
+            &with(w.clone(), json!({"cursor": c})),
+        )
+        .await,
+        400,
+        "CURSOR_EXPIRED",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn retention_clamps_the_window() {
+    let app = spawn().await;
+    let mut plan = app.accounts.get_plan("pro").await.unwrap().unwrap();
+    plan.retention_days = 1;
+    app.accounts.upsert_plan(&plan).await.unwrap();
+    ingest(&app, "old-batch-1", vec![
+        json!({"level": "info", "message": "two days old", "occurred_at": (Utc::now() - Duration::days(2)).to_rfc3339()}),
+        json!({"level": "info", "message": "fresh", "occurred_at": ago(5)}),
+    ]).await;
+    let body = json!({"serverId": "abc123", "from": (Utc::now() - Duration::days(3)).to_rfc3339(), "to": Utc::now().to_rfc3339()});
+    let v: Value = query(&app, &app.dev_key, &body).await.json().await.unwrap();
+    let msgs: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(msgs, vec!["fresh"]);
+    let from = chrono::DateTime::parse_from_rfc3339(v["range"]["from"].as_str().unwrap()).unwrap();
+    let expected = Utc::now() - Duration::days(1);
+    assert!(
+        (from.with_timezone(&Utc) - expected).num_seconds().abs() < 60,
+        "range.from raised to now - retention: {from}"
+    );
+}
+
+#[tokio::test]
+async fn concurrent_search_limit() {
+    let app = spawn().await;
+    let mut plan = app.accounts.get_plan("pro").await.unwrap().unwrap();
+    plan.concurrent_searches = 1;
+    app.accounts.upsert_plan(&plan).await.unwrap();
+    // hold the organization's only slot, as a long search would
+    let held = app
+        .cdn_state
+        .try_search_slot(&app.org.id, 1)
+        .expect("a free slot");
+    let res = query(&app, &app.dev_key, &window()).await;
+    assert!(res.headers().contains_key("retry-after"));
+    expect_error(res, 429, "RATE_LIMITED").await;
+    drop(held);
+    assert_eq!(query(&app, &app.dev_key, &window()).await.status(), 200);
+}
