@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Keys, auth, whoami, common HTTP behaviour, health.
 
 use auth_core::{Permission, PermissionSet};

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Log ingestion on the ingestion host.
 
 use auth_core::{AccountStore, Permission};

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! CDN objects: upload (multipart, Base64, bulk), list, delete, idempotency, delivery, storage.
 
 use auth_core::{AccountStore, Permission};

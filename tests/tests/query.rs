@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Log queries on the API host.
 
 use auth_core::{AccountStore, Permission};

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Scoped upload URLs.
 
 use std::sync::Arc;

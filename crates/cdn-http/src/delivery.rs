@@ -22,38 +22,42 @@ fn not_found() -> ApiError {
     ApiError::new(Code::NotFound, "no such object")
 }
 
+/// A `Range` header that cannot be satisfied (416).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Unsatisfiable;
+
 /// Parses a single `bytes=` range against `size`. `Ok(None)`: serve the whole body (no header,
-/// multiple ranges, or a unit we ignore); `Err(())`: unsatisfiable.
-pub fn parse_range(header: &str, size: u64) -> Result<Option<std::ops::Range<u64>>, ()> {
+/// multiple ranges, or a unit we ignore); `Err(Unsatisfiable)`: answer 416.
+pub fn parse_range(header: &str, size: u64) -> Result<Option<std::ops::Range<u64>>, Unsatisfiable> {
     let Some(spec) = header.trim().strip_prefix("bytes=") else {
         return Ok(None);
     };
     if spec.contains(',') {
         return Ok(None);
     }
-    let (start, end) = spec.split_once('-').ok_or(())?;
+    let (start, end) = spec.split_once('-').ok_or(Unsatisfiable)?;
     let (start, end) = (start.trim(), end.trim());
     let range = if start.is_empty() {
-        let n: u64 = end.parse().map_err(|_| ())?;
+        let n: u64 = end.parse().map_err(|_| Unsatisfiable)?;
         if n == 0 {
-            return Err(());
+            return Err(Unsatisfiable);
         }
         size.saturating_sub(n)..size
     } else {
-        let s: u64 = start.parse().map_err(|_| ())?;
+        let s: u64 = start.parse().map_err(|_| Unsatisfiable)?;
         let e = if end.is_empty() {
             size
         } else {
-            let e: u64 = end.parse().map_err(|_| ())?;
+            let e: u64 = end.parse().map_err(|_| Unsatisfiable)?;
             if e < s {
-                return Err(());
+                return Err(Unsatisfiable);
             }
             (e + 1).min(size)
         };
         s..e
     };
     if range.start >= size {
-        return Err(());
+        return Err(Unsatisfiable);
     }
     Ok(Some(range))
 }
@@ -142,7 +146,7 @@ pub async fn deliver(
         None => None,
         Some(h) => match parse_range(h, size) {
             Ok(r) => r,
-            Err(()) => {
+            Err(Unsatisfiable) => {
                 return Ok(res
                     .status(StatusCode::RANGE_NOT_SATISFIABLE)
                     .insert_header((header::CONTENT_RANGE, format!("bytes */{size}")))
@@ -202,14 +206,14 @@ mod tests {
         assert_eq!(parse_range("bytes=-200", 100), Ok(Some(0..100)));
         assert_eq!(parse_range("bytes=0-999", 100), Ok(Some(0..100)));
         assert_eq!(parse_range("bytes=99-99", 100), Ok(Some(99..100)));
-        assert_eq!(parse_range("bytes=100-", 100), Err(()));
-        assert_eq!(parse_range("bytes=100-200", 100), Err(()));
-        assert_eq!(parse_range("bytes=5-4", 100), Err(()));
-        assert_eq!(parse_range("bytes=-0", 100), Err(()));
-        assert_eq!(parse_range("bytes=a-b", 100), Err(()));
+        assert_eq!(parse_range("bytes=100-", 100), Err(Unsatisfiable));
+        assert_eq!(parse_range("bytes=100-200", 100), Err(Unsatisfiable));
+        assert_eq!(parse_range("bytes=5-4", 100), Err(Unsatisfiable));
+        assert_eq!(parse_range("bytes=-0", 100), Err(Unsatisfiable));
+        assert_eq!(parse_range("bytes=a-b", 100), Err(Unsatisfiable));
         assert_eq!(parse_range("bytes=0-1,5-6", 100), Ok(None));
         assert_eq!(parse_range("items=0-1", 100), Ok(None));
-        assert_eq!(parse_range("bytes=0-", 0), Err(()));
+        assert_eq!(parse_range("bytes=0-", 0), Err(Unsatisfiable));
     }
 
     #[test]

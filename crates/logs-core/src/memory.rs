@@ -13,9 +13,12 @@ use crate::store::{
     new_event_id, EventQuery, EventRow, IngestOutcome, IngestTarget, LogStore, Owner,
 };
 
+/// digest, accepted events, ingested at
+type StoredBatch = ([u8; 32], i32, DateTime<Utc>);
+
 #[derive(Default)]
 struct State {
-    batches: HashMap<(String, String), ([u8; 32], i32, DateTime<Utc>)>,
+    batches: HashMap<(String, String), StoredBatch>,
     events: Vec<(String, EventRow)>,
     usage: HashMap<(String, i32, u32), i64>,
     next_id: i64,
@@ -120,7 +123,7 @@ impl LogStore for MemoryLogs {
             })
             .map(|(_, r)| r)
             .collect();
-        rows.sort_by(|a, b| (b.occurred_at, b.id).cmp(&(a.occurred_at, a.id)));
+        rows.sort_by_key(|r| std::cmp::Reverse((r.occurred_at, r.id)));
         Ok(rows.into_iter().take(q.limit).cloned().collect())
     }
 

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use stow_db::{testing, Db, DbConfig, PgAccounts};
 
 #[tokio::test]

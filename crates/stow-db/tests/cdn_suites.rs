@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use auth_core::model::{new_id, NewKey};
 use auth_core::{secret, AccountStore, CredentialType, PermissionSet};
 use stow_db::{testing, Db, DbConfig, PgAccounts, PgIdempotency, PgObjects, PgUploadUrls};

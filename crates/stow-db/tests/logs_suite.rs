@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use auth_core::AccountStore;
 use stow_db::logs::PgLogs;
 use stow_db::{testing, Db, DbConfig, PgAccounts};

@@ -1,0 +1,47 @@
+# Stowage: `just run` starts everything locally, `just test` runs what CI checks.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+export PATH := justfile_directory() + "/.tools/bin:" + env_var("PATH")
+export DATABASE_URL := env_var_or_default("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/stowage")
+
+default:
+    @just --list
+
+# Ensure Postgres, migrate, provision a dev workspace (prints its keys), start both services.
+run:
+    scripts/ensure-postgres.sh
+    scripts/create-db.sh "$DATABASE_URL"
+    cargo build -q -p cdn-api -p logs-api -p stowctl
+    target/debug/stowctl dev-setup
+    @echo "API host:       http://${CDN_API_ADDR:-127.0.0.1:8080}/v1   (docs: /v1/openapi.json)"
+    @echo "Ingestion host: http://${LOGS_API_ADDR:-127.0.0.1:8081}/v1"
+    scripts/run-services.sh target/debug
+
+# Everything CI checks: formatting, lints, crate boundaries and every test against real Postgres.
+test:
+    scripts/ensure-postgres.sh
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    scripts/check-boundaries.sh
+    scripts/drop-test-dbs.sh
+    if command -v cargo-nextest >/dev/null; then cargo nextest run --workspace --no-fail-fast; else cargo test --workspace --no-fail-fast; fi
+
+# Headless-Chromium upload through an upload URL (installs Debian's chromium when missing).
+e2e:
+    scripts/ensure-postgres.sh
+    scripts/e2e.sh
+
+# Every benchmark; writes docs/benchmarks.md and target/bench/results.json.
+bench:
+    scripts/bench.sh full
+
+# Every benchmark on a small data set (a few minutes).
+bench-quick:
+    scripts/bench.sh quick
+
+# Apply migrations to DATABASE_URL.
+migrate:
+    scripts/ensure-postgres.sh
+    scripts/create-db.sh "$DATABASE_URL"
+    cargo run -q -p stowctl -- migrate

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the tools the project's commands need when they are missing: `just` (from PyPI's
+# rust-just, a packaged binary; cargo install as a fallback) and cargo-nextest (optional).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TOOLS=.tools
+if ! command -v just >/dev/null 2>&1 && [ ! -x "$TOOLS/bin/just" ]; then
+  echo "bootstrap: installing just" >&2
+  if python3 -m venv "$TOOLS" >/dev/null 2>&1 && "$TOOLS/bin/pip" install -q rust-just >/dev/null 2>&1; then
+    :
+  else
+    cargo install --locked --root "$TOOLS" just
+  fi
+fi
