@@ -26,8 +26,10 @@ test:
     scripts/check-boundaries.sh
     scripts/drop-test-dbs.sh
     if command -v cargo-nextest >/dev/null; then cargo nextest run --workspace --no-fail-fast; else cargo test --workspace --no-fail-fast; fi
+    scripts/e2e.sh
 
-# Headless-Chromium upload through an upload URL (installs Debian's chromium when missing).
+# Only the headless-Chromium upload through an upload URL (also part of `just test`).
+
 e2e:
     scripts/ensure-postgres.sh
     scripts/e2e.sh
