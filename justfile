@@ -27,6 +27,7 @@ test:
     scripts/drop-test-dbs.sh
     if command -v cargo-nextest >/dev/null; then cargo nextest run --workspace --no-fail-fast; else cargo test --workspace --no-fail-fast; fi
     scripts/e2e.sh
+    scripts/s3-tests.sh
 
 # Only the headless-Chromium upload through an upload URL (also part of `just test`).
 

@@ -56,7 +56,16 @@ pub async fn spawn_with(opts: Options) -> TestApp {
         .await
         .expect("fresh test database");
     let objects_dir = std::env::temp_dir().join(format!("stowage-test-{}", ulid::Ulid::new()));
-    let mut config = Config::for_tests(db_url.clone(), format!("file://{}", objects_dir.display()));
+    // `STOWAGE_TEST_S3_BUCKET` runs the same tests against an S3-protocol server (see
+    // scripts/s3-tests.sh); each test gets its own prefix in the bucket.
+    let store_url = match std::env::var("STOWAGE_TEST_S3_BUCKET") {
+        Ok(bucket) if !bucket.is_empty() => format!(
+            "s3://{bucket}/t-{}",
+            ulid::Ulid::new().to_string().to_lowercase()
+        ),
+        _ => format!("file://{}", objects_dir.display()),
+    };
+    let mut config = Config::for_tests(db_url.clone(), store_url);
     (opts.tweak)(&mut config);
     let config_arc = Arc::new(config.clone());
 

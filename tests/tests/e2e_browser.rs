@@ -33,7 +33,13 @@ const PAGE: &str = r#"<!doctype html><html><body><canvas id="c" width="32" heigh
 fn chromium() -> Option<String> {
     ["chromium", "chromium-browser", "google-chrome"]
         .iter()
-        .find(|b| std::process::Command::new("which").arg(b).stdout(Stdio::null()).status().is_ok_and(|s| s.success()))
+        .find(|b| {
+            std::process::Command::new("which")
+                .arg(b)
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
         .map(|b| b.to_string())
 }
 
@@ -43,7 +49,10 @@ async fn browser_uploads_through_an_upload_url() {
     let browser = chromium().expect("chromium is installed (`just e2e` installs it)");
     let app = spawn().await;
     let url: Value = app
-        .get("/v1/presigned-url?path=browser&allowedMimeTypes=image/png", &app.dev_key)
+        .get(
+            "/v1/presigned-url?path=browser&allowedMimeTypes=image/png",
+            &app.dev_key,
+        )
         .send()
         .await
         .unwrap()
@@ -60,17 +69,23 @@ async fn browser_uploads_through_an_upload_url() {
         let page = page.clone();
         let tx = tx.clone();
         App::new()
-            .route("/page.html", web::get().to(move || {
-                let page = page.clone();
-                async move { HttpResponse::Ok().content_type("text/html").body(page) }
-            }))
-            .route("/result", web::post().to(move |body: web::Json<Value>| {
-                let tx = tx.clone();
-                async move {
-                    let _ = tx.send(body.into_inner()).await;
-                    HttpResponse::Ok().finish()
-                }
-            }))
+            .route(
+                "/page.html",
+                web::get().to(move || {
+                    let page = page.clone();
+                    async move { HttpResponse::Ok().content_type("text/html").body(page) }
+                }),
+            )
+            .route(
+                "/result",
+                web::post().to(move |body: web::Json<Value>| {
+                    let tx = tx.clone();
+                    async move {
+                        let _ = tx.send(body.into_inner()).await;
+                        HttpResponse::Ok().finish()
+                    }
+                }),
+            )
     })
     .workers(1)
     .listen(listener)
@@ -102,14 +117,30 @@ async fn browser_uploads_through_an_upload_url() {
     let _ = std::fs::remove_dir_all(profile);
     let result = result.expect("the page reported within 60 s").unwrap();
     assert_eq!(result["status"], 200, "{result}");
-    assert!(result["requestId"].as_str().is_some_and(|id| id.starts_with("req_")), "X-Request-Id is exposed to the page: {result}");
+    assert!(
+        result["requestId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("req_")),
+        "X-Request-Id is exposed to the page: {result}"
+    );
     let object = &result["body"]["object"];
     assert_eq!(object["key"], "browser/canvas.png");
     assert_eq!(object["contentType"], "image/png");
 
     let listed = app.list_keys(&app.dev_key, Some("browser")).await;
     assert_eq!(listed, vec!["browser/canvas.png"]);
-    let public = object["publicUrl"].as_str().unwrap().replace("http://cdn.test", &app.cdn);
-    let bytes = app.client.get(public).send().await.unwrap().bytes().await.unwrap();
+    let public = object["publicUrl"]
+        .as_str()
+        .unwrap()
+        .replace("http://cdn.test", &app.cdn);
+    let bytes = app
+        .client
+        .get(public)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
     assert!(bytes.starts_with(b"\x89PNG"), "a real PNG from the canvas");
 }

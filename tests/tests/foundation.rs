@@ -408,3 +408,41 @@ async fn openapi_documents_cover_every_route() {
         assert!(doc["paths"][p].is_object(), "missing {p}");
     }
 }
+
+#[tokio::test]
+async fn prometheus_metrics() {
+    let app = spawn().await;
+    app.upload(&app.dev_key, "m.png", png_bytes(), None).await;
+    app.client
+        .post(format!("{}/v1/servers/abc123/logs", app.logs))
+        .bearer_auth(&app.dev_key)
+        .json(&json!({"batch_id": "metrics-0001", "events": [{"level": "info", "message": "m"}]}))
+        .send()
+        .await
+        .unwrap();
+    for base in [&app.cdn, &app.logs] {
+        let res = app
+            .client
+            .get(format!("{base}/metrics"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        assert!(res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain"));
+        let text = res.text().await.unwrap();
+        for name in [
+            "http_requests_total",
+            "http_request_duration_seconds_bucket",
+            "db_pool_connections",
+            "cdn_uploaded_bytes_total",
+            "logs_batches_total",
+            "object_store_operation_duration_seconds",
+        ] {
+            assert!(text.contains(name), "{name} missing from {base}/metrics");
+        }
+        assert!(text.contains("route=\"/v1/objects\""), "route label");
+    }
+}

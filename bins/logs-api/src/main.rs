@@ -1,29 +1,6 @@
-//! `logs-api`: the ingestion host. All logic lives in `logs-http`.
+//! `logs-api`. All logic lives in `logs-http`.
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let config = match stow_http::Config::from_env() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("logs-api: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    stow_http::telemetry::init(&config.log_format);
-    let addr = config.logs_addr.clone();
-    let app = match logs_http::Application::build(config) {
-        Ok(app) => app,
-        Err(e) => {
-            eprintln!("logs-api: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    tracing::info!(addr = %addr, port = app.port(), "logs-api listening");
-    match app.run_until_stopped().await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("logs-api: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    logs_http::run_main().await
 }

@@ -205,12 +205,27 @@ pub async fn read_form(
                 if head.len() < SNIFF_LEN {
                     let take = (SNIFF_LEN - head.len()).min(chunk.len());
                     head.extend_from_slice(&chunk[..take]);
+                    // record the detected type with the stored object (S3 keeps it)
+                    if let Some(w) = writer.as_mut() {
+                        w.set_content_type(Some(cdn_core::content_type::effective(
+                            &head,
+                            declared.as_deref(),
+                            file_name.as_deref(),
+                        )));
+                    }
                 }
                 if let Some(w) = writer.as_mut() {
                     w.write(&chunk).await?;
                 }
             }
-            if let Some(w) = writer.take() {
+            if let Some(mut w) = writer.take() {
+                if head.is_empty() {
+                    w.set_content_type(Some(cdn_core::content_type::effective(
+                        &head,
+                        declared.as_deref(),
+                        file_name.as_deref(),
+                    )));
+                }
                 w.finish().await?;
             }
             let sha256 = hex::encode(hasher.finalize());

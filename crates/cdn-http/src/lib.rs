@@ -77,6 +77,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     let nm = || web::to(method_not_allowed);
     cfg.route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz))
+        .route("/metrics", web::get().to(stow_http::metrics::render))
         .route("/v1/openapi.json", web::get().to(openapi))
         .service(
             web::resource("/v1/whoami")
@@ -149,6 +150,7 @@ impl Application {
 
     /// Builds the server on an existing listener (tests bind port 0).
     pub fn with_listener(state: CdnState, listener: TcpListener) -> Result<Self, StartError> {
+        stow_http::metrics::handle();
         let port = listener
             .local_addr()
             .map_err(|e| StartError::Config(e.to_string()))?
@@ -218,5 +220,36 @@ impl Application {
         let result = self.server.await;
         sweeper.abort();
         result
+    }
+}
+
+/// The whole `cdn-api` program: configuration from the environment, tracing, serve until SIGTERM.
+pub async fn run_main() -> std::process::ExitCode {
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cdn-api: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    stow_http::telemetry::init(&config.log_format);
+    let addr = config.cdn_addr.clone();
+    let app = match Application::build(config) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("cdn-api: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    tracing::info!(addr = %addr, port = app.port(), "cdn-api listening");
+    match app.run_until_stopped().await {
+        Ok(()) => {
+            tracing::info!("cdn-api stopped");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("cdn-api: {e}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

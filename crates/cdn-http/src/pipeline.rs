@@ -197,6 +197,8 @@ impl CdnState {
             last_modified: Utc::now().trunc_subsecs(3),
         };
         let replaced = self.repo.upsert(org_id, &record).await?;
+        metrics::counter!("cdn_uploaded_bytes_total").increment(file.size);
+        metrics::counter!("cdn_uploaded_objects_total").increment(1);
         guard.keep(&location);
         if let Some(old) = replaced.filter(|old| *old != record.storage_path) {
             let objects = self.objects.clone();

@@ -183,6 +183,7 @@ pub async fn query(
             )
             .with_retry_after(1)
         })?;
+    let search_started = std::time::Instant::now();
     let mut rows = if from >= valid.to {
         Vec::new()
     } else {
@@ -203,6 +204,8 @@ pub async fn query(
             })
             .await?
     };
+    metrics::histogram!("logs_query_duration_seconds")
+        .record(search_started.elapsed().as_secs_f64());
     let has_more = rows.len() > valid.limit;
     rows.truncate(valid.limit);
     let next_cursor = match (has_more, rows.last()) {

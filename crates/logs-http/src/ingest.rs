@@ -182,6 +182,10 @@ async fn read_body(req: &HttpRequest, mut payload: web::Payload) -> Result<Vec<u
     Ok(body)
 }
 
+fn count_batch(outcome: &'static str) {
+    metrics::counter!("logs_batches_total", "outcome" => outcome).increment(1);
+}
+
 async fn ingest(
     state: &LogsState,
     ctx: &AuthContext,
@@ -193,7 +197,11 @@ async fn ingest(
     check_content_type(req)?;
     let body = read_body(req, payload).await?;
     let now = Utc::now();
-    let batch = parse_batch(&body, now).map_err(|e| match e {
+    let batch = parse_batch(&body, now).map_err(|e| {
+        count_batch("rejected");
+        e
+    });
+    let batch = batch.map_err(|e| match e {
         BatchError::Malformed(m) => ApiError::invalid_request(m),
         BatchError::Invalid { details, truncated } => {
             let mut msg = format!(
@@ -211,21 +219,40 @@ async fn ingest(
         server_id: server.id.clone(),
         cfx_id: server.cfx_id.clone(),
     };
-    let (accepted_events, ingested_at, replayed) = match state.store.ingest(&target, &batch, now).await? {
-        IngestOutcome::Accepted { accepted_events, ingested_at } => (accepted_events, ingested_at, false),
-        IngestOutcome::Replayed { accepted_events, ingested_at } => (accepted_events, ingested_at, true),
+    let (accepted_events, ingested_at, replayed) = match state
+        .store
+        .ingest(&target, &batch, now)
+        .await?
+    {
+        IngestOutcome::Accepted {
+            accepted_events,
+            ingested_at,
+        } => {
+            count_batch("accepted");
+            metrics::counter!("logs_events_accepted_total").increment(accepted_events as u64);
+            (accepted_events, ingested_at, false)
+        }
+        IngestOutcome::Replayed {
+            accepted_events,
+            ingested_at,
+        } => {
+            count_batch("replayed");
+            (accepted_events, ingested_at, true)
+        }
         IngestOutcome::Conflict => {
+            count_batch("conflict");
             return Err(ApiError::new(
                 Code::BatchIdConflict,
                 format!("batch_id `{}` was already used with a different payload; use a new batch_id for new events", batch.batch_id),
-            ))
+            ));
         }
         IngestOutcome::InProgress => {
+            count_batch("in_progress");
             return Err(ApiError::new(
                 Code::BatchInProgress,
                 "this batch_id is still being processed by another request; retry with the same batch",
             )
-            .with_retry_after(1))
+            .with_retry_after(1));
         }
     };
     tracing::debug!(batch_id = %batch.batch_id, events = accepted_events, replayed, "batch ingested");

@@ -80,6 +80,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     let nm = || web::to(method_not_allowed);
     cfg.route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz))
+        .route("/metrics", web::get().to(stow_http::metrics::render))
         .route("/v1/openapi.json", web::get().to(openapi))
         .service(
             web::resource("/v1/whoami")
@@ -112,6 +113,7 @@ impl Application {
     }
 
     pub fn with_listener(config: Arc<Config>, listener: TcpListener) -> Result<Self, StartError> {
+        stow_http::metrics::handle();
         let port = listener
             .local_addr()
             .map_err(|e| StartError(e.to_string()))?
@@ -179,5 +181,36 @@ impl Application {
         let result = self.server.await;
         maintenance.abort();
         result
+    }
+}
+
+/// The whole `logs-api` program: configuration from the environment, tracing, serve until SIGTERM.
+pub async fn run_main() -> std::process::ExitCode {
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("logs-api: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    stow_http::telemetry::init(&config.log_format);
+    let addr = config.logs_addr.clone();
+    let app = match Application::build(config) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("logs-api: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    tracing::info!(addr = %addr, port = app.port(), "logs-api listening");
+    match app.run_until_stopped().await {
+        Ok(()) => {
+            tracing::info!("logs-api stopped");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("logs-api: {e}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

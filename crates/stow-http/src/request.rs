@@ -106,7 +106,20 @@ async fn with_context(
         .get::<KeyId>()
         .map(|k| k.0.clone());
     let status = res.status().as_u16();
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let elapsed = started.elapsed().as_secs_f64();
+    let latency_ms = elapsed * 1000.0;
+    let host = match flavor {
+        Flavor::Cdn => "api",
+        Flavor::Ingest => "ingest",
+    };
+    let labels = [
+        ("host", host.to_owned()),
+        ("route", route.clone()),
+        ("method", method.to_string()),
+        ("status", status.to_string()),
+    ];
+    metrics::counter!("http_requests_total", &labels).increment(1);
+    metrics::histogram!("http_request_duration_seconds", &labels).record(elapsed);
     tracing::info!(
         request_id = %id,
         method = %method,

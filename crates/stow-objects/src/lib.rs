@@ -146,10 +146,20 @@ impl Objects {
     where
         F: std::future::Future<Output = Result<T, object_store::Error>>,
     {
-        match tokio::time::timeout(self.op_timeout, fut).await {
+        let started = std::time::Instant::now();
+        let result = match tokio::time::timeout(self.op_timeout, fut).await {
             Ok(r) => r.map_err(Into::into),
             Err(_) => Err(ObjectsError::Unavailable("operation timed out".into())),
+        };
+        metrics::histogram!("object_store_operation_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        if matches!(
+            result,
+            Err(ObjectsError::Unavailable(_)) | Err(ObjectsError::Other(_))
+        ) {
+            metrics::counter!("object_store_errors_total").increment(1);
         }
+        result
     }
 
     fn attributes(&self, content_type: Option<&str>) -> Attributes {

@@ -1,0 +1,262 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Graceful shutdown of a real process, and a database outage and recovery.
+
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use stowage_tests::*;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn wait_ready(client: &reqwest::Client, url: &str) {
+    for _ in 0..200 {
+        if client
+            .get(url)
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{url} never became ready");
+}
+
+/// A multipart body whose file part is sent in `chunks` pieces, `gap` apart, then (if `finish`)
+/// closed properly.
+fn slow_body(chunks: usize, gap: Duration, finish: bool) -> reqwest::Body {
+    let head: &'static [u8] = b"--b0undary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"slow.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n";
+    let stream = futures::stream::unfold(0usize, move |i| async move {
+        if i == 0 {
+            return Some((Ok::<_, std::io::Error>(head.to_vec()), 1));
+        }
+        if i <= chunks {
+            tokio::time::sleep(gap).await;
+            return Some((Ok(vec![b'x'; 64 * 1024]), i + 1));
+        }
+        if i == chunks + 1 && finish {
+            return Some((Ok(b"\r\n--b0undary--\r\n".to_vec()), i + 1));
+        }
+        if !finish {
+            // never finish: hold the connection open
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+        None
+    });
+    reqwest::Body::wrap_stream(stream)
+}
+
+#[tokio::test]
+async fn sigterm_finishes_in_flight_uploads_and_drops_cut_ones() {
+    let app = spawn().await;
+    let port = free_port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdn_api_test_shim"))
+        .env("DATABASE_URL", &app.db_url)
+        .env("CDN_API_ADDR", format!("127.0.0.1:{port}"))
+        .env(
+            "OBJECT_STORE_URL",
+            format!("file://{}", app.objects_dir.display()),
+        )
+        .env("SHUTDOWN_TIMEOUT_SECONDS", "3")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    wait_ready(&app.client, &format!("{base}/healthz")).await;
+
+    let send = |body: reqwest::Body| {
+        app.client
+            .post(format!("{base}/v1/objects?"))
+            .bearer_auth(&app.dev_key)
+            .header("Content-Type", "multipart/form-data; boundary=b0undary")
+            .body(body)
+            .send()
+    };
+    // finishes about 1 s after SIGTERM, inside the 3 s window
+    let finishing = tokio::spawn(send(slow_body(10, Duration::from_millis(150), true)));
+    // never finishes: cut off when the window closes
+    let cut = tokio::spawn(send(slow_body(4, Duration::from_millis(100), false)));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = child.id().unwrap() as i32;
+    assert_eq!(unsafe_free_kill(pid), 0);
+
+    let finished = finishing
+        .await
+        .unwrap()
+        .expect("the in-flight upload got an answer");
+    assert_eq!(
+        finished.status(),
+        200,
+        "an in-flight upload completes during shutdown"
+    );
+    let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
+        .await
+        .expect("the process exits")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let cut = cut.await.unwrap();
+    assert!(
+        cut.is_err() || !cut.unwrap().status().is_success(),
+        "the cut-off upload did not succeed"
+    );
+    // exactly the finished upload exists: one row, one stored object
+    assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["slow.bin"]);
+    let locations = app.stored_locations().await;
+    assert_eq!(locations.len(), 1, "{locations:?}");
+}
+
+/// SIGTERM without `unsafe`: through the `kill` command.
+fn unsafe_free_kill(pid: i32) -> i32 {
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap()
+        .code()
+        .unwrap_or(-1)
+}
+
+/// A TCP proxy in front of Postgres that the test can cut and restore.
+struct Proxy {
+    port: u16,
+    up: Arc<AtomicBool>,
+    generation: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl Proxy {
+    async fn start(target: String) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let up = Arc::new(AtomicBool::new(true));
+        let (tx, _) = tokio::sync::watch::channel(0u64);
+        let generation = Arc::new(tx);
+        let (up2, gen2) = (up.clone(), generation.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else {
+                    continue;
+                };
+                if !up2.load(Ordering::SeqCst) {
+                    let _ = inbound.shutdown().await;
+                    continue;
+                }
+                let target = target.clone();
+                let mut cut = gen2.subscribe();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = TcpStream::connect(&target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = cut.changed() => {}
+                    }
+                });
+            }
+        });
+        Self {
+            port,
+            up,
+            generation,
+        }
+    }
+
+    fn cut(&self) {
+        self.up.store(false, Ordering::SeqCst);
+        self.generation.send_modify(|g| *g += 1);
+    }
+
+    fn restore(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn database_outage_gives_503_then_recovers() {
+    let direct = spawn().await;
+    let proxy = Proxy::start("127.0.0.1:5432".into()).await;
+    let proxied_url = direct
+        .db_url
+        .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port));
+    let mut config = direct.config.clone();
+    config.database_url = proxied_url;
+    config.db_acquire_timeout = Duration::from_millis(1500);
+    let state = cdn_http::build_state(Arc::new(config.clone())).unwrap();
+    let app = cdn_http::Application::with_listener(
+        state,
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+    )
+    .unwrap();
+    let cdn = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    let logs = logs_http::Application::with_listener(
+        Arc::new(config),
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+    )
+    .unwrap();
+    let logs_base = format!("http://127.0.0.1:{}", logs.port());
+    tokio::spawn(logs.run_until_stopped());
+    let client = &direct.client;
+    let whoami = |base: String| {
+        client
+            .get(format!("{base}/v1/whoami"))
+            .bearer_auth(&direct.dev_key)
+            .send()
+    };
+
+    assert_eq!(whoami(cdn.clone()).await.unwrap().status(), 200);
+    assert_eq!(whoami(logs_base.clone()).await.unwrap().status(), 200);
+
+    proxy.cut();
+    for base in [&cdn, &logs_base] {
+        let started = std::time::Instant::now();
+        let res = whoami(base.clone()).await.unwrap();
+        assert_eq!(res.status(), 503, "{base}");
+        assert!(res.headers().contains_key("retry-after"));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "bounded, no hang"
+        );
+        let ready = client.get(format!("{base}/readyz")).send().await.unwrap();
+        assert_eq!(ready.status(), 503);
+    }
+    let res = whoami(cdn.clone()).await.unwrap();
+    expect_error(res, 503, "SERVICE_UNAVAILABLE").await;
+    let res = whoami(logs_base.clone()).await.unwrap();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], "unavailable");
+
+    proxy.restore();
+    let mut recovered = false;
+    for _ in 0..50 {
+        if whoami(cdn.clone()).await.unwrap().status() == 200
+            && whoami(logs_base.clone()).await.unwrap().status() == 200
+        {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(recovered, "both services recover without a restart");
+    assert_eq!(
+        client
+            .get(format!("{cdn}/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}
