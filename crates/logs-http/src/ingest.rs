@@ -197,10 +197,7 @@ async fn ingest(
     check_content_type(req)?;
     let body = read_body(req, payload).await?;
     let now = Utc::now();
-    let batch = parse_batch(&body, now).map_err(|e| {
-        count_batch("rejected");
-        e
-    });
+    let batch = parse_batch(&body, now).inspect_err(|_| count_batch("rejected"));
     let batch = batch.map_err(|e| match e {
         BatchError::Malformed(m) => ApiError::invalid_request(m),
         BatchError::Invalid { details, truncated } => {
