@@ -28,6 +28,7 @@ test:
     if command -v cargo-nextest >/dev/null; then cargo nextest run --workspace --no-fail-fast; else cargo test --workspace --no-fail-fast; fi
     scripts/e2e.sh
     scripts/s3-tests.sh
+    scripts/contract.sh
 
 # Only the headless-Chromium upload through an upload URL (also part of `just test`).
 
@@ -42,6 +43,14 @@ bench:
 # Every benchmark on a small data set (a few minutes).
 bench-quick:
     scripts/bench.sh quick
+
+# Only the schemathesis contract test of both OpenAPI documents (also part of `just test`).
+contract:
+    scripts/contract.sh
+
+# Only the CDN tests against an S3-protocol server (moto; also part of `just test`).
+s3:
+    scripts/s3-tests.sh
 
 # Apply migrations to DATABASE_URL.
 migrate:

@@ -683,6 +683,10 @@ pub struct BulkDeleteResponse {
         (status = 401, description = "UNAUTHORIZED", body = crate::docs::CdnError),
         (status = 403, description = "FORBIDDEN", body = crate::docs::CdnError),
         (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::docs::CdnError),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (body is not application/json)", body = crate::docs::CdnError),
+        (status = 429, description = "RATE_LIMITED", body = crate::docs::CdnError),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::docs::CdnError),
     )
 )]
 pub async fn bulk_delete(

@@ -142,6 +142,8 @@ async fn target_server(
         (status = 401, description = "UNAUTHORIZED", body = crate::docs::CdnError),
         (status = 403, description = "FORBIDDEN (permission, other server, plan or Logs source)", body = crate::docs::CdnError),
         (status = 404, description = "NOT_FOUND (unknown server)", body = crate::docs::CdnError),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::docs::CdnError),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (body is not application/json)", body = crate::docs::CdnError),
         (status = 429, description = "RATE_LIMITED (rate or concurrent-search limit; Retry-After)", body = crate::docs::CdnError),
         (status = 503, description = "SERVICE_UNAVAILABLE (timeout or database down; Retry-After)", body = crate::docs::CdnError),
     )
