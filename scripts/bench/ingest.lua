@@ -2,7 +2,9 @@
 -- The events are built once per thread; only the batch_id changes between requests.
 local counter = 0
 local thread_id = 0
+local threads = {}
 local prefix, suffix
+body_len = 0
 
 local kinds = {
   function(i) return string.format('{"level":"info","event_type":"player.join","message":"player %d joined","player_id":"%d","player_identifiers":{"license":"license:%040d","discord":"discord:%d","fivem":"fivem:%d","steam":"steam:1100001%08x"},"resource":"core","environment":"production","data":{"ip_hash":"a1b2c3d4e5f6","ping":%d,"queue_position":0,"session":"s-%d"}}', i, i % 2048, i, 100000 + i, 200000 + i, i, 20 + i % 80, i) end,
@@ -15,6 +17,7 @@ local kinds = {
 function setup(thread)
   thread:set("id", thread_id)
   thread_id = thread_id + 1
+  table.insert(threads, thread)
 end
 
 function init(args)
@@ -24,6 +27,7 @@ function init(args)
   end
   prefix = '{"batch_id":"'
   suffix = '","events":[' .. table.concat(events, ",") .. ']}'
+  body_len = #prefix + #suffix + 24
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")
@@ -38,5 +42,5 @@ end
 done = function(summary, latency, requests)
   io.write(string.format("BENCH_JSON {\"requests\":%d,\"duration_us\":%d,\"bytes\":%d,\"p50_us\":%d,\"p95_us\":%d,\"p99_us\":%d,\"errors\":%d,\"non2xx\":%d,\"body_bytes\":%d}\n",
     summary.requests, summary.duration, summary.bytes, latency:percentile(50), latency:percentile(95), latency:percentile(99),
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, #prefix + #suffix + 24))
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, threads[1]:get("body_len")))
 end

@@ -99,7 +99,10 @@ pub async fn deliver(
         return Err(not_found());
     }
     let org = state.org_by_slug(slug).await?.ok_or_else(not_found)?;
-    let record = state.repo.get(&org.id, &key).await?.ok_or_else(not_found)?;
+    let record = state
+        .delivery_row(&org.id, &key)
+        .await?
+        .ok_or_else(not_found)?;
     let size = record.size as u64;
     let content_type = record
         .content_type
@@ -174,6 +177,29 @@ pub async fn deliver(
         // a sized body that is never polled: actix sends its length and no bytes for HEAD
         let empty = futures_util::stream::empty::<Result<bytes::Bytes, actix_web::Error>>();
         return Ok(res.no_chunking(length).streaming(empty));
+    }
+    // small objects are served from memory, keyed by their immutable location
+    if size <= crate::state::SMALL_OBJECT_BYTES {
+        let bytes = match state.small_objects.get(&record.storage_path) {
+            Some(b) => b,
+            None => {
+                let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
+                let b = match state.objects.read_all(&location).await {
+                    Ok(b) => b,
+                    Err(stow_objects::ObjectsError::NotFound) => return Err(not_found()),
+                    Err(e) => return Err(e.into()),
+                };
+                state
+                    .small_objects
+                    .insert(record.storage_path.clone(), b.clone());
+                b
+            }
+        };
+        let body = match &range {
+            Some(r) => bytes.slice(r.start as usize..r.end as usize),
+            None => bytes,
+        };
+        return Ok(res.body(body));
     }
     let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
     let stream = match state

@@ -624,7 +624,9 @@ async fn delete_path(
             format!("`{key}` is outside the paths this key may delete"),
         ));
     }
-    match state.repo.delete(&auth.org.id, &key).await? {
+    let deleted = state.repo.delete(&auth.org.id, &key).await?;
+    state.forget_row(&auth.org.id, &key);
+    match deleted {
         Some(record) => {
             if let Err(e) = state
                 .objects

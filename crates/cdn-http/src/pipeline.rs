@@ -197,6 +197,7 @@ impl CdnState {
             last_modified: Utc::now().trunc_subsecs(3),
         };
         let replaced = self.repo.upsert(org_id, &record).await?;
+        self.forget_row(org_id, &record.key);
         metrics::counter!("cdn_uploaded_bytes_total").increment(file.size);
         metrics::counter!("cdn_uploaded_objects_total").increment(1);
         guard.keep(&location);

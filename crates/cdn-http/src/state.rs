@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use auth_core::{AccountStore, AuthContext, Org};
 use cdn_core::idempotency::IdempotencyRepo;
-use cdn_core::store::ObjectRepo;
+use cdn_core::store::{ObjectRecord, ObjectRepo};
 use cdn_core::upload_url::UploadUrlRepo;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use stow_db::Db;
@@ -20,6 +20,25 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
+/// Objects up to this size are kept in memory for delivery (keyed by their immutable location).
+pub const SMALL_OBJECT_BYTES: u64 = 256 * 1024;
+/// How long a key → row lookup is reused for delivery. A replaced or deleted object may be served
+/// by another instance for up to this long (this instance forgets it at once).
+pub const DELIVERY_ROW_TTL: Duration = Duration::from_secs(1);
+
+/// Weighs cached byte buffers by their length.
+#[derive(Clone)]
+pub struct ByteWeighter;
+
+impl quick_cache::Weighter<String, bytes::Bytes> for ByteWeighter {
+    fn weight(&self, _key: &String, val: &bytes::Bytes) -> u64 {
+        val.len().max(1) as u64
+    }
+}
+
+type RowCache = quick_cache::sync::Cache<(String, String), (Instant, Option<ObjectRecord>)>;
+type BytesCache = quick_cache::sync::Cache<String, bytes::Bytes, ByteWeighter>;
+
 pub struct CdnState {
     pub config: Arc<Config>,
     pub db: Db,
@@ -30,6 +49,9 @@ pub struct CdnState {
     pub upload_urls: Arc<dyn UploadUrlRepo>,
     pub logs: Arc<dyn logs_core::LogStore>,
     searches: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
+    rows: RowCache,
+    /// Bytes of small objects by storage location (locations are never rewritten).
+    pub small_objects: BytesCache,
     slugs: Mutex<HashMap<String, (Instant, Option<Org>)>>,
 }
 
@@ -57,6 +79,8 @@ impl CdnState {
             upload_urls,
             logs,
             searches: Mutex::new(HashMap::new()),
+            rows: RowCache::new(100_000),
+            small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
             slugs: Mutex::new(HashMap::new()),
         }
     }
@@ -112,6 +136,28 @@ impl CdnState {
                 }))
             };
         sem.try_acquire_owned().ok()
+    }
+
+    /// The row behind a public key, reused for [`DELIVERY_ROW_TTL`].
+    pub async fn delivery_row(
+        &self,
+        org_id: &str,
+        key: &str,
+    ) -> Result<Option<ObjectRecord>, auth_core::StoreError> {
+        let cache_key = (org_id.to_owned(), key.to_owned());
+        if let Some((at, row)) = self.rows.get(&cache_key) {
+            if at.elapsed() < DELIVERY_ROW_TTL {
+                return Ok(row);
+            }
+        }
+        let row = self.repo.get(org_id, key).await?;
+        self.rows.insert(cache_key, (Instant::now(), row.clone()));
+        Ok(row)
+    }
+
+    /// Forgets a key's cached row after this instance changed it.
+    pub fn forget_row(&self, org_id: &str, key: &str) {
+        self.rows.remove(&(org_id.to_owned(), key.to_owned()));
     }
 
     /// The largest file this caller may upload.
