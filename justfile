@@ -52,6 +52,14 @@ contract:
 s3:
     scripts/s3-tests.sh
 
+# Only the ingestion benchmark (HTTP batches vs raw COPY, and the cost of each index).
+bench-ingest mode="quick":
+    BENCH_ONLY=ingest scripts/bench.sh {{mode}}
+
+# Only the log-query benchmark (first page and 5-page walks per filter).
+bench-query mode="quick":
+    BENCH_ONLY=query scripts/bench.sh {{mode}}
+
 # Apply migrations to DATABASE_URL.
 migrate:
     scripts/ensure-postgres.sh

@@ -438,6 +438,7 @@ async fn prometheus_metrics() {
             "http_request_duration_seconds_bucket",
             "db_pool_connections",
             "cdn_uploaded_bytes_total",
+            "db_pool_acquire_seconds",
             "logs_batches_total",
             "object_store_operation_duration_seconds",
         ] {

@@ -1172,3 +1172,63 @@ async fn gc_removes_only_unreferenced_bytes() {
         .unwrap();
     assert_eq!(removed, 0);
 }
+
+#[tokio::test]
+async fn idempotency_key_in_flight_is_a_conflict() {
+    let app = spawn().await;
+    // the first request streams its file slowly and holds the key while it runs
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let head: &'static [u8] = b"--b0undary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"slow.bin\"\r\n\r\n";
+    let body = futures::stream::unfold((0u8, Some(rx)), move |(step, rx)| async move {
+        match step {
+            0 => Some((Ok::<_, std::io::Error>(head.to_vec()), (1, rx))),
+            1 => {
+                // wait until the test has sent the competing request
+                if let Some(rx) = rx {
+                    let _ = rx.await;
+                }
+                Some((Ok(b"payload\r\n--b0undary--\r\n".to_vec()), (2, None)))
+            }
+            _ => None,
+        }
+    });
+    let first = tokio::spawn(
+        app.post("/v1/objects", &app.dev_key)
+            .header("Idempotency-Key", "held-1")
+            .header("Content-Type", "multipart/form-data; boundary=b0undary")
+            .body(reqwest::Body::wrap_stream(body))
+            .send(),
+    );
+    // the first request has claimed the key once its handler runs; poll (bounded) until the
+    // competing request sees the claim
+    let mut conflict = None;
+    for _ in 0..100 {
+        let form = Form::new().part("file", file_part(b"payload".to_vec(), "slow.bin"));
+        let res = app
+            .post("/v1/objects", &app.dev_key)
+            .header("Idempotency-Key", "held-1")
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        if res.status() == 409 {
+            conflict = Some(res);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let body = expect_error(
+        conflict.expect("a concurrent request with the same key is refused"),
+        409,
+        "CONFLICT",
+    )
+    .await;
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("in progress"));
+    tx.send(()).unwrap();
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(first.status(), 200);
+    assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["slow.bin"]);
+}

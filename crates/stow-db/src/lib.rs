@@ -89,7 +89,13 @@ impl Db {
     }
 
     pub async fn conn(&self) -> Result<Conn, StoreError> {
-        self.pool.get().await.map_err(pool_error)
+        let started = std::time::Instant::now();
+        let conn = self.pool.get().await.map_err(pool_error);
+        metrics::histogram!("db_pool_acquire_seconds").record(started.elapsed().as_secs_f64());
+        if conn.is_err() {
+            metrics::counter!("db_pool_acquire_errors_total").increment(1);
+        }
+        conn
     }
 
     /// `(size, available, waiting)` of the pool, for readiness and metrics.
