@@ -1199,30 +1199,36 @@ async fn idempotency_key_in_flight_is_a_conflict() {
             .body(reqwest::Body::wrap_stream(body))
             .send(),
     );
-    // the first request has claimed the key once its handler runs; poll (bounded) until the
-    // competing request sees the claim
-    let mut conflict = None;
-    for _ in 0..100 {
-        let form = Form::new().part("file", file_part(b"payload".to_vec(), "slow.bin"));
-        let res = app
-            .post("/v1/objects", &app.dev_key)
-            .header("Idempotency-Key", "held-1")
-            .multipart(form)
-            .send()
+    // wait (bounded) until the slow request's claim is committed, then compete with it
+    let mut claimed = false;
+    for _ in 0..200 {
+        use diesel_async::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct N {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let mut conn = app.db.conn().await.unwrap();
+        let n: N = diesel::sql_query("SELECT count(*) AS n FROM idempotency_records WHERE idem_key = 'held-1' AND state = 'in_flight'")
+            .get_result(&mut conn)
             .await
             .unwrap();
-        if res.status() == 409 {
-            conflict = Some(res);
+        if n.n == 1 {
+            claimed = true;
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    let body = expect_error(
-        conflict.expect("a concurrent request with the same key is refused"),
-        409,
-        "CONFLICT",
-    )
-    .await;
+    assert!(claimed, "the slow request claimed its key");
+    let form = Form::new().part("file", file_part(b"payload".to_vec(), "slow.bin"));
+    let conflict = app
+        .post("/v1/objects", &app.dev_key)
+        .header("Idempotency-Key", "held-1")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let body = expect_error(conflict, 409, "CONFLICT").await;
     assert!(body["error"]["message"]
         .as_str()
         .unwrap()

@@ -223,33 +223,17 @@ impl Application {
     }
 }
 
-/// The whole `cdn-api` program: configuration from the environment, tracing, serve until SIGTERM.
-pub async fn run_main() -> std::process::ExitCode {
-    let config = match Config::from_env() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("cdn-api: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    stow_http::telemetry::init(&config.log_format);
-    let addr = config.cdn_addr.clone();
-    let app = match Application::build(config) {
-        Ok(app) => app,
-        Err(e) => {
-            eprintln!("cdn-api: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    tracing::info!(addr = %addr, port = app.port(), "cdn-api listening");
-    match app.run_until_stopped().await {
-        Ok(()) => {
-            tracing::info!("cdn-api stopped");
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("cdn-api: {e}");
-            std::process::ExitCode::FAILURE
-        }
+impl stow_http::Service for Application {
+    fn port(&self) -> u16 {
+        self.port
     }
+
+    fn serve(self) -> futures_util::future::LocalBoxFuture<'static, std::io::Result<()>> {
+        Box::pin(self.run_until_stopped())
+    }
+}
+
+/// The whole `cdn-api` program (see [`stow_http::run_main`]).
+pub async fn run_main() -> std::process::ExitCode {
+    stow_http::run_main("cdn-api", |c| c.cdn_addr.clone(), Application::build).await
 }

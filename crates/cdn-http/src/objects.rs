@@ -178,25 +178,60 @@ pub async fn upload(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
-    let ticket = idem::begin(&state, &req, &auth.key.id, "/v1/objects").await?;
-    let limits = FormLimits {
+    let limits = |retry: bool| FormLimits {
         max_file_size: state.max_file_size(&auth),
         max_files: 1,
         fail_fast: true,
-        store: !ticket.is_retry(),
+        store: !retry,
     };
-    let form = read_form(req.headers(), payload, &state.objects, &auth.org.id, limits).await;
+    multipart_route(
+        &state,
+        &auth,
+        &req,
+        payload,
+        "/v1/objects",
+        limits,
+        |form| store_single(&state, &auth, form),
+    )
+    .await
+}
+
+/// The shared flow of the multipart upload routes: claim the `Idempotency-Key`, stream the form
+/// (hashing only, for a retry), then replay the stored answer or store and record the new one.
+async fn multipart_route<L, S, Fut>(
+    state: &CdnState,
+    auth: &Auth,
+    req: &HttpRequest,
+    payload: web::Payload,
+    route: &str,
+    limits: L,
+    store: S,
+) -> Result<HttpResponse, ApiError>
+where
+    L: FnOnce(bool) -> FormLimits,
+    S: FnOnce(crate::form::Form) -> Fut,
+    Fut: std::future::Future<Output = Result<(StatusCode, Value), ApiError>>,
+{
+    let ticket = idem::begin(state, req, &auth.key.id, route).await?;
+    let form = read_form(
+        req.headers(),
+        payload,
+        &state.objects,
+        &auth.org.id,
+        limits(ticket.is_retry()),
+    )
+    .await;
     if ticket.is_retry() {
-        return ticket.replay(&req, &form?.fingerprint);
+        return ticket.replay(req, &form?.fingerprint);
     }
     let (fingerprint, outcome) = match form {
         Ok(mut form) => {
             let fp = std::mem::take(&mut form.fingerprint);
-            (fp, store_single(&state, &auth, form).await)
+            (fp, store(form).await)
         }
         Err(e) => (Vec::new(), Err(e)),
     };
-    ticket.finish(&state, &fingerprint, outcome).await
+    ticket.finish(state, &fingerprint, outcome).await
 }
 
 async fn store_single(
@@ -466,25 +501,22 @@ pub async fn upload_bulk(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
-    let ticket = idem::begin(&state, &req, &auth.key.id, "/v1/objects/bulk").await?;
-    let limits = FormLimits {
+    let limits = |retry: bool| FormLimits {
         max_file_size: state.max_file_size(&auth),
         max_files: state.config.max_bulk_files,
         fail_fast: false,
-        store: !ticket.is_retry(),
+        store: !retry,
     };
-    let form = read_form(req.headers(), payload, &state.objects, &auth.org.id, limits).await;
-    if ticket.is_retry() {
-        return ticket.replay(&req, &form?.fingerprint);
-    }
-    let (fingerprint, outcome) = match form {
-        Ok(mut form) => {
-            let fp = std::mem::take(&mut form.fingerprint);
-            (fp, store_bulk(&state, &auth, form).await)
-        }
-        Err(e) => (Vec::new(), Err(e)),
-    };
-    ticket.finish(&state, &fingerprint, outcome).await
+    multipart_route(
+        &state,
+        &auth,
+        &req,
+        payload,
+        "/v1/objects/bulk",
+        limits,
+        |form| store_bulk(&state, &auth, form),
+    )
+    .await
 }
 
 async fn store_bulk(

@@ -184,33 +184,17 @@ impl Application {
     }
 }
 
-/// The whole `logs-api` program: configuration from the environment, tracing, serve until SIGTERM.
-pub async fn run_main() -> std::process::ExitCode {
-    let config = match Config::from_env() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("logs-api: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    stow_http::telemetry::init(&config.log_format);
-    let addr = config.logs_addr.clone();
-    let app = match Application::build(config) {
-        Ok(app) => app,
-        Err(e) => {
-            eprintln!("logs-api: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    tracing::info!(addr = %addr, port = app.port(), "logs-api listening");
-    match app.run_until_stopped().await {
-        Ok(()) => {
-            tracing::info!("logs-api stopped");
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("logs-api: {e}");
-            std::process::ExitCode::FAILURE
-        }
+impl stow_http::Service for Application {
+    fn port(&self) -> u16 {
+        self.port
     }
+
+    fn serve(self) -> futures_util::future::LocalBoxFuture<'static, std::io::Result<()>> {
+        Box::pin(self.run_until_stopped())
+    }
+}
+
+/// The whole `logs-api` program (see [`stow_http::run_main`]).
+pub async fn run_main() -> std::process::ExitCode {
+    stow_http::run_main("logs-api", |c| c.logs_addr.clone(), Application::build).await
 }

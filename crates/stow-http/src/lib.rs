@@ -61,3 +61,49 @@ pub async fn method_not_allowed(
         format!("method {} is not allowed on {}", req.method(), req.path()),
     ))
 }
+
+/// A built service: its bound port, and a future that serves until SIGTERM/SIGINT.
+pub trait Service {
+    fn port(&self) -> u16;
+    fn serve(self) -> futures_util::future::LocalBoxFuture<'static, std::io::Result<()>>;
+}
+
+/// The whole program of a service binary: configuration from the environment, tracing, build,
+/// serve until stopped. Configuration and start-up errors exit with code 2.
+pub async fn run_main<S, E>(
+    name: &str,
+    addr: impl Fn(&Config) -> String,
+    build: impl FnOnce(Config) -> Result<S, E>,
+) -> std::process::ExitCode
+where
+    S: Service,
+    E: std::fmt::Display,
+{
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    telemetry::init(&config.log_format);
+    let listen = addr(&config);
+    let service = match build(config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    tracing::info!(addr = %listen, port = service.port(), "{name} listening");
+    match service.serve().await {
+        Ok(()) => {
+            tracing::info!("{name} stopped");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
