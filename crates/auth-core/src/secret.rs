@@ -21,7 +21,7 @@ const ENCODED_LEN: usize = 43;
 pub struct NewSecret {
     pub secret: String,
     pub hash: [u8; 32],
-    /// A short, non-secret hint for listings (`stw_srv_…abcd`).
+    /// A non-secret hint for listings: the kind prefix only (`stw_srv_…`).
     pub hint: String,
 }
 
@@ -36,7 +36,8 @@ pub fn generate(kind: CredentialType) -> NewSecret {
     let mut bytes = [0u8; RANDOM_BYTES];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     let secret = format!("{}{}", prefix_for(kind), URL_SAFE_NO_PAD.encode(bytes));
-    let hint = format!("{}…{}", prefix_for(kind), &secret[secret.len() - 4..]);
+    // nothing of the random part is kept outside the hash, not even a suffix
+    let hint = format!("{}…", prefix_for(kind));
     NewSecret {
         hash: hash(&secret),
         secret,
@@ -78,7 +79,9 @@ mod tests {
         assert_eq!(recognize(&b.secret), Some(CredentialType::Developer));
         assert_ne!(a.secret, generate(CredentialType::Server).secret);
         assert_eq!(a.hash, hash(&a.secret));
-        assert!(!a.hint.contains(&a.secret[8..40]));
+        assert_eq!(a.hint, "stw_srv_…");
+        assert!(!a.hint.contains(&a.secret[SERVER_PREFIX.len()..][..4]));
+        assert!(!a.hint.contains(&a.secret[a.secret.len() - 4..]));
     }
 
     #[test]

@@ -95,6 +95,10 @@ impl Authenticator {
 
     /// Token-bucket check for one key; `Err` carries `Retry-After`.
     pub fn rate_limit(&self, key_id: &str) -> Result<(), ApiError> {
+        // keep the per-key state bounded: forget keys whose buckets are full again
+        if self.limiter.len() > 10_000 {
+            self.limiter.retain_recent();
+        }
         match self.limiter.check_key(&key_id.to_owned()) {
             Ok(()) => Ok(()),
             Err(not_until) => {
