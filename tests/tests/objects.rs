@@ -1238,3 +1238,61 @@ async fn idempotency_key_in_flight_is_a_conflict() {
     assert_eq!(first.status(), 200);
     assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["slow.bin"]);
 }
+
+#[tokio::test]
+async fn key_mime_restrictions_hold_on_every_upload_route() {
+    use base64::Engine;
+    let app = spawn().await;
+    let png_only = app
+        .key(KeySpec {
+            mime: Some(vec!["image/png".into()]),
+            ..KeySpec::perms(&[Permission::CdnWrite, Permission::CdnRead])
+        })
+        .await;
+    let html = b"<!doctype html><script>alert(1)</script>".to_vec();
+    // Base64: the effective type wins over the declared one
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&html);
+    let res = app
+        .post("/v1/objects/base64", &png_only)
+        .json(&json!({ "data": format!("data:image/png;base64,{b64}"), "filename": "x.png" }))
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 415, "CONTENT_TYPE_NOT_ALLOWED").await;
+    let ok = base64::engine::general_purpose::STANDARD.encode(png_bytes());
+    let res = app
+        .post("/v1/objects/base64", &png_only)
+        .json(&json!({ "data": ok, "filename": "ok.png" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    // bulk: per item
+    let form = Form::new()
+        .part("files[0]", file_part(png_bytes(), "a.png"))
+        .part(
+            "files[1]",
+            file_part(html, "b.png").mime_str("image/png").unwrap(),
+        )
+        .text(
+            "payload",
+            json!({"items": [{"fieldName": "files[0]"}, {"fieldName": "files[1]"}]}).to_string(),
+        );
+    let body: Value = app
+        .post("/v1/objects/bulk", &png_only)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["results"][0]["success"], true);
+    assert_eq!(body["results"][1]["error"], "CONTENT_TYPE_NOT_ALLOWED");
+    // upload URLs made by this key inherit its list (tested in upload_urls.rs); nothing else stored
+    assert_eq!(
+        app.list_keys(&png_only, None).await,
+        vec!["a.png", "ok.png"]
+    );
+    assert_eq!(app.settle_locations(2).await.len(), 2);
+}
