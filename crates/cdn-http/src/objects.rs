@@ -32,7 +32,7 @@ pub fn key_policy(auth: &Auth) -> UploadPolicy {
     }
 }
 
-fn metadata_error(e: metadata::MetadataError) -> ApiError {
+pub(crate) fn metadata_error(e: metadata::MetadataError) -> ApiError {
     ApiError::invalid_request(format!("invalid metadata: {e}"))
 }
 

@@ -335,7 +335,7 @@ async fn store_through_token(
         ));
     }
     let meta = cdn_core::metadata::from_text(form.field("metadata").unwrap_or(""))
-        .map_err(|e| ApiError::invalid_request(format!("invalid metadata: {e}")))?;
+        .map_err(crate::objects::metadata_error)?;
     let n = form.files.len() as i32;
     match state.upload_urls.reserve(hash, n, Utc::now()).await? {
         Reservation::Reserved => {}

@@ -99,37 +99,24 @@ async fn target_server(
     auth: &Auth,
     named: Option<&str>,
 ) -> Result<Server, ApiError> {
-    let server = match (named, &auth.server) {
-        (None, None) => {
-            return Err(ApiError::invalid_request(
+    use stow_http::log_access::{self, Denied};
+    log_access::resolve(state.accounts.as_ref(), auth, named)
+        .await
+        .map_err(|d| match d {
+            Denied::NoServerNamed => ApiError::invalid_request(
                 "`serverId` (the server join code) is required for a global key",
-            ))
-        }
-        (None, Some(bound)) => bound.clone(),
-        (Some(code), Some(bound)) if !bound.cfx_id.eq_ignore_ascii_case(code) => {
-            return Err(forbidden("this key is bound to another server"))
-        }
-        (Some(_), Some(bound)) => bound.clone(),
-        (Some(code), None) => state
-            .accounts
-            .find_server_by_cfx(code)
-            .await?
-            .filter(|s| s.org_id == auth.org.id)
-            .ok_or_else(|| {
-                ApiError::new(
-                    Code::NotFound,
-                    format!("no registered server with join code `{code}` in this organization"),
-                )
-            })?,
-    };
-    if !auth.plan.logs_enabled {
-        return Err(forbidden("the organization's plan does not include Logs"));
-    }
-    let current = state.accounts.find_server_by_cfx(&server.cfx_id).await?;
-    match current {
-        Some(s) if s.logs_active => Ok(s),
-        _ => Err(forbidden("the Logs source of this server is not active")),
-    }
+            ),
+            Denied::OtherServer => forbidden("this key is bound to another server"),
+            Denied::UnknownServer(code) => ApiError::new(
+                Code::NotFound,
+                format!("no registered server with join code `{code}` in this organization"),
+            ),
+            Denied::PlanWithoutLogs => forbidden("the organization's plan does not include Logs"),
+            Denied::SourceInactive | Denied::BoundServerGone(_) => {
+                forbidden("the Logs source of this server is not active")
+            }
+            Denied::Store(e) => e.into(),
+        })
 }
 
 /// Search stored events, newest first.

@@ -87,52 +87,18 @@ async fn resolve(
     ctx: &AuthContext,
     named: Option<&str>,
 ) -> Result<Server, ApiError> {
+    use stow_http::log_access::{self, Denied};
     ctx.require(Permission::LogsWrite)?;
-    let server = match (named, &ctx.server) {
-        (None, None) => {
-            return Err(forbidden(
-                "POST /v1/logs needs a server-bound key; a global key must use POST /v1/servers/{cfxServerId}/logs",
-            ))
-        }
-        (None, Some(bound)) => bound.clone(),
-        (Some(code), Some(bound)) => {
-            if !bound.cfx_id.eq_ignore_ascii_case(code) {
-                return Err(forbidden("this key is bound to another server"));
-            }
-            bound.clone()
-        }
-        (Some(code), None) => {
-            use auth_core::AccountStore;
-            let s = state
-                .accounts
-                .find_server_by_cfx(code)
-                .await?
-                .ok_or_else(|| server_not_found(code))?;
-            if s.org_id != ctx.org.id {
-                return Err(server_not_found(code));
-            }
-            s
-        }
-    };
-    if !ctx.plan.logs_enabled {
-        return Err(ApiError::new(
-            Code::LogsNotEnabled,
-            "the organization's plan does not include Logs",
-        ));
-    }
-    // the bound server in a cached context may be stale; the source state is read fresh here
-    let current = {
-        use auth_core::AccountStore;
-        state.accounts.find_server_by_cfx(&server.cfx_id).await?
-    };
-    match current {
-        Some(s) if s.logs_active => Ok(s),
-        Some(_) => Err(ApiError::new(
-            Code::LogsNotEnabled,
-            "the Logs source of this server is not active",
-        )),
-        None => Err(server_not_found(&server.cfx_id)),
-    }
+    log_access::resolve(state.accounts.as_ref(), ctx, named).await.map_err(|d| match d {
+        Denied::NoServerNamed => forbidden(
+            "POST /v1/logs needs a server-bound key; a global key must use POST /v1/servers/{cfxServerId}/logs",
+        ),
+        Denied::OtherServer => forbidden("this key is bound to another server"),
+        Denied::UnknownServer(code) | Denied::BoundServerGone(code) => server_not_found(&code),
+        Denied::PlanWithoutLogs => ApiError::new(Code::LogsNotEnabled, "the organization's plan does not include Logs"),
+        Denied::SourceInactive => ApiError::new(Code::LogsNotEnabled, "the Logs source of this server is not active"),
+        Denied::Store(e) => e.into(),
+    })
 }
 
 fn check_content_type(req: &HttpRequest) -> Result<(), ApiError> {

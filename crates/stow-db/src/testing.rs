@@ -3,7 +3,6 @@
 //! from it. `TEST_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`) names the
 //! server and the maintenance database; test databases are called `stowage_test_*`.
 
-use diesel::connection::SimpleConnection;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 
 use auth_core::StoreError;
@@ -139,7 +138,3 @@ pub async fn drop_test_databases() -> Result<usize, StoreError> {
     }
     Ok(names.len())
 }
-
-// Keep the sync trait import used (batch_execute on the wrapper in migrate.rs shares the name).
-#[allow(dead_code)]
-fn _assert_simple_connection<T: SimpleConnection>() {}

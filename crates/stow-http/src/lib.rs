@@ -13,6 +13,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod health;
+pub mod log_access;
 pub mod metrics;
 pub mod request;
 pub mod telemetry;

@@ -1,0 +1,165 @@
+//! Which registered server a log call (ingestion or query) acts on, and whether it may.
+//!
+//! Shared by both hosts; each maps a [`Denied`] reason to its own error code and envelope.
+
+use auth_core::{AccountStore, AuthContext, Server, StoreError};
+
+/// Why a log call may not proceed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Denied {
+    /// A global key named no server.
+    NoServerNamed,
+    /// A server-bound key named another server.
+    OtherServer,
+    /// No server with this join code in the caller's organization (another organization's server
+    /// is indistinguishable from an unknown one).
+    UnknownServer(String),
+    /// The organization's plan has no Logs.
+    PlanWithoutLogs,
+    /// The server's Logs source is not active.
+    SourceInactive,
+    /// The key's bound server no longer exists.
+    BoundServerGone(String),
+    Store(StoreError),
+}
+
+impl From<StoreError> for Denied {
+    fn from(e: StoreError) -> Self {
+        Denied::Store(e)
+    }
+}
+
+/// Resolves the target server (join codes compare case-insensitively) and checks the plan and the
+/// Logs source. A bound key's server is re-read, since a cached context may hold a stale source
+/// state; a named server is read once.
+pub async fn resolve(
+    accounts: &dyn AccountStore,
+    ctx: &AuthContext,
+    named: Option<&str>,
+) -> Result<Server, Denied> {
+    enum Target {
+        /// Read just now.
+        Fresh(Server),
+        /// The key's bound server, by join code, to be re-read.
+        Bound(String),
+    }
+    let target = match (named, &ctx.server) {
+        (None, None) => return Err(Denied::NoServerNamed),
+        (Some(code), Some(bound)) if !bound.cfx_id.eq_ignore_ascii_case(code) => {
+            return Err(Denied::OtherServer)
+        }
+        (_, Some(bound)) => Target::Bound(bound.cfx_id.clone()),
+        (Some(code), None) => Target::Fresh(
+            accounts
+                .find_server_by_cfx(code)
+                .await?
+                .filter(|s| s.org_id == ctx.org.id)
+                .ok_or_else(|| Denied::UnknownServer(code.to_owned()))?,
+        ),
+    };
+    if !ctx.plan.logs_enabled {
+        return Err(Denied::PlanWithoutLogs);
+    }
+    let server = match target {
+        Target::Fresh(server) => server,
+        Target::Bound(code) => accounts
+            .find_server_by_cfx(&code)
+            .await?
+            .ok_or(Denied::BoundServerGone(code))?,
+    };
+    if !server.logs_active {
+        return Err(Denied::SourceInactive);
+    }
+    Ok(server)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use auth_core::memory::MemoryAccounts;
+    use auth_core::model::{new_id, NewKey};
+    use auth_core::{secret, CredentialType, PermissionSet};
+
+    async fn ctx(store: &MemoryAccounts, org_id: &str, server: Option<&Server>) -> AuthContext {
+        let s = secret::generate(CredentialType::Developer);
+        let kind = if server.is_some() {
+            CredentialType::Server
+        } else {
+            CredentialType::Developer
+        };
+        store
+            .create_key(&NewKey {
+                id: new_id("key"),
+                org_id: org_id.to_owned(),
+                server_id: server.map(|s| s.id.clone()),
+                credential_type: kind,
+                name: None,
+                secret_hash: s.hash,
+                hint: s.hint,
+                permissions: PermissionSet::all(),
+                allowed_prefixes: vec![],
+                denied_prefixes: vec![],
+                allowed_mime: None,
+                expires_at: None,
+            })
+            .await
+            .unwrap();
+        store.find_auth_context(&s.hash).await.unwrap().unwrap()
+    }
+
+    #[tokio::test]
+    async fn every_outcome() {
+        let store = MemoryAccounts::new();
+        let org = store.create_org("A", "a", "pro").await.unwrap();
+        let other = store.create_org("B", "b", "pro").await.unwrap();
+        let srv = store
+            .register_server(&org.id, "Abc123", None)
+            .await
+            .unwrap();
+        store
+            .register_server(&other.id, "theirs", None)
+            .await
+            .unwrap();
+        let global = ctx(&store, &org.id, None).await;
+        let bound = ctx(&store, &org.id, Some(&srv)).await;
+
+        assert_eq!(
+            resolve(&store, &global, None).await,
+            Err(Denied::NoServerNamed)
+        );
+        assert_eq!(
+            resolve(&store, &global, Some("nope")).await,
+            Err(Denied::UnknownServer("nope".into()))
+        );
+        assert_eq!(
+            resolve(&store, &global, Some("theirs")).await,
+            Err(Denied::UnknownServer("theirs".into()))
+        );
+        assert_eq!(
+            resolve(&store, &bound, Some("theirs")).await,
+            Err(Denied::OtherServer)
+        );
+        assert_eq!(
+            resolve(&store, &global, Some("abc123")).await,
+            Err(Denied::SourceInactive)
+        );
+        // the bound key's cached context says inactive; the fresh read sees the activation
+        store.set_logs_active("abc123", true).await.unwrap();
+        assert!(!bound.server.as_ref().unwrap().logs_active);
+        assert_eq!(resolve(&store, &bound, None).await.unwrap().id, srv.id);
+        assert_eq!(
+            resolve(&store, &bound, Some("ABC123")).await.unwrap().id,
+            srv.id
+        );
+        assert_eq!(
+            resolve(&store, &global, Some("ABC123")).await.unwrap().id,
+            srv.id
+        );
+        store.set_org_plan(&org.id, "free").await.unwrap();
+        let free = ctx(&store, &org.id, None).await;
+        assert_eq!(
+            resolve(&store, &free, Some("abc123")).await,
+            Err(Denied::PlanWithoutLogs)
+        );
+    }
+}
