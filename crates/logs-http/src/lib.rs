@@ -172,6 +172,8 @@ impl Application {
                     Ok(r) => tracing::info!(
                         created = r.created.len(),
                         dropped = r.dropped.len(),
+                        vacuumed = r.vacuumed.len(),
+                        failed = r.failed.len(),
                         "log partitions maintained"
                     ),
                     Err(e) => tracing::warn!(error = %e, "log partition maintenance failed"),

@@ -616,11 +616,12 @@ pub async fn run(ctx: &Ctx, command: Command) -> Result<(Value, String), CliErro
         } => {
             let r = stow_db::logs::maintain_partitions(&ctx.db).await?;
             Ok((
-                json!({ "created": r.created, "dropped": r.dropped, "failed": r.failed }),
+                json!({ "created": r.created, "dropped": r.dropped, "vacuumed": r.vacuumed, "failed": r.failed }),
                 format!(
-                    "partitions: {} created, {} dropped, {} failed",
+                    "partitions: {} created, {} dropped, {} vacuumed, {} failed",
                     r.created.len(),
                     r.dropped.len(),
+                    r.vacuumed.len(),
                     r.failed.len()
                 ),
             ))

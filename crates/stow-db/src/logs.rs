@@ -33,6 +33,8 @@ pub struct MaintenanceReport {
     pub created: Vec<String>,
     pub dropped: Vec<String>,
     pub failed: Vec<String>,
+    /// Closed (past-day) partitions vacuumed and analyzed since their day ended.
+    pub vacuumed: Vec<String>,
 }
 
 #[derive(QueryableByName)]
@@ -47,8 +49,13 @@ struct CountRow {
     n: i64,
 }
 
-/// Creates the daily partitions around today and drops those older than the longest plan
-/// retention (plus one day). Safe to run repeatedly and concurrently.
+/// Creates the daily partitions around today, drops those older than the longest plan
+/// retention (plus one day), and vacuums each closed partition once after its day ended.
+/// Safe to run repeatedly and concurrently.
+///
+/// The vacuum matters for search latency, not space: a partition stops receiving (most) events
+/// when its day ends, so autovacuum's insert threshold may never fire again, leaving GIN pending
+/// lists (read in full by every search) and an unset visibility map behind for good.
 pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreError> {
     let mut conn = db.conn().await?;
     let mut report = MaintenanceReport::default();
@@ -104,6 +111,33 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             .await
             .map_err(db_error)?;
         report.dropped.push(row.name);
+    }
+    // Closed partitions not vacuumed since their day ended (names sort by day; today's excluded).
+    let unvacuumed: Vec<NameRow> = diesel::sql_query(
+        "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+         JOIN pg_class p ON p.oid = i.inhparent \
+         LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid \
+         WHERE p.relname = 'log_events' AND c.relname LIKE 'log\\_events\\_p%' AND c.relname < $1 \
+         AND coalesce(greatest(s.last_vacuum, s.last_autovacuum), '-infinity') \
+             < (to_date(substr(c.relname, 13), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC' \
+         ORDER BY c.relname",
+    )
+    .bind::<Text, _>(partition_name(today))
+    .load(&mut conn)
+    .await
+    .map_err(db_error)?;
+    for row in unvacuumed {
+        // VACUUM cannot run in a transaction; batch_execute sends it as a plain statement
+        match conn
+            .batch_execute(&format!("VACUUM (ANALYZE) {}", row.name))
+            .await
+        {
+            Ok(()) => report.vacuumed.push(row.name),
+            Err(e) => {
+                tracing::warn!(partition = %row.name, error = %e, "vacuuming log partition failed");
+                report.failed.push(row.name);
+            }
+        }
     }
     Ok(report)
 }
