@@ -7,6 +7,10 @@
 //! reader never sees a partial object. Small bodies are buffered and written with one `put`;
 //! larger ones stream through a multipart upload (local files are staged and renamed on
 //! completion, S3 multipart uploads are invisible until completed), so memory stays bounded.
+//!
+//! Durable before acknowledged: `object_store`'s local backend writes and renames without
+//! `fsync`, so on the local filesystem [`ObjectWriter::finish`] and [`Objects::put`] also flush
+//! the file and its directory before returning; a caller commits its row only after that.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -58,6 +62,8 @@ pub struct Objects {
     op_timeout: Duration,
     supports_attributes: bool,
     description: String,
+    /// Set for the local filesystem backend, whose writes must be flushed explicitly.
+    local: Option<Arc<LocalFileSystem>>,
 }
 
 impl Objects {
@@ -73,14 +79,18 @@ impl Objects {
                 std::fs::create_dir_all(&dir).map_err(|e| {
                     ObjectsError::Config(format!("creating {}: {e}", dir.display()))
                 })?;
-                let fs = LocalFileSystem::new_with_prefix(&dir)
-                    .map_err(|e| ObjectsError::Config(e.to_string()))?
-                    .with_automatic_cleanup(true);
-                Ok(Self::new(
-                    Arc::new(fs),
+                let fs = Arc::new(
+                    LocalFileSystem::new_with_prefix(&dir)
+                        .map_err(|e| ObjectsError::Config(e.to_string()))?
+                        .with_automatic_cleanup(true),
+                );
+                let mut objects = Self::new(
+                    Arc::clone(&fs) as Arc<dyn ObjectStore>,
                     false,
                     format!("file://{}", dir.display()),
-                ))
+                );
+                objects.local = Some(fs);
+                Ok(objects)
             }
             "memory" => Ok(Self::memory()),
             "s3" => {
@@ -127,6 +137,30 @@ impl Objects {
             op_timeout: Duration::from_secs(30),
             supports_attributes,
             description,
+            local: None,
+        }
+    }
+
+    /// On the local filesystem, flushes a completed object and the directory entry naming it to
+    /// disk (`object_store` renames staged files into place without `fsync`). Other backends
+    /// are durable once their write returns.
+    async fn make_durable(&self, location: &Path) -> Result<(), ObjectsError> {
+        let Some(fs) = &self.local else {
+            return Ok(());
+        };
+        let file = fs.path_to_filesystem(location)?;
+        let flush = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+            std::fs::File::open(&file)?.sync_all()?;
+            if let Some(dir) = file.parent() {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        });
+        match tokio::time::timeout(self.op_timeout, flush).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(ObjectsError::Other(format!("flushing {location}: {e}"))),
+            Ok(Err(e)) => Err(ObjectsError::Other(format!("flushing {location}: {e}"))),
+            Err(_) => Err(ObjectsError::Unavailable("flush timed out".into())),
         }
     }
 
@@ -179,6 +213,7 @@ impl Objects {
             location,
             content_type,
             buffer: Vec::new(),
+            buffered: 0,
             multipart: None,
             written: 0,
         }
@@ -196,8 +231,8 @@ impl Objects {
             ..Default::default()
         };
         self.timed(self.store.put_opts(location, PutPayload::from(body), opts))
-            .await
-            .map(|_| ())
+            .await?;
+        self.make_durable(location).await
     }
 
     /// Streams an object (or one byte range of it).
@@ -276,7 +311,9 @@ pub struct ObjectWriter {
     objects: Objects,
     location: Path,
     content_type: Option<String>,
-    buffer: Vec<u8>,
+    /// Chunks as received (no copy) until the body outgrows a single `put`.
+    buffer: Vec<Bytes>,
+    buffered: usize,
     multipart: Option<WriteMultipart>,
     written: u64,
 }
@@ -295,18 +332,20 @@ impl ObjectWriter {
         self.content_type = content_type;
     }
 
-    pub async fn write(&mut self, chunk: &[u8]) -> Result<(), ObjectsError> {
+    /// Appends a chunk. The chunk is kept by reference, never copied.
+    pub async fn write(&mut self, chunk: Bytes) -> Result<(), ObjectsError> {
         self.written += chunk.len() as u64;
         if let Some(mp) = self.multipart.as_mut() {
             let timeout = self.objects.op_timeout;
             tokio::time::timeout(timeout, mp.wait_for_capacity(4))
                 .await
                 .map_err(|_| ObjectsError::Unavailable("upload timed out".into()))??;
-            mp.write(chunk);
+            mp.put(chunk);
             return Ok(());
         }
-        self.buffer.extend_from_slice(chunk);
-        if self.buffer.len() > SINGLE_PUT_LIMIT {
+        self.buffered += chunk.len();
+        self.buffer.push(chunk);
+        if self.buffered > SINGLE_PUT_LIMIT {
             let opts = PutMultipartOpts {
                 attributes: self.objects.attributes(self.content_type.as_deref()),
                 ..Default::default()
@@ -316,7 +355,10 @@ impl ObjectWriter {
                 .timed(self.objects.store.put_multipart_opts(&self.location, opts))
                 .await?;
             let mut mp = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
-            mp.write(&std::mem::take(&mut self.buffer));
+            for chunk in std::mem::take(&mut self.buffer) {
+                mp.put(chunk);
+            }
+            self.buffered = 0;
             self.multipart = Some(mp);
         }
         Ok(())
@@ -325,15 +367,20 @@ impl ObjectWriter {
     /// Completes the object. On error nothing is visible at the location.
     pub async fn finish(self) -> Result<(), ObjectsError> {
         match self.multipart {
-            Some(mp) => self.objects.timed(mp.finish()).await.map(|_| ()),
+            Some(mp) => {
+                self.objects.timed(mp.finish()).await?;
+                self.objects.make_durable(&self.location).await
+            }
             None => {
+                let opts = PutOptions {
+                    attributes: self.objects.attributes(self.content_type.as_deref()),
+                    ..Default::default()
+                };
+                let payload: PutPayload = self.buffer.into_iter().collect();
                 self.objects
-                    .put(
-                        &self.location,
-                        Bytes::from(self.buffer),
-                        self.content_type.as_deref(),
-                    )
-                    .await
+                    .timed(self.objects.store.put_opts(&self.location, payload, opts))
+                    .await?;
+                self.objects.make_durable(&self.location).await
             }
         }
     }
@@ -368,7 +415,7 @@ mod tests {
                 let loc = Objects::fresh_location("org_t");
                 let mut w = objects.writer(loc.clone(), Some("application/octet-stream".into()));
                 for chunk in data.chunks(64 * 1024) {
-                    w.write(chunk).await.unwrap();
+                    w.write(Bytes::copy_from_slice(chunk)).await.unwrap();
                 }
                 assert!(!objects.exists(&loc).await.unwrap() || size <= SINGLE_PUT_LIMIT);
                 w.finish().await.unwrap();
@@ -398,7 +445,7 @@ mod tests {
         let objects = Objects::from_url(&format!("file://{}", dir.display())).unwrap();
         let loc = Objects::fresh_location("org_t");
         let mut w = objects.writer(loc.clone(), None);
-        w.write(&vec![1u8; SINGLE_PUT_LIMIT + PART_SIZE + 1])
+        w.write(Bytes::from(vec![1u8; SINGLE_PUT_LIMIT + PART_SIZE + 1]))
             .await
             .unwrap();
         w.abort().await;
