@@ -1,7 +1,8 @@
 //! Streaming multipart reading for every upload route.
 //!
 //! Parts may come in any order. A file part streams straight into the object store at a fresh
-//! location while its SHA-256, size and first bytes (for type detection) are computed; text parts
+//! location while its content digest (BLAKE3), size and first bytes (for type detection) are
+//! computed; text parts
 //! are small and kept. Staged bytes belong to a [`StageGuard`]: whatever is not explicitly kept
 //! when the guard drops (error, rejected file, cancelled request) is deleted in the background,
 //! so a failed upload never leaves a visible object or an orphan.
@@ -12,7 +13,6 @@ use actix_web::web;
 use cdn_core::content_type::SNIFF_LEN;
 use cdn_core::idempotency::Fingerprint;
 use futures_util::StreamExt;
-use sha2::{Digest, Sha256};
 use stow_http::{ApiError, Code};
 use stow_objects::{ObjectPath, ObjectWriter, Objects};
 
@@ -40,7 +40,10 @@ pub struct StagedFile {
     pub declared: Option<String>,
     pub location: Option<ObjectPath>,
     pub size: u64,
-    pub sha256: String,
+    /// Hex BLAKE3 of the content (etag and idempotency fingerprint). BLAKE3 rather than SHA-256:
+    /// hashing was a quarter of the CPU of a large upload with SHA-256 (SHA-NI); BLAKE3 is
+    /// several times faster and equally collision-resistant.
+    pub digest: String,
     pub head: Vec<u8>,
     pub too_large: bool,
 }
@@ -48,7 +51,7 @@ pub struct StagedFile {
 impl StagedFile {
     /// The content-derived entity tag.
     pub fn etag(&self) -> String {
-        self.sha256[..32].to_owned()
+        self.digest[..32].to_owned()
     }
 }
 
@@ -175,7 +178,7 @@ pub async fn read_form(
                 objects.writer(loc, declared.clone())
             });
             let location = writer.as_ref().map(|w| w.location().clone());
-            let mut hasher = Sha256::new();
+            let mut hasher = blake3::Hasher::new();
             let mut size = 0u64;
             let mut head = Vec::new();
             let mut too_large = false;
@@ -215,7 +218,7 @@ pub async fn read_form(
                     }
                 }
                 if let Some(w) = writer.as_mut() {
-                    w.write(&chunk).await?;
+                    w.write(chunk).await?;
                 }
             }
             if let Some(mut w) = writer.take() {
@@ -228,15 +231,15 @@ pub async fn read_form(
                 }
                 w.finish().await?;
             }
-            let sha256 = hex::encode(hasher.finalize());
-            fingerprint.file(&field, file_name.as_deref(), declared.as_deref(), &sha256);
+            let digest = hasher.finalize().to_hex().to_string();
+            fingerprint.file(&field, file_name.as_deref(), declared.as_deref(), &digest);
             files.push(StagedFile {
                 field,
                 file_name,
                 declared,
                 location: if too_large { None } else { location },
                 size,
-                sha256,
+                digest,
                 head,
                 too_large,
             });

@@ -358,10 +358,7 @@ async fn store_base64(
         None => Metadata::new(),
         Some(v) => metadata::from_value(v).map_err(metadata_error)?,
     };
-    let sha256 = {
-        use sha2::Digest;
-        hex::encode(sha2::Sha256::digest(&bytes))
-    };
+    let digest = blake3::hash(&bytes).to_hex().to_string();
     let location = stow_objects::Objects::fresh_location(&auth.org.id);
     let file = StagedFile {
         field: "data".into(),
@@ -369,7 +366,7 @@ async fn store_base64(
         declared: body.content_type.clone().or(url_type),
         location: Some(location.clone()),
         size: bytes.len() as u64,
-        sha256,
+        digest,
         head: bytes[..bytes.len().min(cdn_core::content_type::SNIFF_LEN)].to_vec(),
         too_large: false,
     };
