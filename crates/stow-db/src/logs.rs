@@ -33,7 +33,7 @@ pub struct MaintenanceReport {
     pub created: Vec<String>,
     pub dropped: Vec<String>,
     pub failed: Vec<String>,
-    /// Closed (past-day) partitions vacuumed and analyzed since their day ended.
+    /// Closed (past-day) partitions vacuumed and analyzed because they had new events.
     pub vacuumed: Vec<String>,
 }
 
@@ -50,12 +50,14 @@ struct CountRow {
 }
 
 /// Creates the daily partitions around today, drops those older than the longest plan
-/// retention (plus one day), and vacuums each closed partition once after its day ended.
-/// Safe to run repeatedly and concurrently.
+/// retention (plus one day), and vacuums every closed (past-day) partition that received events
+/// since its last vacuum. Safe to run repeatedly and concurrently.
 ///
 /// The vacuum matters for search latency, not space: a partition stops receiving (most) events
 /// when its day ends, so autovacuum's insert threshold may never fire again, leaving GIN pending
-/// lists (read in full by every search) and an unset visibility map behind for good.
+/// lists (read in full by every search) and an unset visibility map behind for good. Late events
+/// (up to 7 days back) make a closed partition eligible again; vacuuming an all-visible
+/// partition only touches its new pages.
 pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreError> {
     let mut conn = db.conn().await?;
     let mut report = MaintenanceReport::default();
@@ -112,14 +114,13 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             .map_err(db_error)?;
         report.dropped.push(row.name);
     }
-    // Closed partitions not vacuumed since their day ended (names sort by day; today's excluded).
+    // Closed partitions with inserts since their last vacuum (names sort by day; today's excluded).
     let unvacuumed: Vec<NameRow> = diesel::sql_query(
         "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
          JOIN pg_class p ON p.oid = i.inhparent \
-         LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid \
+         JOIN pg_stat_user_tables s ON s.relid = c.oid \
          WHERE p.relname = 'log_events' AND c.relname LIKE 'log\\_events\\_p%' AND c.relname < $1 \
-         AND coalesce(greatest(s.last_vacuum, s.last_autovacuum), '-infinity') \
-             < (to_date(substr(c.relname, 13), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC' \
+         AND s.n_ins_since_vacuum > 0 \
          ORDER BY c.relname",
     )
     .bind::<Text, _>(partition_name(today))
@@ -215,9 +216,10 @@ mod store_impl {
         }
     }
 
-    fn identifiers(m: &Option<std::collections::BTreeMap<String, String>>) -> Option<Value> {
-        m.as_ref()
-            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+    /// JSON text for a jsonb column, serialized straight from the parsed map (Postgres parses
+    /// it into jsonb; building a `serde_json::Value` first would copy every key and value).
+    fn json_text<T: serde::Serialize>(v: Option<&T>) -> Option<String> {
+        v.and_then(|v| serde_json::to_string(v).ok())
     }
 
     fn is_lock_timeout(e: &diesel::result::Error) -> bool {
@@ -272,20 +274,20 @@ mod store_impl {
             for e in &batch.events {
                 cols.event_id
                     .push(e.event_id.clone().unwrap_or_else(new_event_id));
-                cols.level.push(e.level.as_str().to_owned());
-                cols.event_type.push(e.event_type.clone());
+                cols.level.push(e.level.as_str());
+                cols.event_type.push(&e.event_type);
                 cols.occurred_at.push(e.occurred_at.unwrap_or(now));
-                cols.player_id.push(e.player_id.clone());
-                cols.target_player_id.push(e.target_player_id.clone());
+                cols.player_id.push(e.player_id.as_deref());
+                cols.target_player_id.push(e.target_player_id.as_deref());
                 cols.player_identifiers
-                    .push(identifiers(&e.player_identifiers));
+                    .push(json_text(e.player_identifiers.as_ref()));
                 cols.target_player_identifiers
-                    .push(identifiers(&e.target_player_identifiers));
-                cols.resource.push(e.resource.clone());
-                cols.trace_id.push(e.trace_id.clone());
-                cols.environment.push(e.environment.clone());
-                cols.message.push(e.message.clone());
-                cols.data.push(e.data.clone().map(Value::Object));
+                    .push(json_text(e.target_player_identifiers.as_ref()));
+                cols.resource.push(e.resource.as_deref());
+                cols.trace_id.push(e.trace_id.as_deref());
+                cols.environment.push(e.environment.as_deref());
+                cols.message.push(&e.message);
+                cols.data.push(json_text(e.data.as_ref()));
             }
             let result = conn
                 .transaction::<_, TxError, _>(|conn| {
@@ -320,9 +322,13 @@ mod store_impl {
                             "INSERT INTO log_events (org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, \
                              event_type, occurred_at, player_id, target_player_id, player_identifiers, \
                              target_player_identifiers, resource, trace_id, environment, message, data) \
-                             SELECT $1, $2, $3, $4, $5, u.* FROM unnest($6::text[], $7::text[], $8::text[], \
-                             $9::timestamptz[], $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::text[], \
-                             $15::text[], $16::text[], $17::text[], $18::jsonb[]) AS u",
+                             SELECT $1, $2, $3, $4, $5, u.event_id, u.level, u.event_type, u.occurred_at, \
+                             u.player_id, u.target_player_id, u.pi::jsonb, u.tpi::jsonb, u.resource, u.trace_id, \
+                             u.environment, u.message, u.data::jsonb FROM unnest($6::text[], $7::text[], $8::text[], \
+                             $9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], \
+                             $15::text[], $16::text[], $17::text[], $18::text[]) AS u(event_id, level, event_type, \
+                             occurred_at, player_id, target_player_id, pi, tpi, resource, trace_id, environment, \
+                             message, data)",
                         )
                         .bind::<Text, _>(&t.org_id)
                         .bind::<Text, _>(&t.server_id)
@@ -335,13 +341,13 @@ mod store_impl {
                         .bind::<Array<Timestamptz>, _>(&cols.occurred_at)
                         .bind::<Array<Nullable<Text>>, _>(&cols.player_id)
                         .bind::<Array<Nullable<Text>>, _>(&cols.target_player_id)
-                        .bind::<Array<Nullable<Jsonb>>, _>(&cols.player_identifiers)
-                        .bind::<Array<Nullable<Jsonb>>, _>(&cols.target_player_identifiers)
+                        .bind::<Array<Nullable<Text>>, _>(&cols.player_identifiers)
+                        .bind::<Array<Nullable<Text>>, _>(&cols.target_player_identifiers)
                         .bind::<Array<Nullable<Text>>, _>(&cols.resource)
                         .bind::<Array<Nullable<Text>>, _>(&cols.trace_id)
                         .bind::<Array<Nullable<Text>>, _>(&cols.environment)
                         .bind::<Array<Text>, _>(&cols.message)
-                        .bind::<Array<Nullable<Jsonb>>, _>(&cols.data)
+                        .bind::<Array<Nullable<Text>>, _>(&cols.data)
                         .execute(conn)
                         .await?;
                         diesel::sql_query(
@@ -462,20 +468,22 @@ mod store_impl {
         }
     }
 
+    /// The batch as one array per column, borrowing from the parsed events (no copies but the
+    /// generated event ids and the JSON text of the jsonb columns).
     #[derive(Default)]
-    struct Columns {
+    struct Columns<'a> {
         event_id: Vec<String>,
-        level: Vec<String>,
-        event_type: Vec<String>,
+        level: Vec<&'static str>,
+        event_type: Vec<&'a str>,
         occurred_at: Vec<DateTime<Utc>>,
-        player_id: Vec<Option<String>>,
-        target_player_id: Vec<Option<String>>,
-        player_identifiers: Vec<Option<Value>>,
-        target_player_identifiers: Vec<Option<Value>>,
-        resource: Vec<Option<String>>,
-        trace_id: Vec<Option<String>>,
-        environment: Vec<Option<String>>,
-        message: Vec<String>,
-        data: Vec<Option<Value>>,
+        player_id: Vec<Option<&'a str>>,
+        target_player_id: Vec<Option<&'a str>>,
+        player_identifiers: Vec<Option<String>>,
+        target_player_identifiers: Vec<Option<String>>,
+        resource: Vec<Option<&'a str>>,
+        trace_id: Vec<Option<&'a str>>,
+        environment: Vec<Option<&'a str>>,
+        message: Vec<&'a str>,
+        data: Vec<Option<String>>,
     }
 }
