@@ -412,7 +412,17 @@ async fn openapi_documents_cover_every_route() {
 #[tokio::test]
 async fn prometheus_metrics() {
     let app = spawn().await;
-    app.upload(&app.dev_key, "m.png", png_bytes(), None).await;
+    let object: Value = app
+        .upload(&app.dev_key, "m.png", png_bytes(), None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let url = object["object"]["publicUrl"]
+        .as_str()
+        .unwrap()
+        .replace("http://cdn.test", &app.cdn);
+    assert_eq!(app.client.get(&url).send().await.unwrap().status(), 200);
     app.client
         .post(format!("{}/v1/servers/abc123/logs", app.logs))
         .bearer_auth(&app.dev_key)
@@ -445,5 +455,9 @@ async fn prometheus_metrics() {
             assert!(text.contains(name), "{name} missing from {base}/metrics");
         }
         assert!(text.contains("route=\"/v1/objects\""), "route label");
+        assert!(
+            text.contains("route=\"/cdn/{workspace}/{key}\",method=\"GET\",status=\"200\""),
+            "delivery route label"
+        );
     }
 }

@@ -7,6 +7,7 @@
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
+use actix_web::HttpMessage;
 use actix_web::{web, HttpRequest, HttpResponse};
 use cdn_core::content_type::is_active;
 use cdn_core::path::{is_hidden, normalize_key};
@@ -68,6 +69,21 @@ fn etag_matches(header: &str, etag: &str) -> bool {
         let t = t.strip_prefix("W/").unwrap_or(t);
         t == "*" || t.trim_matches('"') == etag
     })
+}
+
+/// Everything under `/cdn/`: GET and HEAD deliver, other methods are refused.
+pub async fn dispatch(
+    req: HttpRequest,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    req.extensions_mut()
+        .insert(stow_http::request::RouteLabel("/cdn/{workspace}/{key}"));
+    if req.method() == actix_web::http::Method::GET || req.method() == actix_web::http::Method::HEAD
+    {
+        deliver(req, state).await
+    } else {
+        stow_http::method_not_allowed(req).await
+    }
 }
 
 #[utoipa::path(

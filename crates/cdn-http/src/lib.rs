@@ -123,12 +123,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(query::query))
                 .default_service(nm()),
         )
-        .service(
-            web::resource("/cdn/{workspace}/{key:.*}")
-                .route(web::get().to(delivery::deliver))
-                .route(web::head().to(delivery::deliver))
-                .default_service(nm()),
-        );
+        // Delivery: a static prefix, matched without a regex (a `{key:.*}` resource pattern cost
+        // ~6% of a cached delivery's CPU); `deliver` parses workspace and key itself.
+        .service(web::scope("/cdn").default_service(web::to(delivery::dispatch)));
 }
 
 pub struct Application {

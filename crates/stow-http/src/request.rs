@@ -53,6 +53,11 @@ pub struct RequestId(pub String);
 #[derive(Debug, Clone)]
 pub struct KeyId(pub String);
 
+/// The route label for metrics and logs, for handlers reached without a route pattern (a scope's
+/// default service).
+#[derive(Debug, Clone, Copy)]
+pub struct RouteLabel(pub &'static str);
+
 /// A request id to use instead of the fresh one (set by idempotent replays).
 #[derive(Debug, Clone)]
 pub struct ReplayedRequestId(pub String);
@@ -96,10 +101,13 @@ async fn with_context(
     if let Ok(v) = HeaderValue::from_str(&shown_id) {
         res.headers_mut().insert(X_REQUEST_ID, v);
     }
-    let route = res
-        .request()
-        .match_pattern()
-        .unwrap_or_else(|| "<unmatched>".to_owned());
+    let route = match res.request().extensions().get::<RouteLabel>() {
+        Some(label) => label.0.to_owned(),
+        None => res
+            .request()
+            .match_pattern()
+            .unwrap_or_else(|| "<unmatched>".to_owned()),
+    };
     let key_id = res
         .request()
         .extensions()
