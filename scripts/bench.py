@@ -400,8 +400,11 @@ def bench_query(dev_key, org_id):
       FROM (SELECT i, (hashint4(i) & 2147483647) AS h FROM generate_series(1, {EVENTS}) i) s;""")
     # pg_indexes shows partitioned indexes as "ON ONLY", which would index no partition
     psql("SET maintenance_work_mem = '1GB'; SET max_parallel_maintenance_workers = 2; " + defs.replace(" ON ONLY ", " ON ") + "; ANALYZE log_events;")
-    # the steady state `logs-api` keeps: closed partitions vacuumed once (GIN pending lists merged)
+    # the steady state `logs-api` keeps: closed partitions vacuumed after they received events
+    # (GIN pending lists merged); today's partition is autovacuum's, settled here so that no
+    # autovacuum of a freshly loaded partition runs during the measurements
     sh(f"{BIN}/stowctl logs maintain", env={**os.environ, "DATABASE_URL": DB})
+    psql("VACUUM (ANALYZE) log_events")
     load = time.time() - t0
     tables["query_load"] = {"events": EVENTS, "seconds": round(load, 1)}
     now = time.time()
@@ -422,21 +425,25 @@ def bench_query(dev_key, org_id):
         assert r.status == 200, data
         return (time.perf_counter() - t0) * 1000, data
     reps = 20 if QUICK else 40
+    def walk(body):
+        pages, b = [], dict(body)
+        for _page in range(5):
+            ms, data = timed(b)
+            pages.append(ms)
+            if not data["pagination"]["hasMore"]:
+                break
+            b = {**body, "cursor": data["pagination"]["nextCursor"]}
+        return pages
     for name, filters in cases.items():
         body = {**window, **filters, "limit": 100}
-        timed(body)  # warm
+        cold = walk(body)  # the first walk reads what is not cached yet; reported, not in the p95
         first = [timed(body)[0] for _ in range(reps)]
         walk_pages = []
         for _ in range(max(3, reps // 4)):
-            b = dict(body)
-            for _page in range(5):
-                ms, data = timed(b)
-                walk_pages.append(ms)
-                if not data["pagination"]["hasMore"]:
-                    break
-                b = {**body, "cursor": data["pagination"]["nextCursor"]}
+            walk_pages += walk(body)
         target = 100 if name.startswith("message") else 20
-        rows.append({"case": name, "first_p50": round(pct(first, 50), 2), "first_p95": round(pct(first, 95), 2),
+        rows.append({"case": name, "cold_first": round(cold[0], 2), "cold_walk": round(sum(cold), 2),
+                     "first_p50": round(pct(first, 50), 2), "first_p95": round(pct(first, 95), 2),
                      "walk_p50": round(pct(walk_pages, 50), 2), "walk_p95": round(pct(walk_pages, 95), 2), "target_ms": target,
                      "met": pct(first, 95) <= target and pct(walk_pages, 95) <= target})
         results.append({"name": f"query_{name.replace(' ', '_').replace('(', '').replace(')', '').replace('+', 'and')}_p95_ms", "value": rows[-1]["first_p95"],
@@ -475,10 +482,13 @@ def write_report(info, started):
         lines += ["", f"## Log queries (`POST /v1/logs/query`)", "",
                   f"{q['events']:,} events over 7 days across 100 servers (one with a fifth of them, queried here), loaded with "
                   f"`INSERT … SELECT generate_series` into the real schema and indexed in {q['seconds']} s. Latency per request "
-                  "measured sequentially over one keep-alive connection (first page, and every page of 5-page cursor walks), limit 100.", "",
-                  "| case | first page p50 | first page p95 | walk page p50 | walk page p95 | target p95 | met |", "|---|---|---|---|---|---|---|"]
+                  "measured sequentially over one keep-alive connection (first page, and every page of 5-page cursor walks), limit 100, "
+                  "after one unmeasured walk per case; that first walk (pages not yet in Postgres's cache, read from disk) is shown as "
+                  "\"cold\": first page and the whole 5-page walk.", "",
+                  "| case | cold first page | cold 5-page walk | first page p50 | first page p95 | walk page p50 | walk page p95 | target p95 | met |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for r in tables["query"]:
-            lines.append(f"| {r['case']} | {r['first_p50']} ms | {r['first_p95']} ms | {r['walk_p50']} ms | {r['walk_p95']} ms | ≤ {r['target_ms']} ms | {'yes' if r['met'] else '**no**'} |")
+            lines.append(f"| {r['case']} | {r.get('cold_first', '–')} ms | {r.get('cold_walk', '–')} ms | {r['first_p50']} ms | {r['first_p95']} ms | {r['walk_p50']} ms | {r['walk_p95']} ms | ≤ {r['target_ms']} ms | {'yes' if r['met'] else '**no**'} |")
     if "index_cost" in tables:
         ic = tables["index_cost"]
         lines += ["", "## Ingest cost of each index", "",
