@@ -8,3 +8,29 @@ async fn postgres_accounts_pass_the_shared_suite() {
     let store = PgAccounts::new(db);
     auth_core::testsuite::account_store_suite(&store).await;
 }
+
+#[tokio::test]
+async fn pooled_connections_plan_every_statement_for_its_values() {
+    use diesel::sql_types::Text;
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Settings {
+        #[diesel(sql_type = Text)]
+        plan_cache_mode: String,
+        #[diesel(sql_type = Text)]
+        statement_timeout: String,
+    }
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    let mut conn = db.conn().await.unwrap();
+    // cached prepared statements must never fall back to a generic plan (see Db::connect)
+    let s: Settings = diesel::sql_query(
+        "SELECT current_setting('plan_cache_mode') AS plan_cache_mode, \
+         current_setting('statement_timeout') AS statement_timeout",
+    )
+    .get_result(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(s.plan_cache_mode, "force_custom_plan");
+    assert_eq!(s.statement_timeout, "10s");
+}
