@@ -224,6 +224,12 @@ impl TestApp {
             .unwrap()
     }
 
+    /// A `publicUrl` made reachable: the test config's public origin (`http://cdn.test`, see
+    /// `Config::for_tests`) replaced by this app's address.
+    pub fn local_url(&self, public_url: &str) -> String {
+        public_url.replace("http://cdn.test", &self.cdn)
+    }
+
     /// Every stored byte location (to prove nothing leaked).
     pub async fn stored_locations(&self) -> Vec<String> {
         use futures::StreamExt;

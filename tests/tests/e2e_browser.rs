@@ -129,10 +129,7 @@ async fn browser_uploads_through_an_upload_url() {
 
     let listed = app.list_keys(&app.dev_key, Some("browser")).await;
     assert_eq!(listed, vec!["browser/canvas.png"]);
-    let public = object["publicUrl"]
-        .as_str()
-        .unwrap()
-        .replace("http://cdn.test", &app.cdn);
+    let public = app.local_url(object["publicUrl"].as_str().unwrap());
     let bytes = app
         .client
         .get(public)

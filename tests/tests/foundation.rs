@@ -418,10 +418,7 @@ async fn prometheus_metrics() {
         .json()
         .await
         .unwrap();
-    let url = object["object"]["publicUrl"]
-        .as_str()
-        .unwrap()
-        .replace("http://cdn.test", &app.cdn);
+    let url = app.local_url(object["object"]["publicUrl"].as_str().unwrap());
     assert_eq!(app.client.get(&url).send().await.unwrap().status(), 200);
     app.client
         .post(format!("{}/v1/servers/abc123/logs", app.logs))

@@ -107,7 +107,7 @@ async fn unicode_keys_work_end_to_end() {
         url,
         "http://cdn.test/cdn/test-org/%E7%85%A7%E7%89%87/%F0%9F%98%80/%E7%8C%AB%20cat.txt"
     );
-    let local = url.replace("http://cdn.test", &app.cdn);
+    let local = app.local_url(url);
     let res = app.client.get(local).send().await.unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(res.text().await.unwrap(), "hello");
@@ -393,10 +393,7 @@ async fn active_content_is_never_inline() {
             .json()
             .await
             .unwrap();
-        let url = body["object"]["publicUrl"]
-            .as_str()
-            .unwrap()
-            .replace("http://cdn.test", &app.cdn);
+        let url = app.local_url(body["object"]["publicUrl"].as_str().unwrap());
         let res = app.client.get(url).send().await.unwrap();
         assert_eq!(res.status(), 200);
         assert!(
