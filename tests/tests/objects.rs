@@ -452,6 +452,56 @@ async fn oversize_files_are_refused_while_streaming() {
 }
 
 #[tokio::test]
+async fn an_upload_cut_off_midway_leaves_nothing() {
+    use std::io::Write;
+    let app = spawn().await;
+    let boundary = "stowage-cut-off";
+    let head = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"cut.bin\"\r\n\
+         Content-Type: application/octet-stream\r\n\r\n"
+    );
+    let tail = format!("\r\n--{boundary}--\r\n");
+    let (sent, declared) = (3 * 1024 * 1024, 8 * 1024 * 1024);
+    let request = format!(
+        "POST /v1/objects HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {len}\r\n\r\n{head}",
+        host = app.cdn.trim_start_matches("http://"),
+        key = app.dev_key,
+        len = head.len() + declared + tail.len(),
+    );
+    let addr = app.cdn.trim_start_matches("http://").to_owned();
+    let stream = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        stream.write_all(&vec![7u8; sent]).unwrap();
+        stream
+    })
+    .await
+    .unwrap();
+    if app.objects.description().starts_with("file://") {
+        // the server streams the file to disk as it arrives: its staged file is there
+        let mut staged = Vec::new();
+        for _ in 0..100 {
+            staged = app.stored_locations().await;
+            if !staged.is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(
+            staged.len() == 1 && staged[0].ends_with(".partial"),
+            "{staged:?}"
+        );
+    }
+    drop(stream);
+    assert!(
+        app.settle_locations(0).await.is_empty(),
+        "a cut-off upload left bytes behind"
+    );
+    assert!(app.list_keys(&app.dev_key, None).await.is_empty());
+}
+
+#[tokio::test]
 async fn replacing_an_object_swaps_bytes_and_removes_the_old_ones() {
     let app = spawn().await;
     let a: Value = app

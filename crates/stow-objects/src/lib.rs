@@ -4,13 +4,18 @@
 //!
 //! Bytes are always written to a fresh location (`o/<org>/<ulid>`), never over a live object:
 //! the database row is switched to the new location only once the bytes are complete, so a
-//! reader never sees a partial object. Small bodies are buffered and written with one `put`;
-//! larger ones stream through a multipart upload (local files are staged and renamed on
-//! completion, S3 multipart uploads are invisible until completed), so memory stays bounded.
+//! reader never sees a partial object. Nothing is visible at a location before
+//! [`ObjectWriter::finish`] returns.
 //!
-//! Durable before acknowledged: `object_store`'s local backend writes and renames without
-//! `fsync`, so on the local filesystem [`ObjectWriter::finish`] and [`Objects::put`] also flush
-//! the file and its directory before returning; a caller commits its row only after that.
+//! On S3 (and `memory://`) small bodies are buffered and written with one `put`; larger ones
+//! stream through `object_store`'s multipart upload, invisible until completed. On the local
+//! filesystem, writes go through the `local` module instead of `object_store`: it stages the file beside
+//! its location, writes it while it arrives, flushes it with `fsync` (which `object_store`'s local
+//! backend never does) and renames it into place. Reads, listings and deletes use `object_store`
+//! on every backend. Memory per upload stays bounded either way.
+//!
+//! Durable before acknowledged: [`ObjectWriter::finish`] and [`Objects::put`] return only once
+//! the bytes and the directory entry naming them are on disk; a caller commits its row after.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -28,6 +33,8 @@ use object_store::{
 };
 
 pub use object_store::path::Path as ObjectPath;
+
+mod local;
 
 /// Bodies up to this size are written with a single `put`; larger ones use multipart upload.
 pub const SINGLE_PUT_LIMIT: usize = 5 * 1024 * 1024;
@@ -62,7 +69,7 @@ pub struct Objects {
     op_timeout: Duration,
     supports_attributes: bool,
     description: String,
-    /// Set for the local filesystem backend, whose writes must be flushed explicitly.
+    /// Set for the local filesystem backend, whose writes go through the `local` module.
     local: Option<Arc<LocalFileSystem>>,
 }
 
@@ -141,27 +148,11 @@ impl Objects {
         }
     }
 
-    /// On the local filesystem, flushes a completed object and the directory entry naming it to
-    /// disk (`object_store` renames staged files into place without `fsync`). Other backends
-    /// are durable once their write returns.
-    async fn make_durable(&self, location: &Path) -> Result<(), ObjectsError> {
-        let Some(fs) = &self.local else {
-            return Ok(());
-        };
-        let file = fs.path_to_filesystem(location)?;
-        let flush = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-            std::fs::File::open(&file)?.sync_all()?;
-            if let Some(dir) = file.parent() {
-                std::fs::File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        });
-        match tokio::time::timeout(self.op_timeout, flush).await {
-            Ok(Ok(Ok(()))) => Ok(()),
-            Ok(Ok(Err(e))) => Err(ObjectsError::Other(format!("flushing {location}: {e}"))),
-            Ok(Err(e)) => Err(ObjectsError::Other(format!("flushing {location}: {e}"))),
-            Err(_) => Err(ObjectsError::Unavailable("flush timed out".into())),
-        }
+    /// The file behind `location` on the local filesystem backend.
+    fn local_file(&self, location: &Path) -> Option<Result<std::path::PathBuf, ObjectsError>> {
+        self.local
+            .as_ref()
+            .map(|fs| fs.path_to_filesystem(location).map_err(Into::into))
     }
 
     pub fn description(&self) -> &str {
@@ -180,9 +171,18 @@ impl Objects {
     where
         F: std::future::Future<Output = Result<T, object_store::Error>>,
     {
+        self.timed_io(async { fut.await.map_err(ObjectsError::from) })
+            .await
+    }
+
+    /// Bounds an operation by the store timeout and records its duration and failures.
+    async fn timed_io<T, F>(&self, fut: F) -> Result<T, ObjectsError>
+    where
+        F: std::future::Future<Output = Result<T, ObjectsError>>,
+    {
         let started = std::time::Instant::now();
         let result = match tokio::time::timeout(self.op_timeout, fut).await {
-            Ok(r) => r.map_err(Into::into),
+            Ok(r) => r,
             Err(_) => Err(ObjectsError::Unavailable("operation timed out".into())),
         };
         metrics::histogram!("object_store_operation_duration_seconds")
@@ -214,7 +214,7 @@ impl Objects {
             content_type,
             buffer: Vec::new(),
             buffered: 0,
-            multipart: None,
+            sink: Sink::Buffer,
             written: 0,
         }
     }
@@ -226,13 +226,34 @@ impl Objects {
         body: Bytes,
         content_type: Option<&str>,
     ) -> Result<(), ObjectsError> {
+        if let Some(file) = self.local_file(location) {
+            return self.put_local(file?, vec![body]).await;
+        }
         let opts = PutOptions {
             attributes: self.attributes(content_type),
             ..Default::default()
         };
         self.timed(self.store.put_opts(location, PutPayload::from(body), opts))
-            .await?;
-        self.make_durable(location).await
+            .await
+            .map(drop)
+    }
+
+    /// A whole local object, written and flushed in one blocking task.
+    async fn put_local(
+        &self,
+        file: std::path::PathBuf,
+        chunks: Vec<Bytes>,
+    ) -> Result<(), ObjectsError> {
+        let task =
+            tokio::task::spawn_blocking(move || local::put(&file, &chunks).map_err(|e| (file, e)));
+        self.timed_io(async {
+            task.await
+                .map_err(|e| ObjectsError::Other(e.to_string()))?
+                .map_err(|(file, e)| {
+                    ObjectsError::Other(format!("writing {}: {e}", file.display()))
+                })
+        })
+        .await
     }
 
     /// Streams an object (or one byte range of it).
@@ -306,6 +327,16 @@ impl Objects {
     }
 }
 
+/// Where an [`ObjectWriter`]'s bytes go once they outgrow its buffer.
+enum Sink {
+    /// Still buffering (small bodies are written with one `put`).
+    Buffer,
+    /// Remote stores: `object_store`'s multipart upload.
+    Multipart(WriteMultipart),
+    /// The local filesystem: streamed and flushed as it arrives ([`local::Upload`]).
+    Local(local::Upload),
+}
+
 /// Streams one new object into the store; nothing is visible until [`ObjectWriter::finish`].
 pub struct ObjectWriter {
     objects: Objects,
@@ -314,7 +345,7 @@ pub struct ObjectWriter {
     /// Chunks as received (no copy) until the body outgrows a single `put`.
     buffer: Vec<Bytes>,
     buffered: usize,
-    multipart: Option<WriteMultipart>,
+    sink: Sink,
     written: u64,
 }
 
@@ -335,64 +366,108 @@ impl ObjectWriter {
     /// Appends a chunk. The chunk is kept by reference, never copied.
     pub async fn write(&mut self, chunk: Bytes) -> Result<(), ObjectsError> {
         self.written += chunk.len() as u64;
-        if let Some(mp) = self.multipart.as_mut() {
-            let timeout = self.objects.op_timeout;
-            tokio::time::timeout(timeout, mp.wait_for_capacity(4))
-                .await
-                .map_err(|_| ObjectsError::Unavailable("upload timed out".into()))??;
-            mp.put(chunk);
-            return Ok(());
+        let objects = &self.objects;
+        match &mut self.sink {
+            Sink::Multipart(mp) => {
+                objects
+                    .timed_io(async { mp.wait_for_capacity(4).await.map_err(ObjectsError::from) })
+                    .await?;
+                mp.put(chunk);
+                return Ok(());
+            }
+            Sink::Local(upload) => {
+                return objects
+                    .timed_io(async { upload.write(chunk).await.map_err(local_error) })
+                    .await;
+            }
+            Sink::Buffer => {}
         }
         self.buffered += chunk.len();
         self.buffer.push(chunk);
-        if self.buffered > SINGLE_PUT_LIMIT {
-            let opts = PutMultipartOpts {
-                attributes: self.objects.attributes(self.content_type.as_deref()),
-                ..Default::default()
-            };
-            let upload = self
-                .objects
-                .timed(self.objects.store.put_multipart_opts(&self.location, opts))
-                .await?;
-            let mut mp = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
-            for chunk in std::mem::take(&mut self.buffer) {
-                mp.put(chunk);
-            }
-            self.buffered = 0;
-            self.multipart = Some(mp);
+        let limit = if objects.local.is_some() {
+            local::BATCH_BYTES
+        } else {
+            SINGLE_PUT_LIMIT
+        };
+        if self.buffered > limit {
+            self.sink = self.start_streaming().await?;
         }
         Ok(())
     }
 
+    /// Opens the sink for a body too large to buffer and hands it what was buffered.
+    async fn start_streaming(&mut self) -> Result<Sink, ObjectsError> {
+        let buffered = std::mem::take(&mut self.buffer);
+        self.buffered = 0;
+        if let Some(file) = self.objects.local_file(&self.location) {
+            let file = file?;
+            let mut upload = self
+                .objects
+                .timed_io(async { local::Upload::start(file).await.map_err(local_error) })
+                .await?;
+            for chunk in buffered {
+                upload.write(chunk).await.map_err(local_error)?;
+            }
+            return Ok(Sink::Local(upload));
+        }
+        let opts = PutMultipartOpts {
+            attributes: self.objects.attributes(self.content_type.as_deref()),
+            ..Default::default()
+        };
+        let upload = self
+            .objects
+            .timed(self.objects.store.put_multipart_opts(&self.location, opts))
+            .await?;
+        let mut mp = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+        for chunk in buffered {
+            mp.put(chunk);
+        }
+        Ok(Sink::Multipart(mp))
+    }
+
     /// Completes the object. On error nothing is visible at the location.
     pub async fn finish(self) -> Result<(), ObjectsError> {
-        match self.multipart {
-            Some(mp) => {
-                self.objects.timed(mp.finish()).await?;
-                self.objects.make_durable(&self.location).await
+        let objects = self.objects;
+        match self.sink {
+            Sink::Multipart(mp) => objects.timed(mp.finish()).await.map(drop),
+            Sink::Local(upload) => {
+                objects
+                    .timed_io(async { upload.finish().await.map_err(local_error) })
+                    .await
             }
-            None => {
-                let opts = PutOptions {
-                    attributes: self.objects.attributes(self.content_type.as_deref()),
-                    ..Default::default()
-                };
-                let payload: PutPayload = self.buffer.into_iter().collect();
-                self.objects
-                    .timed(self.objects.store.put_opts(&self.location, payload, opts))
-                    .await?;
-                self.objects.make_durable(&self.location).await
-            }
+            Sink::Buffer => match objects.local_file(&self.location) {
+                Some(file) => objects.put_local(file?, self.buffer).await,
+                None => {
+                    let opts = PutOptions {
+                        attributes: objects.attributes(self.content_type.as_deref()),
+                        ..Default::default()
+                    };
+                    let payload: PutPayload = self.buffer.into_iter().collect();
+                    objects
+                        .timed(objects.store.put_opts(&self.location, payload, opts))
+                        .await
+                        .map(drop)
+                }
+            },
         }
     }
 
-    /// Abandons the object; any staged parts are removed.
+    /// Abandons the object; any staged bytes are removed.
     pub async fn abort(self) {
-        if let Some(mp) = self.multipart {
-            if let Err(e) = mp.abort().await {
-                tracing::warn!(error = %e, location = %self.location, "aborting multipart upload failed");
+        match self.sink {
+            Sink::Multipart(mp) => {
+                if let Err(e) = mp.abort().await {
+                    tracing::warn!(error = %e, location = %self.location, "aborting multipart upload failed");
+                }
             }
+            Sink::Local(upload) => upload.abort().await,
+            Sink::Buffer => {}
         }
     }
+}
+
+fn local_error(e: std::io::Error) -> ObjectsError {
+    ObjectsError::Other(format!("local object store: {e}"))
 }
 
 #[cfg(test)]
@@ -407,6 +482,9 @@ mod tests {
             for size in [
                 0usize,
                 10,
+                local::BATCH_BYTES,
+                local::BATCH_BYTES + 1,
+                3 * local::BATCH_BYTES + 3,
                 SINGLE_PUT_LIMIT,
                 SINGLE_PUT_LIMIT + 1,
                 3 * PART_SIZE + 7,
@@ -417,8 +495,13 @@ mod tests {
                 for chunk in data.chunks(64 * 1024) {
                     w.write(Bytes::copy_from_slice(chunk)).await.unwrap();
                 }
-                assert!(!objects.exists(&loc).await.unwrap() || size <= SINGLE_PUT_LIMIT);
+                assert!(
+                    !objects.exists(&loc).await.unwrap(),
+                    "visible before finish"
+                );
                 w.finish().await.unwrap();
+                let listed: Vec<String> = objects.list("o").map(|i| i.unwrap().0).collect().await;
+                assert_eq!(listed, vec![loc.to_string()], "staged leftovers");
                 assert_eq!(
                     objects.read_all(&loc).await.unwrap().as_ref(),
                     data.as_slice()
