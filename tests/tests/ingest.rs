@@ -143,6 +143,12 @@ async fn access_rules() {
         "server_not_found",
     )
     .await;
+    expect_ingest_error(
+        post(&app, "/v1/servers/abc%00123/logs", &app.dev_key, &b).await,
+        404,
+        "server_not_found",
+    )
+    .await;
     // another organization's server looks unknown
     let org2 = app
         .accounts

@@ -200,6 +200,12 @@ async fn invalid_requests() {
         ),
         with(window(), json!({"unknownField": 1})),
         with(window(), json!({"from": "yesterday"})),
+        // Postgres text cannot hold U+0000: refused by name, never a database error
+        with(window(), json!({"eventType": "a\0b"})),
+        with(
+            window(),
+            json!({"identifier": {"owner": "player", "key": "license", "value": "\0"}}),
+        ),
     ];
     for c in cases {
         expect_error(query(&app, &app.dev_key, &c).await, 400, "INVALID_REQUEST").await;
@@ -285,6 +291,18 @@ async fn access_rules() {
             &app,
             &app.dev_key,
             &with(window(), json!({"serverId": "nosuch"})),
+        )
+        .await,
+        404,
+        "NOT_FOUND",
+    )
+    .await;
+    // a name no server can have (found by the contract fuzzer: it was a 500)
+    expect_error(
+        query(
+            &app,
+            &app.dev_key,
+            &with(window(), json!({"serverId": "abc\0xyz"})),
         )
         .await,
         404,

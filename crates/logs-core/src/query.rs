@@ -64,10 +64,16 @@ fn time(name: &str, v: &Option<String>) -> Result<DateTime<Utc>, String> {
         .map_err(|_| format!("`{name}` must be an RFC 3339 timestamp, e.g. 2026-01-01T00:00:00Z"))
 }
 
+/// No stored event contains U+0000 (Postgres text cannot hold it), so a filter with one is refused.
+fn nul_error(name: &str) -> String {
+    format!("`{name}` must not contain NUL (U+0000) characters")
+}
+
 fn filter(name: &str, v: &Option<String>) -> Result<Option<String>, String> {
     match v {
         None => Ok(None),
         Some(s) if s.is_empty() => Err(format!("`{name}` must not be empty")),
+        Some(s) if s.contains('\0') => Err(nul_error(name)),
         Some(s) if s.chars().count() > MAX_FILTER_CHARS => Err(format!(
             "`{name}` must be at most {MAX_FILTER_CHARS} characters"
         )),
@@ -108,6 +114,12 @@ pub fn validate(req: &QueryRequest) -> Result<ValidQuery, String> {
             };
             if i.key.is_empty() || i.value.is_empty() {
                 return Err("`identifier.key` and `identifier.value` must not be empty".into());
+            }
+            if i.key.contains('\0') {
+                return Err(nul_error("identifier.key"));
+            }
+            if i.value.contains('\0') {
+                return Err(nul_error("identifier.value"));
             }
             Some(IdentifierFilter {
                 owner,
@@ -293,6 +305,30 @@ mod tests {
         let mut r = req();
         r.message = Some("m".repeat(257));
         assert!(validate(&r).is_err());
+        for field in ["eventType", "resource", "message", "playerId"] {
+            let mut r = req();
+            let v = Some("a\0b".to_owned());
+            match field {
+                "eventType" => r.event_type = v,
+                "resource" => r.resource = v,
+                "message" => r.message = v,
+                _ => r.player_id = v,
+            }
+            let e = validate(&r).unwrap_err();
+            assert!(e.contains(field) && e.contains("NUL"), "{e}");
+        }
+        for (key, value, named) in [
+            ("li\0c", "x", "identifier.key"),
+            ("license", "\0", "identifier.value"),
+        ] {
+            let mut r = req();
+            r.identifier = Some(IdentifierRequest {
+                owner: "player".into(),
+                key: key.into(),
+                value: value.into(),
+            });
+            assert!(validate(&r).unwrap_err().contains(named));
+        }
     }
 
     #[test]

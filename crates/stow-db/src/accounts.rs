@@ -11,6 +11,13 @@ use diesel_async::RunQueryDsl;
 use crate::schema::{api_keys, organizations, plans, servers};
 use crate::{db_error, Db};
 
+/// Postgres `text` cannot hold U+0000, so no stored row can match a lookup value containing it,
+/// and sending one is an error ("invalid byte sequence"), not an empty result. Lookups by
+/// caller-supplied names (URL paths, request bodies) answer "not found" for such values instead.
+fn storable(value: &str) -> bool {
+    !value.contains('\0')
+}
+
 pub struct PgAccounts {
     db: Db,
 }
@@ -219,6 +226,9 @@ impl AccountStore for PgAccounts {
     }
 
     async fn find_org_by_slug(&self, slug: &str) -> Result<Option<Org>, StoreError> {
+        if !storable(slug) {
+            return Ok(None);
+        }
         let mut conn = self.db.conn().await?;
         organizations::table
             .filter(organizations::slug.eq(slug))
@@ -274,6 +284,9 @@ impl AccountStore for PgAccounts {
     }
 
     async fn find_server_by_cfx(&self, cfx_id: &str) -> Result<Option<Server>, StoreError> {
+        if !storable(cfx_id) {
+            return Ok(None);
+        }
         let mut conn = self.db.conn().await?;
         servers::table
             .filter(lower(servers::cfx_id).eq(cfx_id.to_lowercase()))
