@@ -36,7 +36,8 @@ pub use object_store::path::Path as ObjectPath;
 
 mod local;
 
-/// Bodies up to this size are written with a single `put`; larger ones use multipart upload.
+/// On S3, bodies up to this size are written with a single `put`; larger ones use multipart
+/// upload. (On local disk, bodies over 1 MiB are streamed to the file as they arrive.)
 pub const SINGLE_PUT_LIMIT: usize = 5 * 1024 * 1024;
 /// Part size of multipart uploads (S3's minimum part size).
 pub const PART_SIZE: usize = 5 * 1024 * 1024;
@@ -173,6 +174,18 @@ impl Objects {
     {
         self.timed_io(async { fut.await.map_err(ObjectsError::from) })
             .await
+    }
+
+    /// Bounds one step of a streaming write (a chunk, a wait for capacity) by the store timeout.
+    /// Not recorded as an operation: the upload's start and finish are.
+    async fn bounded<T, F>(&self, fut: F) -> Result<T, ObjectsError>
+    where
+        F: std::future::Future<Output = Result<T, ObjectsError>>,
+    {
+        match tokio::time::timeout(self.op_timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(ObjectsError::Unavailable("upload timed out".into())),
+        }
     }
 
     /// Bounds an operation by the store timeout and records its duration and failures.
@@ -370,14 +383,14 @@ impl ObjectWriter {
         match &mut self.sink {
             Sink::Multipart(mp) => {
                 objects
-                    .timed_io(async { mp.wait_for_capacity(4).await.map_err(ObjectsError::from) })
+                    .bounded(async { mp.wait_for_capacity(4).await.map_err(ObjectsError::from) })
                     .await?;
                 mp.put(chunk);
                 return Ok(());
             }
             Sink::Local(upload) => {
                 return objects
-                    .timed_io(async { upload.write(chunk).await.map_err(local_error) })
+                    .bounded(async { upload.write(chunk).await.map_err(local_error) })
                     .await;
             }
             Sink::Buffer => {}
