@@ -403,19 +403,16 @@ mod store_impl {
                 );
             }
             if let Some(i) = &q.identifier {
-                let needle = serde_json::json!({ i.key.clone(): i.value.clone() });
-                query = match i.owner {
-                    Owner::Player => query.filter(
-                        diesel::dsl::sql::<diesel::sql_types::Bool>("player_identifiers @> ")
-                            .bind::<Jsonb, _>(needle),
-                    ),
-                    Owner::Target => query.filter(
-                        diesel::dsl::sql::<diesel::sql_types::Bool>(
-                            "target_player_identifiers @> ",
-                        )
-                        .bind::<Jsonb, _>(needle),
-                    ),
+                // matches the `log_identity` indexes (migration 5): keyed by server and identifier
+                let needle =
+                    serde_json::json!({ q.server_id.clone(): { i.key.clone(): i.value.clone() } });
+                let column = match i.owner {
+                    Owner::Player => "log_identity(server_id, player_identifiers) @> ",
+                    Owner::Target => "log_identity(server_id, target_player_identifiers) @> ",
                 };
+                query = query.filter(
+                    diesel::dsl::sql::<diesel::sql_types::Bool>(column).bind::<Jsonb, _>(needle),
+                );
             }
             if let Some((t, id)) = q.after {
                 query = query.filter(
