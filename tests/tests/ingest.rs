@@ -301,6 +301,32 @@ async fn validation_is_atomic_and_detailed() {
         "invalid_request",
     )
     .await;
+    // U+0000 cannot be stored (Postgres text and jsonb): a named 400, not a 500 that clients
+    // would retry for ever
+    let nul = batch(
+        "batch-nul-01",
+        vec![
+            json!({"level": "info", "message": "a\u{0}b"}),
+            json!({"level": "info", "message": "ok", "data": {"k": ["\u{0}"]}}),
+            json!({"level": "info", "message": "ok", "player_identifiers": {"license": "\u{0}"}}),
+        ],
+    );
+    let body = expect_ingest_error(
+        post(&app, "/v1/servers/abc123/logs", &app.dev_key, &nul).await,
+        400,
+        "invalid_request",
+    )
+    .await;
+    for (index, field) in [(0, "message"), (1, "data"), (2, "player_identifiers")] {
+        assert!(
+            body["details"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["index"] == index && d["field"] == field),
+            "{body}"
+        );
+    }
     let just_right: Vec<Value> = (0..500).map(|i| event(&format!("{i}"))).collect();
     assert_eq!(
         post(

@@ -202,6 +202,20 @@ fn label(f: &mut Findings, i: usize, field: &str, v: &Value) -> Option<String> {
     }
 }
 
+/// Postgres `text` and `jsonb` cannot hold U+0000, so no stored event can contain it: a string
+/// with one is refused by name rather than failing the insert.
+const NUL_REASON: &str = "must not contain NUL (U+0000) characters";
+
+/// Whether any key or string anywhere in `v` contains U+0000.
+fn has_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(has_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
+    }
+}
+
 fn identifiers(
     f: &mut Findings,
     i: usize,
@@ -234,7 +248,14 @@ fn identifiers(
                     );
                     continue;
                 }
+                if k.contains('\0') {
+                    f.add(Some(i), field, format!("identifier kinds {NUL_REASON}"));
+                    continue;
+                }
                 match val {
+                    Value::String(s) if s.contains('\0') => {
+                        f.add(Some(i), field, format!("value of `{k}` {NUL_REASON}"))
+                    }
                     Value::String(s) if s.chars().count() <= MAX_LABEL_CHARS => {
                         out.insert(k.clone(), s.clone());
                     }
@@ -329,6 +350,9 @@ fn parse_event(
                     format!("must be at most {MAX_MESSAGE_CHARS} characters (got {n})"),
                 );
                 None
+            } else if s.contains('\0') {
+                f.add(Some(i), "message", NUL_REASON);
+                None
             } else {
                 Some(s.clone())
             }
@@ -419,6 +443,14 @@ fn parse_event(
     );
     let data = match get("data") {
         Value::Null => None,
+        v @ Value::Object(_) if has_nul(v) => {
+            f.add(
+                Some(i),
+                "data",
+                format!("{NUL_REASON} in any key or string"),
+            );
+            None
+        }
         Value::Object(m) => Some(m.clone()),
         _ => {
             f.add(Some(i), "data", "must be a JSON object");

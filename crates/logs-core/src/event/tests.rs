@@ -210,6 +210,32 @@ fn data_must_be_an_object() {
 }
 
 #[test]
+fn nul_is_refused_wherever_it_would_be_stored() {
+    // Postgres text and jsonb cannot hold U+0000: a named 400, never a failed insert
+    field_error(one(with("message", json!("a\u{0}b"))), "message");
+    field_error(one(with("message", json!("\u{0}"))), "message");
+    for field in ["player_identifiers", "target_player_identifiers"] {
+        field_error(one(with(field, json!({"license": "a\u{0}"}))), field);
+        field_error(one(with(field, json!({"lic\u{0}": "x"}))), field);
+    }
+    for data in [
+        json!({"k": "a\u{0}b"}),
+        json!({"k\u{0}": 1}),
+        json!({"deep": {"list": [1, {"x": ["\u{0}"]}]}}),
+    ] {
+        let d = details(one(with("data", data)));
+        assert!(
+            d.iter()
+                .any(|d| d.field == "data" && d.index == Some(0) && d.reason.contains("NUL")),
+            "{d:?}"
+        );
+    }
+    // U+0001 and other control characters are data, not refused there
+    assert!(one(with("message", json!("a\u{1}b"))).is_ok());
+    assert!(one(with("data", json!({"k": "a\u{1}b", "n": null}))).is_ok());
+}
+
+#[test]
 fn labels_must_be_strings() {
     for field in [
         "player_id",
