@@ -2,13 +2,18 @@
 //!
 //! A batch is validated as a whole: one bad event rejects it, and the error lists every
 //! offending event index, field and reason (capped at [`MAX_DETAILS`]). Unknown fields are
-//! rejected by name so a misspelt field is never dropped silently. Event size is the byte length
-//! of that event's JSON as sent.
+//! rejected by name so a misspelt field is never dropped silently, and so is a field sent twice
+//! (a JSON parser would keep the last one without a word). Inside `data`, which is the client's
+//! own JSON, the last of duplicate keys is kept, as PostgreSQL's `jsonb` does. Event size is the
+//! byte length of that event's JSON as sent.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -280,6 +285,45 @@ fn identifiers(
     }
 }
 
+/// A JSON object's members in the order sent, duplicates included, so a field sent twice can be
+/// named instead of silently keeping the last.
+struct Members<V>(Vec<(String, V)>);
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Members<V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<V>(PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Visit<V> {
+            type Value = Members<V>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Members<V>, A::Error> {
+                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
+                while let Some(entry) = m.next_entry::<String, V>()? {
+                    out.push(entry);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Visit(PhantomData))
+    }
+}
+
+impl<V> Members<V> {
+    /// Reports every name sent more than once (once per name), then keeps the last of each.
+    fn dedup(self, f: &mut Findings, i: Option<usize>) -> impl Iterator<Item = (String, V)> {
+        let mut seen = BTreeMap::new();
+        for (k, _) in &self.0 {
+            let n = seen.entry(k.as_str()).or_insert(0u32);
+            *n += 1;
+            if *n == 2 {
+                f.add(i, k, "appears more than once");
+            }
+        }
+        self.0.into_iter()
+    }
+}
+
 fn parse_event(
     f: &mut Findings,
     i: usize,
@@ -295,18 +339,18 @@ fn parse_event(
         );
         return None;
     }
-    let value: Value = match serde_json::from_str(raw.get()) {
-        Ok(v) => v,
+    let before = f.total;
+    let map: Map<String, Value> = match serde_json::from_str::<Members<Value>>(raw.get()) {
+        Ok(members) => members.dedup(f, Some(i)).collect(),
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            f.add(Some(i), "event", "must be a JSON object");
+            return None;
+        }
         Err(e) => {
             f.add(Some(i), "event", format!("invalid JSON: {e}"));
             return None;
         }
     };
-    let Value::Object(map) = &value else {
-        f.add(Some(i), "event", "must be a JSON object");
-        return None;
-    };
-    let before = f.total;
     for k in map.keys() {
         if !FIELDS.contains(&k.as_str()) {
             f.add(Some(i), k, "unknown field");
@@ -476,13 +520,13 @@ fn parse_event(
             message: message?,
             data,
         },
-        value,
+        Value::Object(map),
     ))
 }
 
 /// Parses and validates a whole ingestion body at `now` (the receive time).
 pub fn parse_batch(body: &[u8], now: DateTime<Utc>) -> Result<Batch, BatchError> {
-    let top: BTreeMap<String, &RawValue> = serde_json::from_slice(body).map_err(|e| {
+    let top: Members<&RawValue> = serde_json::from_slice(body).map_err(|e| {
         BatchError::Malformed(format!(
             "body must be a JSON object with `batch_id` and `events`: {e}"
         ))
@@ -491,6 +535,7 @@ pub fn parse_batch(body: &[u8], now: DateTime<Utc>) -> Result<Batch, BatchError>
         details: Vec::new(),
         total: 0,
     };
+    let top: BTreeMap<String, &RawValue> = top.dedup(&mut f, None).collect();
     for k in top.keys() {
         if k != "batch_id" && k != "events" {
             f.add(None, k, "unknown field");

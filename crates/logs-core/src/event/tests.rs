@@ -209,6 +209,69 @@ fn data_must_be_an_object() {
     }
 }
 
+/// `data` nested `depth` objects deep, `data` itself included.
+fn nested(depth: usize) -> Value {
+    (1..depth).fold(json!({}), |inner, _| json!({ "a": inner }))
+}
+
+#[test]
+fn data_nesting_is_limited_by_the_parser_and_reported_per_event() {
+    // serde_json stops at 128 levels of the whole body: batch object, `events`, the event and
+    // `data` itself leave 126 for `data` (the limit docs/api.md states)
+    assert!(one(with("data", nested(126))).is_ok());
+    let d = details(one(with("data", nested(127))));
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!((d[0].index, d[0].field.as_str()), (Some(0), "event"));
+    assert!(d[0].reason.contains("recursion limit"), "{d:?}");
+}
+
+#[test]
+fn fields_sent_twice_are_named_but_data_keeps_the_last_duplicate() {
+    let raw = br#"{"batch_id":"batch-0001","batch_id":"batch-0002","events":[
+        {"level":"info","message":"first","message":"second","message":"third"},
+        {"level":"info","message":"ok","level":"warn"}]}"#;
+    let d = details(parse_batch(raw, now()));
+    let got: Vec<_> = d
+        .iter()
+        .map(|d| (d.index, d.field.as_str(), d.reason.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (None, "batch_id", "appears more than once"),
+            (Some(0), "message", "appears more than once"),
+            (Some(1), "level", "appears more than once"),
+        ]
+    );
+    // inside `data` (the client's own JSON) the last wins, as in PostgreSQL's jsonb
+    let raw = br#"{"batch_id":"batch-0001","events":[
+        {"level":"info","message":"m","data":{"k":1,"k":2,"o":{"x":1,"x":3}}}]}"#;
+    let b = parse_batch(raw, now()).unwrap();
+    assert_eq!(
+        b.events[0].data.as_ref().map(|m| Value::Object(m.clone())),
+        Some(json!({"k": 2, "o": {"x": 3}}))
+    );
+}
+
+#[test]
+fn integers_beyond_64_bits_become_doubles() {
+    // the common behaviour of JSON parsers (and JavaScript), as docs/api.md states; pinned so a
+    // parser change cannot alter stored events silently
+    let raw = br#"{"batch_id":"batch-0001","events":[{"level":"info","message":"m",
+        "data":{"big":123456789012345678901234567890,"u":18446744073709551615,"i":-9223372036854775808}}]}"#;
+    let b = parse_batch(raw, now()).unwrap();
+    let data = b.events[0].data.as_ref().unwrap();
+    assert_eq!(data["big"].as_f64(), Some(1.2345678901234568e29));
+    assert_eq!(data["big"].as_u64(), None);
+    assert_eq!(data["u"].as_u64(), Some(u64::MAX));
+    assert_eq!(data["i"].as_i64(), Some(i64::MIN));
+    // beyond a double's range: refused, naming the event
+    let raw = br#"{"batch_id":"batch-0001","events":[{"level":"info","message":"m","data":{"n":1e400}}]}"#;
+    let d = details(parse_batch(raw, now()));
+    assert_eq!((d[0].index, d[0].field.as_str()), (Some(0), "event"));
+    assert!(d[0].reason.contains("number out of range"), "{d:?}");
+}
+
 #[test]
 fn nul_is_refused_wherever_it_would_be_stored() {
     // Postgres text and jsonb cannot hold U+0000: a named 400, never a failed insert
