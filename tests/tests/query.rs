@@ -542,3 +542,32 @@ async fn concurrent_search_limit() {
     drop(held);
     assert_eq!(query(&app, &app.dev_key, &window()).await.status(), 200);
 }
+
+#[tokio::test]
+async fn a_search_past_the_statement_timeout_is_503() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+    let app = spawn_with(Options {
+        tweak: |c| c.db_statement_timeout = std::time::Duration::from_millis(300),
+    })
+    .await;
+    seed(&app).await;
+    // another session holds the events table, so the search waits on its lock past the timeout
+    let mut other = AsyncPgConnection::establish(&app.db_url).await.unwrap();
+    other
+        .batch_execute("BEGIN; LOCK TABLE log_events IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let res = query(&app, &app.dev_key, &window()).await;
+    assert!(res.headers().contains_key("retry-after"));
+    let body = expect_error(res, 503, "SERVICE_UNAVAILABLE").await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let text = body.to_string();
+    assert!(
+        !text.contains("statement") && !text.contains("log_events"),
+        "{text}"
+    );
+    other.batch_execute("ROLLBACK").await.unwrap();
+    // the search slot was given back and the pool's connection is usable again
+    assert_eq!(messages(&app, &window()).await.len(), 5);
+}
