@@ -99,6 +99,9 @@ pub fn extension_for(mime: &str) -> Option<&'static str> {
         "audio/mpeg" => Some("mp3"),
         "audio/ogg" => Some("ogg"),
         "video/mp4" => Some("mp4"),
+        // mime_guess lists `aaf` and `htm` first; an unknown blob is not an AAF file
+        "application/octet-stream" => Some("bin"),
+        "text/html" => Some("html"),
         _ => None,
     };
     preferred
@@ -242,5 +245,20 @@ mod tests {
         assert_eq!(extension_for("image/jpeg"), Some("jpg"));
         assert_eq!(extension_for("image/webp"), Some("webp"));
         assert_eq!(extension_for("application/x-unknown-thing"), None);
+        for (mime, ext) in [
+            ("application/octet-stream", "bin"),
+            ("application/json", "json"),
+            ("application/pdf", "pdf"),
+            ("application/zip", "zip"),
+            ("image/gif", "gif"),
+            ("image/avif", "avif"),
+            ("audio/wav", "wav"),
+            ("audio/webm", "weba"),
+            ("video/webm", "webm"),
+            ("text/csv", "csv"),
+            ("text/html", "html"),
+        ] {
+            assert_eq!(extension_for(mime), Some(ext), "{mime}");
+        }
     }
 }
