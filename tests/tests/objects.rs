@@ -1343,3 +1343,92 @@ async fn key_mime_restrictions_hold_on_every_upload_route() {
     );
     assert_eq!(app.settle_locations(2).await.len(), 2);
 }
+
+#[tokio::test]
+async fn a_form_part_sent_twice_is_refused_and_nothing_is_stored() {
+    let app = spawn().await;
+    let send =
+        |route: &'static str, form: Form| app.post(route, &app.dev_key).multipart(form).send();
+    let file = || file_part(png_bytes(), "a.png");
+    let item = json!({ "items": [{ "fieldName": "files[0]" }] }).to_string();
+    let two_items = json!({ "items": [
+        { "fieldName": "files[0]", "path": "one" },
+        { "fieldName": "files[0]", "path": "two" },
+    ]});
+    let mut cases: Vec<(&str, Form, String)> = ["path", "filename", "metadata"]
+        .into_iter()
+        .map(|field| {
+            let form = Form::new()
+                .part("file", file())
+                .text(field, "{}")
+                .text(field, "{}");
+            (
+                "/v1/objects",
+                form,
+                format!("`{field}` appears more than once"),
+            )
+        })
+        .collect();
+    cases.extend([
+        (
+            "/v1/objects/bulk",
+            Form::new()
+                .part("files[0]", file())
+                .text("payload", item.clone())
+                .text("payload", item.clone()),
+            "`payload` appears more than once".into(),
+        ),
+        // two file parts with the name an item points at
+        (
+            "/v1/objects/bulk",
+            Form::new()
+                .part("files[0]", file())
+                .part("files[0]", file())
+                .text("payload", item.clone()),
+            "`files[0]` appears more than once".into(),
+        ),
+        (
+            "/v1/objects/bulk",
+            Form::new()
+                .part("files[0]", file())
+                .text("payload", two_items.to_string()),
+            "payload items 0 and 1 both describe `files[0]`".into(),
+        ),
+    ]);
+    for (route, form, expected) in cases {
+        let body = expect_error(send(route, form).await.unwrap(), 400, "INVALID_REQUEST").await;
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&expected), "{route}: {body}");
+    }
+    assert!(app.settle_locations(0).await.is_empty());
+    assert!(app.list_keys(&app.dev_key, None).await.is_empty());
+
+    // `file` may repeat where several files are accepted (upload URLs); one upload takes one
+    let form = Form::new().part("file", file()).part("file", file());
+    expect_error(
+        send("/v1/objects", form).await.unwrap(),
+        400,
+        "TOO_MANY_FILES",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_file_part_without_a_name_gets_a_generated_one() {
+    let app = spawn().await;
+    let upload = |bytes: Vec<u8>| {
+        app.post("/v1/objects", &app.dev_key)
+            .multipart(Form::new().part("file", Part::bytes(bytes)))
+            .send()
+    };
+    for (bytes, ext) in [
+        (vec![0x13, 0x37, 0x00, 0xfe], ".bin"),
+        (png_bytes(), ".png"),
+    ] {
+        let res = upload(bytes).await.unwrap();
+        assert_eq!(res.status(), 200);
+        let body: Value = res.json().await.unwrap();
+        let key = body["object"]["key"].as_str().unwrap();
+        assert!(key.ends_with(ext) && key.len() == 26 + ext.len(), "{key}");
+    }
+}

@@ -109,6 +109,12 @@ async fn create_validates_parameters_and_never_widens_the_key() {
         ("?allowCustomMetadata=maybe", "allowCustomMetadata"),
         ("?randomizeName=2", "randomizeName"),
         ("?bogus=1", "bogus"),
+        // a repeated lock or limit is refused, never last-wins
+        ("?path=a&path=b", "`path` appears more than once"),
+        (
+            "?maxFiles=1&maxFiles=50",
+            "`maxFiles` appears more than once",
+        ),
     ] {
         let body = expect_error(create(&app, &app.dev_key, q).await, 400, "INVALID_REQUEST").await;
         assert!(

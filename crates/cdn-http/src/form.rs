@@ -20,6 +20,9 @@ use stow_objects::{ObjectPath, ObjectWriter, Objects};
 pub const MAX_FIELD_BYTES: usize = 64 * 1024;
 /// More text parts than this are refused.
 pub const MAX_FIELDS: usize = 200;
+/// Text parts that hold one value: sent twice, the request is refused instead of one copy silently
+/// winning (other text parts are ignored by every route).
+const SINGLE_FIELDS: [&str; 4] = ["path", "filename", "metadata", "payload"];
 
 #[derive(Debug, Clone, Copy)]
 pub struct FormLimits {
@@ -171,6 +174,13 @@ pub async fn read_form(
             } else {
                 name.clone()
             };
+            // `file` may repeat (upload URLs take several); a named part such as `files[0]` is
+            // what a bulk payload item points at, so it must be unique
+            if field != "file" && files.iter().any(|f: &StagedFile| f.field == field) {
+                return Err(ApiError::invalid_request(format!(
+                    "the file part `{field}` appears more than once"
+                )));
+            }
             let declared = part.content_type().map(|m| m.essence_str().to_owned());
             let mut writer: Option<ObjectWriter> = limits.store.then(|| {
                 let loc = Objects::fresh_location(org_id);
@@ -244,6 +254,11 @@ pub async fn read_form(
                 too_large,
             });
         } else {
+            if SINGLE_FIELDS.contains(&name.as_str()) && fields.iter().any(|(n, _)| *n == name) {
+                return Err(ApiError::invalid_request(format!(
+                    "the form field `{name}` appears more than once"
+                )));
+            }
             if fields.len() >= MAX_FIELDS {
                 return Err(ApiError::invalid_request(format!(
                     "too many form fields; the limit is {MAX_FIELDS}"

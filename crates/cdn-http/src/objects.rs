@@ -531,7 +531,16 @@ async fn store_bulk(
             "at least one file part (`files[0]` or `files`) is required",
         ));
     }
-    for item in &payload.items {
+    for (i, item) in payload.items.iter().enumerate() {
+        if let Some(j) = payload.items[..i]
+            .iter()
+            .position(|other| other.field_name == item.field_name)
+        {
+            return Err(ApiError::invalid_request(format!(
+                "payload items {j} and {i} both describe `{}`",
+                item.field_name
+            )));
+        }
         if !form.files.iter().any(|f| f.field == item.field_name) {
             return Err(ApiError::invalid_request(format!(
                 "payload item names `{}`, but no file part has that name",

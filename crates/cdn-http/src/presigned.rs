@@ -72,14 +72,24 @@ fn parse_params(query: &str) -> Result<RawParams, ApiError> {
     let mut raw = RawParams::default();
     for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
         let v = v.into_owned();
+        // a repeated parameter is refused rather than one copy silently winning: `path` is a lock
+        let once = |slot: &mut Option<String>, v: String| match slot {
+            Some(_) => Err(ApiError::invalid_request(format!(
+                "query parameter `{k}` appears more than once"
+            ))),
+            None => {
+                *slot = Some(v);
+                Ok(())
+            }
+        };
         match k.as_ref() {
-            "expiresIn" => raw.expires_in = Some(v),
-            "path" => raw.path = Some(v),
-            "maxFiles" => raw.max_files = Some(v),
-            "maxFileSize" => raw.max_file_size = Some(v),
+            "expiresIn" => once(&mut raw.expires_in, v)?,
+            "path" => once(&mut raw.path, v)?,
+            "maxFiles" => once(&mut raw.max_files, v)?,
+            "maxFileSize" => once(&mut raw.max_file_size, v)?,
             "allowedMimeTypes" => raw.allowed_mime_types.push(v),
-            "allowCustomMetadata" => raw.allow_custom_metadata = Some(v),
-            "randomizeName" => raw.randomize_name = Some(v),
+            "allowCustomMetadata" => once(&mut raw.allow_custom_metadata, v)?,
+            "randomizeName" => once(&mut raw.randomize_name, v)?,
             other => {
                 return Err(ApiError::invalid_request(format!(
                     "unknown query parameter `{other}` (expected expiresIn, path, maxFiles, maxFileSize, allowedMimeTypes, allowCustomMetadata, randomizeName)"
