@@ -1432,3 +1432,74 @@ async fn a_file_part_without_a_name_gets_a_generated_one() {
         assert!(key.ends_with(ext) && key.len() == 26 + ext.len(), "{key}");
     }
 }
+
+#[tokio::test]
+async fn a_resumed_download_never_splices_two_versions() {
+    let app = spawn().await;
+    // one object served from memory, one streamed from the store
+    for (name, size) in [("small.bin", 1000usize), ("large.bin", 300 * 1024)] {
+        let v1: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let v2: Vec<u8> = (0..size).map(|i| (i % 241) as u8 ^ 0x5a).collect();
+        let url = format!("{}/cdn/test-org/{name}", app.cdn);
+        let up: Value = app
+            .upload(&app.dev_key, name, v1.clone(), None)
+            .await
+            .json()
+            .await
+            .unwrap();
+        let etag = format!("\"{}\"", up["object"]["etag"].as_str().unwrap());
+        let get = |if_range: String| {
+            app.client
+                .get(&url)
+                .header("Range", "bytes=100-")
+                .header("If-Range", if_range)
+                .send()
+        };
+        let res = get(etag.clone()).await.unwrap();
+        assert_eq!(res.status(), 206, "{name}");
+        assert_eq!(res.bytes().await.unwrap().to_vec(), v1[100..].to_vec());
+        let last_modified = app.client.head(&url).send().await.unwrap().headers()["last-modified"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+
+        app.upload(&app.dev_key, name, v2.clone(), None).await;
+        // the client resumes with the old version's validators: it gets the new one whole
+        for stale in [etag.clone(), last_modified.clone(), format!("W/{etag}")] {
+            let res = get(stale).await.unwrap();
+            assert_eq!(res.status(), 200, "{name}");
+            assert!(res.headers().get("content-range").is_none());
+            assert_eq!(res.bytes().await.unwrap().to_vec(), v2, "{name}");
+        }
+        // If-Modified-Since counts only without If-None-Match
+        let res = app
+            .client
+            .get(&url)
+            .header("If-Modified-Since", "Fri, 01 Jan 2100 00:00:00 GMT")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 304, "{name}");
+        let res = app
+            .client
+            .get(&url)
+            .header("If-Modified-Since", "Thu, 01 Jan 2015 00:00:00 GMT")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "{name}");
+        let res = app
+            .client
+            .get(&url)
+            .header("If-Modified-Since", "Fri, 01 Jan 2100 00:00:00 GMT")
+            .header("If-None-Match", &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            res.status(),
+            200,
+            "a changed ETag wins over the date ({name})"
+        );
+    }
+}

@@ -1,8 +1,8 @@
 //! Public delivery: `GET|HEAD /cdn/<workspace>/<key>`, the target of every `publicUrl`.
 //!
 //! Streams from the object store (never buffers a whole file), answers `ETag`, `Last-Modified`,
-//! `Cache-Control`, `X-Content-Type-Options: nosniff`, single `Range` (206/416) and
-//! `If-None-Match` (304). HTML, SVG, XML and JavaScript are served as attachments with a
+//! `Cache-Control`, `X-Content-Type-Options: nosniff`, single `Range` (206/416, honouring
+//! `If-Range`) and `If-None-Match` or, without it, `If-Modified-Since` (304). HTML, SVG, XML and JavaScript are served as attachments with a
 //! sandboxing CSP, so nothing active ever renders on the delivery origin.
 
 use actix_web::http::header::{self, HeaderValue};
@@ -71,6 +71,31 @@ fn etag_matches(header: &str, etag: &str) -> bool {
     })
 }
 
+/// `If-Range`: the range applies only while the object is the one the client started from, named
+/// by its (strong) ETag; otherwise the whole body is sent, so a resumed download never splices two
+/// versions. A date is not trusted: an object replaced within the same second keeps its
+/// `Last-Modified`.
+fn if_range_holds(header: &str, etag: &str) -> bool {
+    header
+        .trim()
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+        == Some(etag)
+}
+
+/// `If-Modified-Since` (used only without `If-None-Match`): true when the object has not
+/// changed since that date, at the one-second precision of HTTP dates.
+fn unmodified_since(header: &str, last_modified: std::time::SystemTime) -> bool {
+    let Ok(since) = httpdate::parse_http_date(header.trim()) else {
+        return false; // an invalid date is ignored
+    };
+    let seconds = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    };
+    seconds(last_modified) <= seconds(since)
+}
+
 /// Everything under `/cdn/`: GET and HEAD deliver, other methods are refused.
 pub async fn dispatch(
     req: HttpRequest,
@@ -92,7 +117,7 @@ pub async fn dispatch(
     responses(
         (status = 200, description = "The bytes"),
         (status = 206, description = "A byte range"),
-        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 304, description = "Not modified (If-None-Match, or If-Modified-Since without it)"),
         (status = 404, description = "No such object", body = crate::docs::CdnError),
         (status = 416, description = "Range not satisfiable"),
     )
@@ -125,11 +150,12 @@ pub async fn deliver(
         .clone()
         .unwrap_or_else(|| cdn_core::content_type::OCTET_STREAM.to_owned());
     let quoted = format!("\"{}\"", record.etag);
-    let last_modified = httpdate::fmt_http_date(record.last_modified.into());
+    let modified_at: std::time::SystemTime = record.last_modified.into();
+    let last_modified = httpdate::fmt_http_date(modified_at);
 
     let mut res = HttpResponse::build(StatusCode::OK);
     res.insert_header((header::ETAG, quoted.as_str()))
-        .insert_header((header::LAST_MODIFIED, last_modified))
+        .insert_header((header::LAST_MODIFIED, last_modified.as_str()))
         .insert_header((header::CACHE_CONTROL, CACHE_CONTROL))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::ACCEPT_RANGES, "bytes"));
@@ -147,21 +173,19 @@ pub async fn deliver(
         ));
     }
 
-    if let Some(inm) = req
-        .headers()
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-    {
-        if etag_matches(inm, &record.etag) {
-            return Ok(res.status(StatusCode::NOT_MODIFIED).finish());
-        }
+    let text = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let not_modified = match (text(header::IF_NONE_MATCH), text(header::IF_MODIFIED_SINCE)) {
+        (Some(inm), _) => etag_matches(inm, &record.etag),
+        (None, Some(ims)) => unmodified_since(ims, modified_at),
+        (None, None) => false,
+    };
+    if not_modified {
+        return Ok(res.status(StatusCode::NOT_MODIFIED).finish());
     }
 
-    let range = match req
-        .headers()
-        .get(header::RANGE)
-        .and_then(|v| v.to_str().ok())
-    {
+    let range_header = text(header::RANGE)
+        .filter(|_| text(header::IF_RANGE).is_none_or(|h| if_range_holds(h, &record.etag)));
+    let range = match range_header {
         None => None,
         Some(h) => match parse_range(h, size) {
             Ok(r) => r,
@@ -265,5 +289,29 @@ mod tests {
         assert!(etag_matches("\"x\", \"abc\"", "abc"));
         assert!(etag_matches("*", "abc"));
         assert!(!etag_matches("\"abd\"", "abc"));
+    }
+
+    #[test]
+    fn if_range_needs_the_same_version() {
+        assert!(if_range_holds("\"abc\"", "abc"));
+        assert!(if_range_holds(" \"abc\" ", "abc"));
+        assert!(!if_range_holds("\"abd\"", "abc"));
+        // weak tags never validate a range (RFC 9110 13.1.5); dates are not trusted
+        assert!(!if_range_holds("W/\"abc\"", "abc"));
+        assert!(!if_range_holds("Mon, 23 Nov 2026 03:00:00 GMT", "abc"));
+        assert!(!if_range_holds("\"abc", "abc"));
+        assert!(!if_range_holds("abc", "abc"));
+        assert!(!if_range_holds("", "abc"));
+    }
+
+    #[test]
+    fn if_modified_since_at_second_precision() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let at = UNIX_EPOCH + Duration::from_millis(1_795_402_800_250); // 2026-11-23T03:00:00.250Z
+        assert!(unmodified_since("Mon, 23 Nov 2026 03:00:00 GMT", at));
+        assert!(unmodified_since("Mon, 23 Nov 2026 03:00:01 GMT", at));
+        assert!(!unmodified_since("Mon, 23 Nov 2026 02:59:59 GMT", at));
+        assert!(!unmodified_since("yesterday", at));
+        assert!(!unmodified_since("", at));
     }
 }
