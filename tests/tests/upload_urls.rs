@@ -164,6 +164,20 @@ async fn create_validates_parameters_and_never_widens_the_key() {
 async fn upload_through_a_token() {
     let app = spawn().await;
     let u = make(&app, "?path=uploads&maxFiles=2").await;
+    // a wrong method names the route, never echoes the token (a secret) back
+    let token = u["token"].as_str().unwrap();
+    let res = app
+        .client
+        .get(u["uploadUrl"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let body = expect_error(res, 405, "METHOD_NOT_ALLOWED").await;
+    assert!(!body.to_string().contains(token), "{body}");
+    assert!(
+        body.to_string().contains("/v1/presigned-url/{token}"),
+        "{body}"
+    );
     let res = send(&app, &u, one_file(png_bytes(), "a.png")).await;
     assert_eq!(res.status(), 200);
     let body: Value = res.json().await.unwrap();

@@ -57,9 +57,17 @@ pub async fn not_found(req: actix_web::HttpRequest) -> Result<actix_web::HttpRes
 pub async fn method_not_allowed(
     req: actix_web::HttpRequest,
 ) -> Result<actix_web::HttpResponse, ApiError> {
+    use actix_web::HttpMessage;
+    // the route pattern, not the path: a path can hold a secret (an upload-URL token)
+    let route = req
+        .extensions()
+        .get::<request::RouteLabel>()
+        .map(|l| l.0.to_owned())
+        .or_else(|| req.match_pattern())
+        .unwrap_or_else(|| req.path().to_owned());
     Err(ApiError::new(
         Code::MethodNotAllowed,
-        format!("method {} is not allowed on {}", req.method(), req.path()),
+        format!("method {} is not allowed on {route}", req.method()),
     ))
 }
 
