@@ -479,3 +479,81 @@ async fn events_are_stored_with_defaults() {
         "defaults to ingestion time"
     );
 }
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+#[tokio::test]
+async fn gzip_bodies_are_read_with_the_limit_on_the_json() {
+    let app = spawn().await;
+    let url = format!("{}/v1/servers/abc123/logs", app.logs);
+    let send = |encoding: &'static str, body: Vec<u8>| {
+        app.client
+            .post(&url)
+            .bearer_auth(&app.dev_key)
+            .header("Content-Type", "application/json")
+            .header("Content-Encoding", encoding)
+            .body(body)
+            .send()
+    };
+    let json = batch("batch-gzip-1", vec![event("a"), event("b")]).to_string();
+    let res = send("gzip", gzip(json.as_bytes())).await.unwrap();
+    assert_eq!(res.status(), 202);
+    let first: Value = res.json().await.unwrap();
+    assert_eq!(first["accepted_events"], 2);
+    // the same batch uncompressed is the same request: a replay
+    let res = post(
+        &app,
+        "/v1/servers/abc123/logs",
+        &app.dev_key,
+        &serde_json::from_str(&json).unwrap(),
+    )
+    .await;
+    let replay: Value = res.json().await.unwrap();
+    assert_eq!(replay["replayed"], true, "{replay}");
+    assert_eq!(replay["ingested_at"], first["ingested_at"]);
+    assert_eq!(event_count(&app).await, 2);
+
+    // 1 MiB of JSON once inflated: 413, however small the compressed body (~1 KiB here)
+    let inflated = format!(
+        "{{\"batch_id\":\"batch-gzip-2\",\"events\":[{{\"level\":\"info\",\"message\":\"{}\"}}]}}",
+        " ".repeat(1024 * 1024)
+    );
+    let bomb = gzip(inflated.as_bytes());
+    assert!(bomb.len() < 8 * 1024);
+    expect_ingest_error(send("gzip", bomb).await.unwrap(), 413, "payload_too_large").await;
+    // the limit counts the inflated bytes: exactly 1 MiB (trailing spaces) passes, one more does not
+    let padded = |id: &str, len: usize| {
+        let mut body = batch(id, vec![event("x")]).to_string();
+        body.push_str(&" ".repeat(len - body.len()));
+        gzip(body.as_bytes())
+    };
+    let res = send("gzip", padded("batch-gzip-3", 1024 * 1024))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    let res = send("gzip", padded("batch-gzip-4", 1024 * 1024 + 1))
+        .await
+        .unwrap();
+    expect_ingest_error(res, 413, "payload_too_large").await;
+    // not gzip at all, and an encoding we do not speak
+    let body = expect_ingest_error(
+        send("gzip", json.clone().into_bytes()).await.unwrap(),
+        400,
+        "invalid_request",
+    )
+    .await;
+    assert!(body["message"].as_str().unwrap().contains("gzip"), "{body}");
+    let body = expect_ingest_error(
+        send("br", json.into_bytes()).await.unwrap(),
+        415,
+        "unsupported_media_type",
+    )
+    .await;
+    assert!(body["message"].as_str().unwrap().contains("`br`"), "{body}");
+    assert_eq!(event_count(&app).await, 3);
+}

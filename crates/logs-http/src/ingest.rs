@@ -1,8 +1,8 @@
 //! `POST /v1/servers/{cfxServerId}/logs` and `POST /v1/logs`.
 //!
 //! Order of checks: key (401), `logs:write` (403), server resolution and binding (403/404),
-//! plan and Logs source (403 `logs_not_enabled`), content type (415), body size while reading
-//! (413), validation (400 with every offending field), then one transaction. 202 is sent only
+//! plan and Logs source (403 `logs_not_enabled`), content type and encoding (415), body size
+//! while reading, after gzip decoding (413), validation (400 with every offending field), then one transaction. 202 is sent only
 //! after the commit. A concurrent duplicate of a batch still committing gets 503
 //! `batch_in_progress` (never a 4xx, which clients treat as final).
 
@@ -125,8 +125,69 @@ fn too_large() -> ApiError {
     )
 }
 
-/// Reads the body, refusing it as soon as it passes the limit.
+/// How the body is encoded: as is, or gzip (log shippers compress; the limit applies to the JSON).
+enum Encoding {
+    Identity,
+    Gzip,
+}
+
+fn content_encoding(req: &HttpRequest) -> Result<Encoding, ApiError> {
+    let Some(value) = req.headers().get(header::CONTENT_ENCODING) else {
+        return Ok(Encoding::Identity);
+    };
+    let value = value.to_str().unwrap_or("").trim().to_ascii_lowercase();
+    match value.as_str() {
+        "" | "identity" => Ok(Encoding::Identity),
+        "gzip" | "x-gzip" => Ok(Encoding::Gzip),
+        _ => Err(ApiError::new(
+            Code::UnsupportedMediaType,
+            format!(
+                "Content-Encoding `{value}` is not supported; send the body as is or with gzip"
+            ),
+        )),
+    }
+}
+
+/// Decompresses a gzip body into at most `MAX_BODY_BYTES`. Input is fed in small slices so a
+/// highly compressed body is refused after at most ~0.5 MiB beyond the limit, never inflated whole.
+struct Gunzip(flate2::write::MultiGzDecoder<Vec<u8>>);
+
+impl Gunzip {
+    const SLICE: usize = 512;
+
+    fn new() -> Self {
+        Self(flate2::write::MultiGzDecoder::new(Vec::new()))
+    }
+
+    fn feed(&mut self, compressed: &[u8]) -> Result<(), ApiError> {
+        use std::io::Write;
+        for slice in compressed.chunks(Self::SLICE) {
+            self.0.write_all(slice).map_err(not_gzip)?;
+            if self.0.get_ref().len() > MAX_BODY_BYTES {
+                return Err(too_large());
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Vec<u8>, ApiError> {
+        let body = self.0.finish().map_err(not_gzip)?;
+        if body.len() > MAX_BODY_BYTES {
+            return Err(too_large());
+        }
+        Ok(body)
+    }
+}
+
+fn not_gzip(e: std::io::Error) -> ApiError {
+    ApiError::invalid_request(format!(
+        "the body is not valid gzip (Content-Encoding: gzip): {e}"
+    ))
+}
+
+/// Reads the body (decompressing gzip), refusing it as soon as it passes the limit.
 async fn read_body(req: &HttpRequest, mut payload: web::Payload) -> Result<Vec<u8>, ApiError> {
+    let encoding = content_encoding(req)?;
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -136,16 +197,25 @@ async fn read_body(req: &HttpRequest, mut payload: web::Payload) -> Result<Vec<u
         return Err(too_large());
     }
     let mut body = Vec::with_capacity(declared.unwrap_or(8192).min(MAX_BODY_BYTES));
+    let mut gunzip = matches!(encoding, Encoding::Gzip).then(Gunzip::new);
+    let mut received = 0;
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| {
             ApiError::invalid_request(format!("could not read the request body: {e}"))
         })?;
-        if body.len() + chunk.len() > MAX_BODY_BYTES {
+        received += chunk.len();
+        if received > MAX_BODY_BYTES {
             return Err(too_large());
         }
-        body.extend_from_slice(&chunk);
+        match gunzip.as_mut() {
+            Some(g) => g.feed(&chunk)?,
+            None => body.extend_from_slice(&chunk),
+        }
     }
-    Ok(body)
+    match gunzip {
+        Some(g) => g.finish(),
+        None => Ok(body),
+    }
 }
 
 fn count_batch(outcome: &'static str) {
