@@ -225,6 +225,21 @@ async fn invalid_requests() {
         .as_str()
         .unwrap()
         .contains("levels"));
+    // messages speak JSON, not the service's Rust type names
+    for wrong in [
+        json!([]),
+        with(window(), json!({"identifier": "license:1"})),
+    ] {
+        let body = expect_error(
+            query(&app, &app.dev_key, &wrong).await,
+            400,
+            "INVALID_REQUEST",
+        )
+        .await;
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("expected a JSON object"), "{message}");
+        assert!(!message.contains("struct"), "{message}");
+    }
     assert_eq!(
         query(&app, &app.dev_key, &with(window(), json!({"limit": 100})))
             .await

@@ -178,7 +178,10 @@ impl ApiError {
                 Code::PayloadTooLarge,
                 format!("request body is larger than the limit of {limit} bytes"),
             ),
-            J::Deserialize(e) => Self::invalid_request(format!("invalid JSON body: {e}")),
+            J::Deserialize(e) => Self::invalid_request(format!(
+                "invalid JSON body: {}",
+                without_type_names(&e.to_string())
+            )),
             J::Serialize(e) => Self::internal(e),
             other => Self::invalid_request(format!("could not read the request body: {other}")),
         }
@@ -270,9 +273,59 @@ impl From<stow_objects::ObjectsError> for ApiError {
     }
 }
 
+/// serde names our Rust types in its messages (`expected struct QueryRequest with 11
+/// elements`); clients know them as JSON objects.
+fn without_type_names(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(at) = rest.find("struct ") {
+        out.push_str(&rest[..at]);
+        out.push_str("a JSON object");
+        let after = &rest[at + "struct ".len()..];
+        let name_end = after
+            .find(|c: char| !c.is_alphanumeric() && c != '_')
+            .unwrap_or(after.len());
+        rest = &after[name_end..];
+        if let Some(tail) = rest.strip_prefix(" with ") {
+            if let Some(end) = tail.find(" element") {
+                let n = &tail[..end];
+                if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                    let tail = &tail[end + " element".len()..];
+                    rest = tail.strip_prefix('s').unwrap_or(tail);
+                }
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_messages_lose_rust_type_names() {
+        assert_eq!(
+            without_type_names("invalid length 0, expected struct QueryRequest with 11 elements at line 1 column 2"),
+            "invalid length 0, expected a JSON object at line 1 column 2"
+        );
+        assert_eq!(
+            without_type_names(
+                "invalid type: string \"x\", expected struct Identifier at line 1 column 5"
+            ),
+            "invalid type: string \"x\", expected a JSON object at line 1 column 5"
+        );
+        assert_eq!(
+            without_type_names("expected struct A with 1 element"),
+            "expected a JSON object"
+        );
+        assert_eq!(
+            without_type_names("unknown field `x`, expected one of `a`, `b`"),
+            "unknown field `x`, expected one of `a`, `b`"
+        );
+        assert_eq!(without_type_names("struct "), "a JSON object");
+    }
 
     #[test]
     fn every_code_has_both_spellings_and_a_status() {
