@@ -139,6 +139,25 @@ async fn bad_credentials_are_401_never_500() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
+    // two Authorization fields, even both valid: refused, never one picked
+    for second in [app.dev_key.clone(), app.server_key.clone()] {
+        for base in [&app.cdn, &app.logs] {
+            let res = app
+                .client
+                .get(format!("{base}/v1/whoami"))
+                .header("Authorization", format!("Bearer {}", app.dev_key))
+                .header("Authorization", format!("Bearer {second}"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 401, "{base}");
+            let body = res.text().await.unwrap();
+            assert!(
+                body.contains("more than one Authorization header"),
+                "{body}"
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -93,6 +93,8 @@ pub enum AuthError {
     Missing,
     #[error("malformed Authorization header; expected `Bearer <API_KEY>`")]
     Malformed,
+    #[error("more than one Authorization header; send exactly one")]
+    Repeated,
     #[error("invalid API key")]
     Unknown,
     #[error("API key is disabled")]
@@ -112,6 +114,16 @@ impl AuthError {
 
 /// Longest Authorization header value we look at; anything longer is malformed, not an error.
 pub const MAX_AUTHORIZATION_LEN: usize = 512;
+
+/// Extracts the token from every `Authorization` field of a request: one is required, and two are
+/// refused rather than one silently chosen (which key acts would depend on proxies' ordering).
+pub fn parse_bearer_fields<'a>(fields: &[&'a [u8]]) -> Result<&'a str, AuthError> {
+    match fields {
+        [] => Err(AuthError::Missing),
+        [one] => parse_bearer(Some(one)),
+        _ => Err(AuthError::Repeated),
+    }
+}
 
 /// Extracts the token of a `Bearer` authorization header (scheme matched case-insensitively).
 pub fn parse_bearer(header: Option<&[u8]>) -> Result<&str, AuthError> {
@@ -136,6 +148,24 @@ pub fn parse_bearer(header: Option<&[u8]>) -> Result<&str, AuthError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_authorization_field() {
+        assert_eq!(parse_bearer_fields(&[b"Bearer abc"]), Ok("abc"));
+        assert_eq!(parse_bearer_fields(&[]), Err(AuthError::Missing));
+        assert_eq!(
+            parse_bearer_fields(&[b"Bearer abc", b"Bearer abc"]),
+            Err(AuthError::Repeated)
+        );
+        assert_eq!(
+            parse_bearer_fields(&[b"Bearer abc", b"Bearer other"]),
+            Err(AuthError::Repeated)
+        );
+        assert_eq!(
+            parse_bearer_fields(&[b"Basic x"]),
+            Err(AuthError::Malformed)
+        );
+    }
 
     #[test]
     fn bearer_parsing() {

@@ -118,11 +118,12 @@ impl Authenticator {
         &self,
         req: &HttpRequest,
     ) -> Result<Arc<AuthContext>, ApiError> {
-        let header = req
+        let fields: Vec<&[u8]> = req
             .headers()
-            .get(actix_web::http::header::AUTHORIZATION)
-            .map(|v| v.as_bytes());
-        let presented = auth_core::key::parse_bearer(header)?;
+            .get_all(actix_web::http::header::AUTHORIZATION)
+            .map(|v| v.as_bytes())
+            .collect();
+        let presented = auth_core::key::parse_bearer_fields(&fields)?;
         let ctx = self.authenticate_secret(presented).await?;
         req.extensions_mut().insert(KeyId(ctx.key.id.clone()));
         self.rate_limit(&ctx.key.id)?;
