@@ -2,8 +2,9 @@
 //!
 //! Streams from the object store (never buffers a whole file), answers `ETag`, `Last-Modified`,
 //! `Cache-Control`, `X-Content-Type-Options: nosniff`, single `Range` (206/416, honouring
-//! `If-Range`) and `If-None-Match` or, without it, `If-Modified-Since` (304). HTML, SVG, XML and JavaScript are served as attachments with a
-//! sandboxing CSP, so nothing active ever renders on the delivery origin.
+//! `If-Range`) and `If-None-Match` or, without it, `If-Modified-Since` (304). HTML, SVG, XML and
+//! JavaScript are served as attachments with a sandboxing CSP, so nothing active ever renders on
+//! the delivery origin.
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};

@@ -278,10 +278,11 @@ impl From<stow_objects::ObjectsError> for ApiError {
 fn without_type_names(msg: &str) -> String {
     let mut out = String::with_capacity(msg.len());
     let mut rest = msg;
-    while let Some(at) = rest.find("struct ") {
+    const PHRASE: &str = "expected struct ";
+    while let Some(at) = rest.find(PHRASE) {
         out.push_str(&rest[..at]);
-        out.push_str("a JSON object");
-        let after = &rest[at + "struct ".len()..];
+        out.push_str("expected a JSON object");
+        let after = &rest[at + PHRASE.len()..];
         let name_end = after
             .find(|c: char| !c.is_alphanumeric() && c != '_')
             .unwrap_or(after.len());
@@ -324,7 +325,15 @@ mod tests {
             without_type_names("unknown field `x`, expected one of `a`, `b`"),
             "unknown field `x`, expected one of `a`, `b`"
         );
-        assert_eq!(without_type_names("struct "), "a JSON object");
+        assert_eq!(
+            without_type_names("expected struct "),
+            "expected a JSON object"
+        );
+        // the client's own text is left alone
+        assert_eq!(
+            without_type_names("unknown field `struct Foo`, expected `a`"),
+            "unknown field `struct Foo`, expected `a`"
+        );
     }
 
     #[test]
