@@ -310,12 +310,14 @@ pub fn webp_bytes() -> Vec<u8> {
 
 /// Asserts an API-host error body and returns it.
 pub async fn expect_error(res: reqwest::Response, status: u16, code: &str) -> Value {
-    assert_eq!(res.status().as_u16(), status, "status");
+    let actual = res.status().as_u16();
     let header_id = res
         .headers()
         .get("x-request-id")
         .map(|v| v.to_str().unwrap().to_owned());
-    let body: Value = res.json().await.unwrap();
+    let text = res.text().await.unwrap();
+    assert_eq!(actual, status, "status; body: {text}");
+    let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(body["success"], false, "{body}");
     assert_eq!(body["error"]["code"], code, "{body}");
     assert!(

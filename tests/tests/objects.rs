@@ -174,10 +174,8 @@ async fn traversal_and_bad_paths_are_rejected_and_nothing_is_stored() {
     )
     .await;
     assert!(app.list_keys(&app.dev_key, None).await.is_empty());
-    assert!(
-        app.settle_locations(0).await.is_empty(),
-        "no bytes left behind"
-    );
+    let left = app.settle_locations(0).await;
+    assert!(left.is_empty(), "no bytes left behind: {left:?}");
 }
 
 #[tokio::test]
@@ -494,9 +492,10 @@ async fn an_upload_cut_off_midway_leaves_nothing() {
         );
     }
     drop(stream);
+    let left = app.settle_locations(0).await;
     assert!(
-        app.settle_locations(0).await.is_empty(),
-        "a cut-off upload left bytes behind"
+        left.is_empty(),
+        "a cut-off upload left bytes behind: {left:?}"
     );
     assert!(app.list_keys(&app.dev_key, None).await.is_empty());
 }
@@ -982,10 +981,8 @@ async fn deletes_are_idempotent() {
         "INVALID_REQUEST",
     )
     .await;
-    assert!(
-        app.settle_locations(0).await.is_empty(),
-        "deleted bytes are removed"
-    );
+    let left = app.settle_locations(0).await;
+    assert!(left.is_empty(), "deleted bytes are removed: {left:?}");
 }
 
 #[tokio::test]
@@ -1400,7 +1397,8 @@ async fn a_form_part_sent_twice_is_refused_and_nothing_is_stored() {
         let message = body["error"]["message"].as_str().unwrap();
         assert!(message.contains(&expected), "{route}: {body}");
     }
-    assert!(app.settle_locations(0).await.is_empty());
+    let left = app.settle_locations(0).await;
+    assert!(left.is_empty(), "nothing stored: {left:?}");
     assert!(app.list_keys(&app.dev_key, None).await.is_empty());
 
     // `file` may repeat where several files are accepted (upload URLs); one upload takes one

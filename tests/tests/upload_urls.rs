@@ -332,7 +332,8 @@ async fn tokens_invalid_expired_and_too_many() {
         )
     });
     expect_error(send(&app, &u, form).await, 400, "TOO_MANY_FILES").await;
-    assert!(app.settle_locations(0).await.is_empty(), "nothing stored");
+    let left = app.settle_locations(0).await;
+    assert!(left.is_empty(), "nothing stored: {left:?}");
     // expiry with a short lifetime: make one, then move its expiry into the past
     let e = make(&app, "?expiresIn=1").await;
     let mut conn = app.db.conn().await.unwrap();
