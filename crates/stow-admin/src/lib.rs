@@ -67,6 +67,7 @@ pub enum Command {
     },
     /// Usage of an organization this month.
     Usage {
+        /// Organization id (`org_…`).
         #[arg(long)]
         org: String,
     },
@@ -91,8 +92,9 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum PlanCmd {
-    /// Create or update a plan.
+    /// Create or update a plan (options left out keep their current value, or the default).
     Upsert {
+        /// Plan name, referred to by `org create --plan`.
         #[arg(long)]
         name: String,
         /// The plan includes Logs.
@@ -101,12 +103,16 @@ pub enum PlanCmd {
         /// The plan does not include Logs.
         #[arg(long)]
         no_logs: bool,
+        /// Days of log events kept and searchable (0 or more).
         #[arg(long)]
         retention_days: Option<i32>,
+        /// Largest file in bytes (default 104857600, 100 MiB).
         #[arg(long)]
         max_file_size: Option<i64>,
+        /// Longest upload-URL lifetime in seconds (default 3600).
         #[arg(long)]
         max_url_lifetime: Option<i32>,
+        /// Log searches running at once per organization (default 4).
         #[arg(long)]
         concurrent_searches: Option<i32>,
     },
@@ -114,19 +120,25 @@ pub enum PlanCmd {
 
 #[derive(Subcommand, Debug)]
 pub enum OrgCmd {
+    /// Create an organization (prints its id, used by the other commands).
     Create {
+        /// Display name.
         #[arg(long)]
         name: String,
+        /// Plan name (see `plan upsert`).
         #[arg(long)]
         plan: String,
         /// Public workspace name in `publicUrl` (default: from the name).
         #[arg(long)]
         slug: Option<String>,
     },
+    /// Move an organization to another plan.
     #[command(name = "set-plan")]
     SetPlan {
+        /// Organization id (`org_…`).
         #[arg(long)]
         org: String,
+        /// Plan name.
         #[arg(long)]
         plan: String,
     },
@@ -134,11 +146,15 @@ pub enum OrgCmd {
 
 #[derive(Subcommand, Debug)]
 pub enum ServerCmd {
+    /// Register a game server by its join code.
     Register {
+        /// Organization id (`org_…`).
         #[arg(long)]
         org: String,
+        /// The server's cfx.re join code (compared case-insensitively).
         #[arg(long = "cfx-id")]
         cfx_id: String,
+        /// Display name.
         #[arg(long)]
         name: Option<String>,
     },
@@ -146,11 +162,15 @@ pub enum ServerCmd {
 
 #[derive(Subcommand, Debug)]
 pub enum LogsSourceCmd {
+    /// Let a registered server ingest and search logs.
     Activate {
+        /// The server's join code.
         #[arg(long = "cfx-id")]
         cfx_id: String,
     },
+    /// Stop a server's log ingestion and search (stored events stay until retention).
     Deactivate {
+        /// The server's join code.
         #[arg(long = "cfx-id")]
         cfx_id: String,
     },
@@ -158,41 +178,58 @@ pub enum LogsSourceCmd {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum KeyType {
+    /// Bound to one server; gets the server baseline permissions.
     Server,
+    /// Global to the organization; needs at least one --perm.
     Developer,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum KeyCmd {
+    /// Create an API key (the secret is printed once and never stored).
     Create {
+        /// Organization id (`org_…`).
         #[arg(long)]
         org: String,
         /// Join code of the server a `server` key is bound to.
         #[arg(long)]
         server: Option<String>,
+        /// Key type.
         #[arg(long = "type", value_enum)]
         kind: KeyType,
+        /// A permission, repeatable: cdn:read, cdn:write, cdn:delete, logs:read, logs:write.
         #[arg(long = "perm")]
         perms: Vec<String>,
+        /// Restrict the key to this path prefix (whole segments), repeatable.
         #[arg(long = "allow-path")]
         allow_paths: Vec<String>,
+        /// Exclude this path prefix (wins over --allow-path), repeatable.
         #[arg(long = "deny-path")]
         deny_paths: Vec<String>,
+        /// Allow only this MIME type on upload (`image/*` allowed), repeatable.
         #[arg(long = "mime")]
         mimes: Vec<String>,
+        /// Expiry time, RFC 3339 (e.g. 2027-01-01T00:00:00Z).
         #[arg(long)]
         expires_at: Option<String>,
+        /// A label shown by `key list`.
         #[arg(long)]
         name: Option<String>,
     },
+    /// List an organization's keys (never their secrets), with last use.
     List {
+        /// Organization id (`org_…`).
         #[arg(long)]
         org: String,
     },
+    /// Disable a key (takes effect within KEY_CACHE_SECONDS; its upload URLs stop working).
     Disable {
+        /// Key id (`key_…`).
         key_id: String,
     },
+    /// Delete a key for good.
     Delete {
+        /// Key id (`key_…`).
         key_id: String,
     },
 }
@@ -748,5 +785,33 @@ pub async fn main() -> std::process::ExitCode {
             }
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command and option explains itself in `--help`.
+    #[test]
+    fn every_command_and_option_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", cmd.get_name());
+            if cmd.get_about().is_none() {
+                missing.push(path.clone());
+            }
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id != "help" && id != "version" && arg.get_help().is_none() {
+                    missing.push(format!("{path} --{id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&<Cli as clap::CommandFactory>::command(), "", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:?}");
     }
 }
