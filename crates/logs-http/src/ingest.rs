@@ -303,7 +303,7 @@ async fn ingest(
 #[utoipa::path(
     post, path = "/v1/servers/{cfxServerId}/logs", tag = "ingestion", security(("bearer" = [])),
     params(("cfxServerId" = String, Path, description = "Server join code (case-insensitive)")),
-    request_body(content = IngestBody, content_type = "application/json"),
+    request_body(content = IngestBody, content_type = "application/json", description = "The batch as JSON, at most 1 MiB; may be sent with `Content-Encoding: gzip` (the limit then counts the decompressed JSON)"),
     responses(
         (status = 202, description = "Committed (or replayed)", body = Acceptance),
         (status = 400, description = "invalid_request, with details", body = crate::IngestErrorBody),
@@ -312,7 +312,7 @@ async fn ingest(
         (status = 404, description = "server_not_found", body = crate::IngestErrorBody),
         (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
         (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
-        (status = 415, description = "unsupported_media_type", body = crate::IngestErrorBody),
+        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than gzip", body = crate::IngestErrorBody),
         (status = 429, description = "rate_limited (Retry-After)", body = crate::IngestErrorBody),
         (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
     )
@@ -330,7 +330,7 @@ pub async fn ingest_explicit(
 /// Ingest a batch for the key's own server (server-bound keys only).
 #[utoipa::path(
     post, path = "/v1/logs", tag = "ingestion", security(("bearer" = [])),
-    request_body(content = IngestBody, content_type = "application/json"),
+    request_body(content = IngestBody, content_type = "application/json", description = "The batch as JSON, at most 1 MiB; may be sent with `Content-Encoding: gzip` (the limit then counts the decompressed JSON)"),
     responses(
         (status = 202, description = "Committed (or replayed)", body = Acceptance),
         (status = 400, description = "invalid_request, with details", body = crate::IngestErrorBody),
@@ -338,7 +338,7 @@ pub async fn ingest_explicit(
         (status = 403, description = "forbidden (global key) or logs_not_enabled", body = crate::IngestErrorBody),
         (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
         (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
-        (status = 415, description = "unsupported_media_type", body = crate::IngestErrorBody),
+        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than gzip", body = crate::IngestErrorBody),
         (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
     )
 )]
