@@ -1401,6 +1401,22 @@ async fn a_form_part_sent_twice_is_refused_and_nothing_is_stored() {
     assert!(left.is_empty(), "nothing stored: {left:?}");
     assert!(app.list_keys(&app.dev_key, None).await.is_empty());
 
+    // the same holds for the listing's and delete's query parameters
+    for url in [
+        "/v1/objects?path=a&path=b",
+        "/v1/objects?limit=1&limit=1000",
+    ] {
+        let res = app.get(url, &app.dev_key).send().await.unwrap();
+        let body = expect_error(res, 400, "INVALID_REQUEST").await;
+        assert!(body.to_string().contains("duplicate field"), "{body}");
+    }
+    let res = app
+        .delete("/v1/objects?path=a&path=b", &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 400, "INVALID_REQUEST").await;
+
     // `file` may repeat where several files are accepted (upload URLs); one upload takes one
     let form = Form::new().part("file", file()).part("file", file());
     expect_error(
