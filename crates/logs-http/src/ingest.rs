@@ -125,31 +125,53 @@ fn too_large() -> ApiError {
     )
 }
 
-/// How the body is encoded: as is, or gzip (log shippers compress; the limit applies to the JSON).
-enum Encoding {
-    Identity,
-    Gzip,
+/// The body being read: kept as sent, or inflated from gzip (log shippers compress; the limit
+/// applies to the JSON either way).
+enum Body {
+    Plain(Vec<u8>),
+    Gzip(Box<Gunzip>),
 }
 
-fn content_encoding(req: &HttpRequest) -> Result<Encoding, ApiError> {
-    let Some(value) = req.headers().get(header::CONTENT_ENCODING) else {
-        return Ok(Encoding::Identity);
-    };
-    let value = value.to_str().unwrap_or("").trim().to_ascii_lowercase();
-    match value.as_str() {
-        "" | "identity" => Ok(Encoding::Identity),
-        "gzip" | "x-gzip" => Ok(Encoding::Gzip),
-        _ => Err(ApiError::new(
-            Code::UnsupportedMediaType,
-            format!(
-                "Content-Encoding `{value}` is not supported; send the body as is or with gzip"
-            ),
-        )),
+impl Body {
+    /// Chosen by `Content-Encoding` (415 for one we do not speak); `capacity` is for a plain body.
+    fn for_encoding(req: &HttpRequest, capacity: usize) -> Result<Self, ApiError> {
+        let Some(value) = req.headers().get(header::CONTENT_ENCODING) else {
+            return Ok(Body::Plain(Vec::with_capacity(capacity)));
+        };
+        let value = value.to_str().unwrap_or("").trim().to_ascii_lowercase();
+        match value.as_str() {
+            "" | "identity" => Ok(Body::Plain(Vec::with_capacity(capacity))),
+            "gzip" | "x-gzip" => Ok(Body::Gzip(Box::new(Gunzip::new()))),
+            _ => Err(ApiError::new(
+                Code::UnsupportedMediaType,
+                format!(
+                    "Content-Encoding `{value}` is not supported; send the body as is or with gzip"
+                ),
+            )),
+        }
+    }
+
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), ApiError> {
+        match self {
+            Body::Plain(body) => {
+                body.extend_from_slice(chunk);
+                Ok(())
+            }
+            Body::Gzip(gunzip) => gunzip.feed(chunk),
+        }
+    }
+
+    fn finish(self) -> Result<Vec<u8>, ApiError> {
+        match self {
+            Body::Plain(body) => Ok(body),
+            Body::Gzip(gunzip) => gunzip.finish(),
+        }
     }
 }
 
 /// Decompresses a gzip body into at most `MAX_BODY_BYTES`. Input is fed in small slices so a
-/// highly compressed body is refused after at most ~0.5 MiB beyond the limit, never inflated whole.
+/// highly compressed body is refused after at most ~0.5 MiB beyond the limit, never inflated whole
+/// (actix's own `Decompress` inflates each received chunk whole: up to ~1000× its size at once).
 struct Gunzip(flate2::write::MultiGzDecoder<Vec<u8>>);
 
 impl Gunzip {
@@ -187,17 +209,16 @@ fn not_gzip(e: std::io::Error) -> ApiError {
 
 /// Reads the body (decompressing gzip), refusing it as soon as it passes the limit.
 async fn read_body(req: &HttpRequest, mut payload: web::Payload) -> Result<Vec<u8>, ApiError> {
-    let encoding = content_encoding(req)?;
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
+    let mut body = Body::for_encoding(req, declared.unwrap_or(8192).min(MAX_BODY_BYTES))?;
     if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
         return Err(too_large());
     }
-    let mut body = Vec::with_capacity(declared.unwrap_or(8192).min(MAX_BODY_BYTES));
-    let mut gunzip = matches!(encoding, Encoding::Gzip).then(Gunzip::new);
+    // bytes as sent: a plain body's size, or the compressed size (also capped)
     let mut received = 0;
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| {
@@ -207,15 +228,9 @@ async fn read_body(req: &HttpRequest, mut payload: web::Payload) -> Result<Vec<u
         if received > MAX_BODY_BYTES {
             return Err(too_large());
         }
-        match gunzip.as_mut() {
-            Some(g) => g.feed(&chunk)?,
-            None => body.extend_from_slice(&chunk),
-        }
+        body.feed(&chunk)?;
     }
-    match gunzip {
-        Some(g) => g.finish(),
-        None => Ok(body),
-    }
+    body.finish()
 }
 
 fn count_batch(outcome: &'static str) {
