@@ -120,14 +120,14 @@ pub const MAX_AUTHORIZATION_LEN: usize = 512;
 pub fn parse_bearer_fields<'a>(fields: &[&'a [u8]]) -> Result<&'a str, AuthError> {
     match fields {
         [] => Err(AuthError::Missing),
-        [one] => parse_bearer(Some(one)),
+        [one] => parse_bearer(one),
         _ => Err(AuthError::Repeated),
     }
 }
 
-/// Extracts the token of a `Bearer` authorization header (scheme matched case-insensitively).
-pub fn parse_bearer(header: Option<&[u8]>) -> Result<&str, AuthError> {
-    let raw = header.ok_or(AuthError::Missing)?;
+/// Extracts the token of one `Bearer` authorization header value (scheme matched
+/// case-insensitively).
+pub fn parse_bearer(raw: &[u8]) -> Result<&str, AuthError> {
     if raw.len() > MAX_AUTHORIZATION_LEN {
         return Err(AuthError::Malformed);
     }
@@ -169,31 +169,22 @@ mod tests {
 
     #[test]
     fn bearer_parsing() {
-        assert_eq!(parse_bearer(Some(b"Bearer abc")), Ok("abc"));
-        assert_eq!(parse_bearer(Some(b"bearer abc")), Ok("abc"));
-        assert_eq!(parse_bearer(Some(b"BEARER   abc  ")), Ok("abc"));
-        assert_eq!(parse_bearer(None), Err(AuthError::Missing));
-        assert_eq!(parse_bearer(Some(b"")), Err(AuthError::Malformed));
-        assert_eq!(parse_bearer(Some(b"Bearer")), Err(AuthError::Malformed));
-        assert_eq!(parse_bearer(Some(b"Bearer ")), Err(AuthError::Malformed));
-        assert_eq!(parse_bearer(Some(b"Basic abc")), Err(AuthError::Malformed));
-        assert_eq!(parse_bearer(Some(b"Bearer a b")), Err(AuthError::Malformed));
-        assert_eq!(
-            parse_bearer(Some(b"Bearer \xff\xfe")),
-            Err(AuthError::Malformed)
-        );
+        assert_eq!(parse_bearer(b"Bearer abc"), Ok("abc"));
+        assert_eq!(parse_bearer(b"bearer abc"), Ok("abc"));
+        assert_eq!(parse_bearer(b"BEARER   abc  "), Ok("abc"));
+        assert_eq!(parse_bearer_fields(&[]), Err(AuthError::Missing));
+        assert_eq!(parse_bearer(b""), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(b"Bearer"), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(b"Bearer "), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(b"Basic abc"), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(b"Bearer a b"), Err(AuthError::Malformed));
+        assert_eq!(parse_bearer(b"Bearer \xff\xfe"), Err(AuthError::Malformed));
         let long = format!("Bearer {}", "a".repeat(10_000));
-        assert_eq!(
-            parse_bearer(Some(long.as_bytes())),
-            Err(AuthError::Malformed)
-        );
+        assert_eq!(parse_bearer(long.as_bytes()), Err(AuthError::Malformed));
         let at_limit = format!("Bearer {}", "a".repeat(MAX_AUTHORIZATION_LEN - 7));
-        assert!(parse_bearer(Some(at_limit.as_bytes())).is_ok());
+        assert!(parse_bearer(at_limit.as_bytes()).is_ok());
         let over = format!("Bearer {}", "a".repeat(MAX_AUTHORIZATION_LEN - 6));
-        assert_eq!(
-            parse_bearer(Some(over.as_bytes())),
-            Err(AuthError::Malformed)
-        );
+        assert_eq!(parse_bearer(over.as_bytes()), Err(AuthError::Malformed));
     }
 
     #[test]
