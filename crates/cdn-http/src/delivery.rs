@@ -156,7 +156,7 @@ pub async fn deliver(
 
     let mut res = HttpResponse::build(StatusCode::OK);
     res.insert_header((header::ETAG, quoted.as_str()))
-        .insert_header((header::LAST_MODIFIED, last_modified.as_str()))
+        .insert_header((header::LAST_MODIFIED, last_modified))
         .insert_header((header::CACHE_CONTROL, CACHE_CONTROL))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::ACCEPT_RANGES, "bytes"));

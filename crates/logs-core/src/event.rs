@@ -310,7 +310,8 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Members<V> {
 }
 
 impl<V> Members<V> {
-    /// Reports every name sent more than once (once per name), then keeps the last of each.
+    /// Reports every name sent more than once (once per name) and yields all members in order;
+    /// collecting them into a map keeps the last of each.
     fn dedup(self, f: &mut Findings, i: Option<usize>) -> impl Iterator<Item = (String, V)> {
         let mut seen = BTreeMap::new();
         for (k, _) in &self.0 {
