@@ -78,7 +78,7 @@ async fn browser_uploads_through_an_upload_url() {
             )
             .route(
                 "/result",
-                web::post().to(move |body: web::Json<Value>| {
+                web::post().to(move |body: stow_http::Json<Value>| {
                     let tx = tx.clone();
                     async move {
                         let _ = tx.send(body.into_inner()).await;

@@ -763,6 +763,129 @@ async fn base64_uploads() {
     assert_eq!(app.settle_locations(2).await.len(), 2);
 }
 
+fn compress(encoding: &str, bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let level = flate2::Compression::best();
+    match encoding {
+        "gzip" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), level);
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        }
+        "deflate" => {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), level);
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        }
+        other => panic!("no encoder for {other}"),
+    }
+}
+
+#[tokio::test]
+async fn compressed_json_bodies_are_decoded_within_the_limit() {
+    use base64::Engine;
+    let app = spawn().await;
+    let send = |path: &str, encoding: &str, body: Vec<u8>| {
+        app.post(path, &app.dev_key)
+            .header("Content-Type", "application/json")
+            .header("Content-Encoding", encoding)
+            .body(body)
+            .send()
+    };
+    // gzip and deflate bodies are the JSON they inflate to
+    for (i, encoding) in ["gzip", "deflate"].into_iter().enumerate() {
+        let json = json!({ "data": base64::engine::general_purpose::STANDARD.encode(png_bytes()),
+            "path": "z", "filename": format!("{i}.png") });
+        let res = send(
+            "/v1/objects/base64",
+            encoding,
+            compress(encoding, json.to_string().as_bytes()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(res.status(), 200, "{encoding}");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["object"]["key"], format!("z/{i}.png"));
+    }
+    let keys = json!({ "paths": ["z/0.png", "z/1.png"] }).to_string();
+    let res = send(
+        "/v1/objects/bulk-delete",
+        "gzip",
+        compress("gzip", keys.as_bytes()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["results"][1]["status"], "deleted", "{body}");
+    // the limit counts the inflated JSON: 1 MiB + 1 of it on a 1 MiB route is 413, sent as ~1 KiB
+    let mut big = json!({ "paths": ["z/0.png"] }).to_string();
+    big.push_str(&" ".repeat(1024 * 1024 + 1 - big.len()));
+    let bomb = compress("gzip", big.as_bytes());
+    assert!(bomb.len() < 8 * 1024);
+    let body = expect_error(
+        send("/v1/objects/bulk-delete", "gzip", bomb).await.unwrap(),
+        413,
+        "PAYLOAD_TOO_LARGE",
+    )
+    .await;
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1048576"),
+        "{body}"
+    );
+    // an encoding we do not speak is named, not parsed as JSON; a body that is not what it says
+    let body = expect_error(
+        send("/v1/objects/bulk-delete", "br", keys.clone().into_bytes())
+            .await
+            .unwrap(),
+        415,
+        "UNSUPPORTED_MEDIA_TYPE",
+    )
+    .await;
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("`br`"),
+        "{body}"
+    );
+    let body = expect_error(
+        send("/v1/objects/bulk-delete", "gzip", keys.into_bytes())
+            .await
+            .unwrap(),
+        400,
+        "INVALID_REQUEST",
+    )
+    .await;
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not valid gzip"),
+        "{body}"
+    );
+    // uploads are never decoded: a compressed form is a 415 before anything is stored
+    for route in ["/v1/objects", "/v1/objects/bulk"] {
+        let form = Form::new().part("file", file_part(png_bytes(), "g.png"));
+        let res = app
+            .post(route, &app.dev_key)
+            .header("Content-Encoding", "gzip")
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        let body = expect_error(res, 415, "UNSUPPORTED_MEDIA_TYPE").await;
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`gzip`"),
+            "{body}"
+        );
+    }
+    assert_eq!(app.settle_locations(0).await.len(), 0);
+}
+
 #[tokio::test]
 async fn bulk_uploads_are_independent_per_file() {
     let app = spawn().await;

@@ -178,6 +178,17 @@ async fn upload_through_a_token() {
         body.to_string().contains("/v1/presigned-url/{token}"),
         "{body}"
     );
+    // a compressed form is refused by name and does not use up one of the URL's files
+    let res = app
+        .client
+        .post(u["uploadUrl"].as_str().unwrap())
+        .header("Content-Encoding", "gzip")
+        .multipart(one_file(png_bytes(), "z.png"))
+        .send()
+        .await
+        .unwrap();
+    let body = expect_error(res, 415, "UNSUPPORTED_MEDIA_TYPE").await;
+    assert!(body.to_string().contains("`gzip`"), "{body}");
     let res = send(&app, &u, one_file(png_bytes(), "a.png")).await;
     assert_eq!(res.status(), 200);
     let body: Value = res.json().await.unwrap();

@@ -138,6 +138,27 @@ fn multipart_error(e: actix_multipart::MultipartError) -> ApiError {
     }
 }
 
+/// Uploads are not decoded: media is already compressed, and a stored object is the bytes sent.
+/// A `Content-Encoding` other than identity would be parsed as a broken form (a misleading 400),
+/// so it is a 415 naming the encoding.
+fn check_identity_encoding(headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(value) = headers.get(actix_web::http::header::CONTENT_ENCODING) else {
+        return Ok(());
+    };
+    let value = String::from_utf8_lossy(value.as_bytes())
+        .trim()
+        .to_ascii_lowercase();
+    if value.is_empty() || value == "identity" {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        Code::UnsupportedMediaType,
+        format!(
+            "Content-Encoding `{value}` is not supported for uploads; send the form uncompressed"
+        ),
+    ))
+}
+
 /// Reads a whole multipart form; see the module docs.
 pub async fn read_form(
     headers: &HeaderMap,
@@ -146,6 +167,7 @@ pub async fn read_form(
     org_id: &str,
     limits: FormLimits,
 ) -> Result<Form, ApiError> {
+    check_identity_encoding(headers)?;
     let mut multipart = Multipart::new(headers, payload);
     let mut guard = StageGuard::new(objects.clone());
     let mut files = Vec::new();

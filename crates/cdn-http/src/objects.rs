@@ -167,7 +167,7 @@ pub struct UploadForm {
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = crate::docs::CdnError),
         (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = crate::docs::CdnError),
         (status = 413, description = "FILE_TOO_LARGE", body = crate::docs::CdnError),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = crate::docs::CdnError),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::docs::CdnError),
         (status = 429, description = "RATE_LIMITED", body = crate::docs::CdnError),
     )
 )]
@@ -319,13 +319,13 @@ fn decode_base64(data: &str) -> Result<(Option<String>, Vec<u8>), ApiError> {
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = crate::docs::CdnError),
         (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
         (status = 413, description = "FILE_TOO_LARGE or PAYLOAD_TOO_LARGE", body = crate::docs::CdnError),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or a body that is not JSON", body = crate::docs::CdnError),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = crate::docs::CdnError),
     )
 )]
 pub async fn upload_base64(
     auth: Auth,
     req: HttpRequest,
-    body: web::Json<Base64Upload>,
+    body: stow_http::Json<Base64Upload>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
@@ -489,6 +489,7 @@ pub struct BulkResponse {
         (status = 401, description = "UNAUTHORIZED", body = crate::docs::CdnError),
         (status = 403, description = "FORBIDDEN", body = crate::docs::CdnError),
         (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::docs::CdnError),
     )
 )]
 pub async fn upload_bulk(
@@ -724,7 +725,7 @@ pub struct BulkDeleteResponse {
         (status = 403, description = "FORBIDDEN", body = crate::docs::CdnError),
         (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::docs::CdnError),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (body is not application/json)", body = crate::docs::CdnError),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = crate::docs::CdnError),
         (status = 429, description = "RATE_LIMITED", body = crate::docs::CdnError),
         (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::docs::CdnError),
     )
@@ -732,7 +733,7 @@ pub struct BulkDeleteResponse {
 pub async fn bulk_delete(
     auth: Auth,
     req: HttpRequest,
-    body: web::Json<BulkDeleteRequest>,
+    body: stow_http::Json<BulkDeleteRequest>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnDelete)?;

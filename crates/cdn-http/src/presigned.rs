@@ -226,7 +226,7 @@ pub struct TokenUploadForm {
         (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
         (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = crate::docs::CdnError),
         (status = 413, description = "FILE_TOO_LARGE", body = crate::docs::CdnError),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = crate::docs::CdnError),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::docs::CdnError),
     )
 )]
 pub async fn upload(

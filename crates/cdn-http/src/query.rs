@@ -130,14 +130,14 @@ async fn target_server(
         (status = 403, description = "FORBIDDEN (permission, other server, plan or Logs source)", body = crate::docs::CdnError),
         (status = 404, description = "NOT_FOUND (unknown server)", body = crate::docs::CdnError),
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::docs::CdnError),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (body is not application/json)", body = crate::docs::CdnError),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = crate::docs::CdnError),
         (status = 429, description = "RATE_LIMITED (rate or concurrent-search limit; Retry-After)", body = crate::docs::CdnError),
         (status = 503, description = "SERVICE_UNAVAILABLE (timeout or database down; Retry-After)", body = crate::docs::CdnError),
     )
 )]
 pub async fn query(
     auth: Auth,
-    body: web::Json<QueryRequest>,
+    body: stow_http::Json<QueryRequest>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::LogsRead)?;

@@ -2,7 +2,7 @@
 //!
 //! Order of checks: key (401), `logs:write` (403), server resolution and binding (403/404),
 //! plan and Logs source (403 `logs_not_enabled`), content type and encoding (415), body size
-//! while reading, after gzip decoding (413), validation (400 with every offending field), then
+//! while reading, after decoding gzip or deflate (413), validation (400 with every offending field), then
 //! one transaction. 202 is sent only after the commit. A concurrent duplicate of a batch still
 //! committing gets 503 `batch_in_progress` (never a 4xx, which clients treat as final).
 
@@ -10,7 +10,6 @@ use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::{AuthContext, Permission, Server};
 use chrono::Utc;
-use futures_util::StreamExt;
 use logs_core::event::{BatchError, MAX_BODY_BYTES};
 use logs_core::{parse_batch, IngestOutcome, IngestTarget};
 use serde::Serialize;
@@ -118,121 +117,6 @@ fn check_content_type(req: &HttpRequest) -> Result<(), ApiError> {
     }
 }
 
-fn too_large() -> ApiError {
-    ApiError::new(
-        Code::PayloadTooLarge,
-        format!("request body is larger than {MAX_BODY_BYTES} bytes (1 MiB)"),
-    )
-}
-
-/// The body being read: kept as sent, or inflated from gzip (log shippers compress; the limit
-/// applies to the JSON either way).
-enum Body {
-    Plain(Vec<u8>),
-    Gzip(Box<Gunzip>),
-}
-
-impl Body {
-    /// Chosen by `Content-Encoding` (415 for one we do not speak); `capacity` is for a plain body.
-    fn for_encoding(req: &HttpRequest, capacity: usize) -> Result<Self, ApiError> {
-        let Some(value) = req.headers().get(header::CONTENT_ENCODING) else {
-            return Ok(Body::Plain(Vec::with_capacity(capacity)));
-        };
-        let value = value.to_str().unwrap_or("").trim().to_ascii_lowercase();
-        match value.as_str() {
-            "" | "identity" => Ok(Body::Plain(Vec::with_capacity(capacity))),
-            "gzip" | "x-gzip" => Ok(Body::Gzip(Box::new(Gunzip::new()))),
-            _ => Err(ApiError::new(
-                Code::UnsupportedMediaType,
-                format!(
-                    "Content-Encoding `{value}` is not supported; send the body as is or with gzip"
-                ),
-            )),
-        }
-    }
-
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), ApiError> {
-        match self {
-            Body::Plain(body) => {
-                body.extend_from_slice(chunk);
-                Ok(())
-            }
-            Body::Gzip(gunzip) => gunzip.feed(chunk),
-        }
-    }
-
-    fn finish(self) -> Result<Vec<u8>, ApiError> {
-        match self {
-            Body::Plain(body) => Ok(body),
-            Body::Gzip(gunzip) => gunzip.finish(),
-        }
-    }
-}
-
-/// Decompresses a gzip body into at most `MAX_BODY_BYTES`. Input is fed in small slices so a
-/// highly compressed body is refused after at most ~0.5 MiB beyond the limit, never inflated whole
-/// (actix's own `Decompress` inflates each received chunk whole: up to ~1000× its size at once).
-struct Gunzip(flate2::write::MultiGzDecoder<Vec<u8>>);
-
-impl Gunzip {
-    const SLICE: usize = 512;
-
-    fn new() -> Self {
-        Self(flate2::write::MultiGzDecoder::new(Vec::new()))
-    }
-
-    fn feed(&mut self, compressed: &[u8]) -> Result<(), ApiError> {
-        use std::io::Write;
-        for slice in compressed.chunks(Self::SLICE) {
-            self.0.write_all(slice).map_err(not_gzip)?;
-            if self.0.get_ref().len() > MAX_BODY_BYTES {
-                return Err(too_large());
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(self) -> Result<Vec<u8>, ApiError> {
-        let body = self.0.finish().map_err(not_gzip)?;
-        if body.len() > MAX_BODY_BYTES {
-            return Err(too_large());
-        }
-        Ok(body)
-    }
-}
-
-fn not_gzip(e: std::io::Error) -> ApiError {
-    ApiError::invalid_request(format!(
-        "the body is not valid gzip (Content-Encoding: gzip): {e}"
-    ))
-}
-
-/// Reads the body (decompressing gzip), refusing it as soon as it passes the limit.
-async fn read_body(req: &HttpRequest, mut payload: web::Payload) -> Result<Vec<u8>, ApiError> {
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    let mut body = Body::for_encoding(req, declared.unwrap_or(8192).min(MAX_BODY_BYTES))?;
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
-        return Err(too_large());
-    }
-    // bytes as sent: a plain body's size, or the compressed size (also capped)
-    let mut received = 0;
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| {
-            ApiError::invalid_request(format!("could not read the request body: {e}"))
-        })?;
-        received += chunk.len();
-        if received > MAX_BODY_BYTES {
-            return Err(too_large());
-        }
-        body.feed(&chunk)?;
-    }
-    body.finish()
-}
-
 fn count_batch(outcome: &'static str) {
     metrics::counter!("logs_batches_total", "outcome" => outcome).increment(1);
 }
@@ -246,7 +130,7 @@ async fn ingest(
 ) -> Result<HttpResponse, ApiError> {
     let server = resolve(state, ctx, named).await?;
     check_content_type(req)?;
-    let body = read_body(req, payload).await?;
+    let body = stow_http::body::read_limited(req, payload, MAX_BODY_BYTES).await?;
     let now = Utc::now();
     let batch = parse_batch(&body, now).inspect_err(|_| count_batch("rejected"));
     let batch = batch.map_err(|e| match e {
@@ -318,7 +202,7 @@ async fn ingest(
 #[utoipa::path(
     post, path = "/v1/servers/{cfxServerId}/logs", tag = "ingestion", security(("bearer" = [])),
     params(("cfxServerId" = String, Path, description = "Server join code (case-insensitive)")),
-    request_body(content = IngestBody, content_type = "application/json", description = "The batch as JSON, at most 1 MiB; may be sent with `Content-Encoding: gzip` (the limit then counts the decompressed JSON)"),
+    request_body(content = IngestBody, content_type = "application/json", description = "The batch as JSON, at most 1 MiB; may be sent with `Content-Encoding: gzip` or `deflate` (the limit then counts the decompressed JSON)"),
     responses(
         (status = 202, description = "Committed (or replayed)", body = Acceptance),
         (status = 400, description = "invalid_request, with details", body = crate::IngestErrorBody),
@@ -327,7 +211,7 @@ async fn ingest(
         (status = 404, description = "server_not_found", body = crate::IngestErrorBody),
         (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
         (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
-        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than gzip", body = crate::IngestErrorBody),
+        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than identity, gzip or deflate", body = crate::IngestErrorBody),
         (status = 429, description = "rate_limited (Retry-After)", body = crate::IngestErrorBody),
         (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
     )
@@ -345,7 +229,7 @@ pub async fn ingest_explicit(
 /// Ingest a batch for the key's own server (server-bound keys only).
 #[utoipa::path(
     post, path = "/v1/logs", tag = "ingestion", security(("bearer" = [])),
-    request_body(content = IngestBody, content_type = "application/json", description = "The batch as JSON, at most 1 MiB; may be sent with `Content-Encoding: gzip` (the limit then counts the decompressed JSON)"),
+    request_body(content = IngestBody, content_type = "application/json", description = "The batch as JSON, at most 1 MiB; may be sent with `Content-Encoding: gzip` or `deflate` (the limit then counts the decompressed JSON)"),
     responses(
         (status = 202, description = "Committed (or replayed)", body = Acceptance),
         (status = 400, description = "invalid_request, with details", body = crate::IngestErrorBody),
@@ -353,7 +237,7 @@ pub async fn ingest_explicit(
         (status = 403, description = "forbidden (global key) or logs_not_enabled", body = crate::IngestErrorBody),
         (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
         (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
-        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than gzip", body = crate::IngestErrorBody),
+        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than identity, gzip or deflate", body = crate::IngestErrorBody),
         (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
     )
 )]

@@ -167,24 +167,13 @@ impl ApiError {
         self
     }
 
-    pub fn from_json_error(err: &actix_web::error::JsonPayloadError) -> Self {
-        use actix_web::error::JsonPayloadError as J;
-        match err {
-            J::ContentType => Self::new(
-                Code::UnsupportedMediaType,
-                "Content-Type must be application/json",
-            ),
-            J::Overflow { limit } | J::OverflowKnownLength { limit, .. } => Self::new(
-                Code::PayloadTooLarge,
-                format!("request body is larger than the limit of {limit} bytes"),
-            ),
-            J::Deserialize(e) => Self::invalid_request(format!(
-                "invalid JSON body: {}",
-                without_type_names(&e.to_string())
-            )),
-            J::Serialize(e) => Self::internal(e),
-            other => Self::invalid_request(format!("could not read the request body: {other}")),
-        }
+    /// A JSON body that does not parse or does not fit the route's type, named without Rust's
+    /// type names.
+    pub fn from_serde_json(e: &serde_json::Error) -> Self {
+        Self::invalid_request(format!(
+            "invalid JSON body: {}",
+            without_type_names(&e.to_string())
+        ))
     }
 
     /// The JSON body for `flavor` with request id `request_id`.

@@ -10,6 +10,7 @@
 //! carries text from a database, a store or a panic.
 
 pub mod auth;
+pub mod body;
 pub mod config;
 pub mod error;
 pub mod health;
@@ -20,19 +21,19 @@ pub mod telemetry;
 pub mod whoami;
 
 pub use auth::{Auth, Authenticator};
+pub use body::Json;
 pub use config::Config;
 pub use error::{ApiError, Code};
 pub use request::{current_request_id, Flavor, RequestId};
 
 use actix_web::web;
 
-/// Framework-level error handlers so every error is JSON in the host's envelope.
-pub fn json_config(limit: usize) -> web::JsonConfig {
-    web::JsonConfig::default()
-        .limit(limit)
-        .error_handler(|err, _req| ApiError::from_json_error(&err).into())
+/// The body limit for a scope's [`Json`] bodies (decoded bytes).
+pub fn json_config(limit: usize) -> body::BodyLimit {
+    body::BodyLimit(limit)
 }
 
+/// Framework-level error handlers so every error is JSON in the host's envelope.
 pub fn query_config() -> web::QueryConfig {
     web::QueryConfig::default().error_handler(|err, _req| {
         ApiError::invalid_request(format!("invalid query string: {err}")).into()
