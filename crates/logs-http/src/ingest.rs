@@ -2,9 +2,10 @@
 //!
 //! Order of checks: key (401), `logs:write` (403), server resolution and binding (403/404),
 //! plan and Logs source (403 `logs_not_enabled`), content type and encoding (415), body size
-//! while reading, after decoding gzip or deflate (413), validation (400 with every offending field), then
-//! one transaction. 202 is sent only after the commit. A concurrent duplicate of a batch still
-//! committing gets 503 `batch_in_progress` (never a 4xx, which clients treat as final).
+//! while reading, after decoding gzip or deflate (413), validation (400 with every offending
+//! field), then one transaction. 202 is sent only after the commit. A concurrent duplicate of a
+//! batch still committing gets 503 `batch_in_progress` (never a 4xx, which clients treat as
+//! final).
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
