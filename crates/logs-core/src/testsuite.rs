@@ -257,4 +257,90 @@ pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b
         .unwrap();
     assert_eq!(other.len(), 4);
     assert!(other.iter().all(|r| r.server_id == b.1));
+
+    message_search_across_days(store, &ta, now).await;
+}
+
+/// A message search over a week: matches on several days come newest first, pages that span days
+/// are complete, and a cursor walk sees each match once (an adapter may search day by day).
+async fn message_search_across_days(
+    store: &dyn LogStore,
+    target: &IngestTarget,
+    now: chrono::DateTime<Utc>,
+) {
+    let ago = |hours: i64| (now - Duration::hours(hours)).to_rfc3339();
+    let hit = |n: i64, hours: i64| json!({ "level": "warn", "message": format!("SpeedHack #{n} detected"), "occurred_at": ago(hours) });
+    let miss = |hours: i64| json!({ "level": "info", "message": "speed limit", "occurred_at": ago(hours) });
+    let body = json!({ "batch_id": "batch-days", "events": [
+        hit(5, 150), miss(3), hit(1, 2), hit(3, 54), miss(31), hit(2, 30), hit(4, 78), miss(100),
+    ]});
+    let batch = parse_batch(&serde_json::to_vec(&body).unwrap(), now).unwrap();
+    assert!(matches!(
+        store.ingest(target, &batch, now).await.unwrap(),
+        IngestOutcome::Accepted { .. }
+    ));
+    let week = EventQuery {
+        server_id: target.server_id.clone(),
+        from: now - Duration::days(7),
+        to: now + Duration::minutes(1),
+        level: None,
+        event_type: None,
+        resource: None,
+        message: Some("speedhack".into()),
+        player_id: None,
+        identifier: None,
+        after: None,
+        limit: 100,
+    };
+    let numbers = |rows: &[crate::store::EventRow]| {
+        rows.iter()
+            .map(|r| r.message.split(' ').nth(1).unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let all = store.query(&week).await.unwrap();
+    assert_eq!(
+        numbers(&all),
+        ["#1", "#2", "#3", "#4", "#5"],
+        "newest first"
+    );
+    let three = store
+        .query(&EventQuery {
+            limit: 3,
+            ..week.clone()
+        })
+        .await
+        .unwrap();
+    assert_eq!(numbers(&three), ["#1", "#2", "#3"], "a page spanning days");
+    let middle = store
+        .query(&EventQuery {
+            from: now - Duration::hours(60),
+            to: now - Duration::hours(20),
+            ..week.clone()
+        })
+        .await
+        .unwrap();
+    assert_eq!(numbers(&middle), ["#2", "#3"], "window bounds inside days");
+    for limit in [1, 2, 4] {
+        let mut walked = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store
+                .query(&EventQuery {
+                    limit,
+                    after,
+                    ..week.clone()
+                })
+                .await
+                .unwrap();
+            assert!(page.len() <= limit);
+            let Some(last) = page.last() else { break };
+            after = Some((last.occurred_at, last.id));
+            walked.extend(page.into_iter().map(|r| r.id));
+        }
+        assert_eq!(
+            walked,
+            all.iter().map(|r| r.id).collect::<Vec<_>>(),
+            "cursor walk with limit {limit}"
+        );
+    }
 }

@@ -199,8 +199,8 @@ mod store_impl {
     use serde_json::Value;
 
     use super::PgLogs;
-    use crate::db_error;
     use crate::schema::{log_batches, log_events, usage_counters};
+    use crate::{db_error, Conn};
 
     /// How long a request waits for a concurrent request committing the same batch id.
     const SAME_BATCH_WAIT: &str = "SET LOCAL lock_timeout = '3s'";
@@ -375,75 +375,26 @@ mod store_impl {
 
         async fn query(&self, q: &EventQuery) -> Result<Vec<EventRow>, StoreError> {
             let mut conn = self.db.conn().await?;
-            let mut query = log_events::table
-                .filter(log_events::server_id.eq(&q.server_id))
-                .filter(log_events::occurred_at.ge(q.from))
-                .filter(log_events::occurred_at.lt(q.to))
-                .select(Row::as_select())
-                .order((log_events::occurred_at.desc(), log_events::id.desc()))
-                .limit(q.limit as i64)
-                .into_boxed();
-            if let Some(l) = q.level {
-                query = query.filter(log_events::level.eq(l.as_str()));
+            if q.message.is_none() {
+                return select_page(&mut conn, q).await;
             }
-            if let Some(t) = &q.event_type {
-                query = query.filter(log_events::event_type.eq(t.clone()));
-            }
-            if let Some(r) = &q.resource {
-                query = query.filter(log_events::resource.eq(r.clone()));
-            }
-            if let Some(m) = &q.message {
-                query = query.filter(log_events::message.ilike(format!("%{}%", like_escape(m))));
-            }
-            if let Some(p) = &q.player_id {
-                query = query.filter(
-                    log_events::player_id
-                        .eq(p.clone())
-                        .or(log_events::target_player_id.eq(p.clone())),
-                );
-            }
-            if let Some(i) = &q.identifier {
-                // matches the `log_identity` indexes (migration 5): keyed by server and identifier
-                let needle =
-                    serde_json::json!({ q.server_id.clone(): { i.key.clone(): i.value.clone() } });
-                let column = match i.owner {
-                    Owner::Player => "log_identity(server_id, player_identifiers) @> ",
-                    Owner::Target => "log_identity(server_id, target_player_identifiers) @> ",
+            // A message search is a trigram bitmap scan: its matches come unordered, so one
+            // statement over the whole window fetches and sorts every match of every day. Day
+            // by day, newest first, stops as soon as the page is full (usually after a day).
+            let mut rows = Vec::with_capacity(q.limit);
+            for (from, to) in day_windows(q) {
+                let window = EventQuery {
+                    from,
+                    to,
+                    limit: q.limit - rows.len(),
+                    ..q.clone()
                 };
-                query = query.filter(
-                    diesel::dsl::sql::<diesel::sql_types::Bool>(column).bind::<Jsonb, _>(needle),
-                );
+                rows.extend(select_page(&mut conn, &window).await?);
+                if rows.len() >= q.limit {
+                    break;
+                }
             }
-            if let Some((t, id)) = q.after {
-                query = query.filter(
-                    log_events::occurred_at
-                        .lt(t)
-                        .or(log_events::occurred_at.eq(t).and(log_events::id.lt(id))),
-                );
-            }
-            let rows: Vec<Row> = query.load(&mut conn).await.map_err(db_error)?;
-            Ok(rows
-                .into_iter()
-                .map(|r| EventRow {
-                    id: r.id,
-                    event_id: r.event_id,
-                    server_id: r.cfx_id,
-                    batch_id: r.batch_id,
-                    level: r.level,
-                    event_type: r.event_type,
-                    occurred_at: r.occurred_at,
-                    ingested_at: r.ingested_at,
-                    player_id: r.player_id,
-                    target_player_id: r.target_player_id,
-                    player_identifiers: r.player_identifiers,
-                    target_player_identifiers: r.target_player_identifiers,
-                    resource: r.resource,
-                    trace_id: r.trace_id,
-                    environment: r.environment,
-                    message: r.message,
-                    data: r.data,
-                })
-                .collect())
+            Ok(rows)
         }
 
         async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError> {
@@ -465,6 +416,98 @@ mod store_impl {
         }
     }
 
+    /// One page of `q` in one statement.
+    async fn select_page(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, StoreError> {
+        let mut query = log_events::table
+            .filter(log_events::server_id.eq(&q.server_id))
+            .filter(log_events::occurred_at.ge(q.from))
+            .filter(log_events::occurred_at.lt(q.to))
+            .select(Row::as_select())
+            .order((log_events::occurred_at.desc(), log_events::id.desc()))
+            .limit(q.limit as i64)
+            .into_boxed();
+        if let Some(l) = q.level {
+            query = query.filter(log_events::level.eq(l.as_str()));
+        }
+        if let Some(t) = &q.event_type {
+            query = query.filter(log_events::event_type.eq(t.clone()));
+        }
+        if let Some(r) = &q.resource {
+            query = query.filter(log_events::resource.eq(r.clone()));
+        }
+        if let Some(m) = &q.message {
+            query = query.filter(log_events::message.ilike(format!("%{}%", like_escape(m))));
+        }
+        if let Some(p) = &q.player_id {
+            query = query.filter(
+                log_events::player_id
+                    .eq(p.clone())
+                    .or(log_events::target_player_id.eq(p.clone())),
+            );
+        }
+        if let Some(i) = &q.identifier {
+            // matches the `log_identity` indexes (migration 5): keyed by server and identifier
+            let needle =
+                serde_json::json!({ q.server_id.clone(): { i.key.clone(): i.value.clone() } });
+            let column = match i.owner {
+                Owner::Player => "log_identity(server_id, player_identifiers) @> ",
+                Owner::Target => "log_identity(server_id, target_player_identifiers) @> ",
+            };
+            query = query.filter(
+                diesel::dsl::sql::<diesel::sql_types::Bool>(column).bind::<Jsonb, _>(needle),
+            );
+        }
+        if let Some((t, id)) = q.after {
+            query = query.filter(
+                log_events::occurred_at
+                    .lt(t)
+                    .or(log_events::occurred_at.eq(t).and(log_events::id.lt(id))),
+            );
+        }
+        let rows: Vec<Row> = query.load(conn).await.map_err(db_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| EventRow {
+                id: r.id,
+                event_id: r.event_id,
+                server_id: r.cfx_id,
+                batch_id: r.batch_id,
+                level: r.level,
+                event_type: r.event_type,
+                occurred_at: r.occurred_at,
+                ingested_at: r.ingested_at,
+                player_id: r.player_id,
+                target_player_id: r.target_player_id,
+                player_identifiers: r.player_identifiers,
+                target_player_identifiers: r.target_player_identifiers,
+                resource: r.resource,
+                trace_id: r.trace_id,
+                environment: r.environment,
+                message: r.message,
+                data: r.data,
+            })
+            .collect())
+    }
+
+    /// The part of `q`'s window a page can still come from (below its cursor), cut at UTC
+    /// midnights (the partition bounds), newest first.
+    pub fn day_windows(q: &EventQuery) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+        let mut to = match q.after {
+            // the cursor's own instant stays in: ties continue below its id
+            Some((t, _)) => q.to.min(t + chrono::Duration::microseconds(1)),
+            None => q.to,
+        };
+        let mut windows = Vec::new();
+        while to > q.from {
+            let last = to - chrono::Duration::microseconds(1);
+            let midnight = last.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
+            let from = q.from.max(midnight);
+            windows.push((from, to));
+            to = from;
+        }
+        windows
+    }
+
     /// The batch as one array per column, borrowing from the parsed events (no copies but the
     /// generated event ids and the JSON text of the jsonb columns).
     #[derive(Default)]
@@ -482,5 +525,125 @@ mod store_impl {
         environment: Vec<Option<&'a str>>,
         message: Vec<&'a str>,
         data: Vec<Option<String>>,
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use chrono::{DateTime, Duration, Utc};
+        use logs_core::store::EventQuery;
+
+        use super::day_windows;
+
+        fn at(s: &str) -> DateTime<Utc> {
+            s.parse().unwrap()
+        }
+
+        fn query(from: &str, to: &str, after: Option<&str>) -> EventQuery {
+            EventQuery {
+                server_id: "s".into(),
+                from: at(from),
+                to: at(to),
+                level: None,
+                event_type: None,
+                resource: None,
+                message: Some("x".into()),
+                player_id: None,
+                identifier: None,
+                after: after.map(|t| (at(t), 7)),
+                limit: 100,
+            }
+        }
+
+        fn windows(q: &EventQuery) -> Vec<(String, String)> {
+            day_windows(q)
+                .into_iter()
+                .map(|(f, t)| (f.to_rfc3339(), t.to_rfc3339()))
+                .collect()
+        }
+
+        fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+            v.iter()
+                .map(|(f, t)| (at(f).to_rfc3339(), at(t).to_rfc3339()))
+                .collect()
+        }
+
+        #[test]
+        fn a_window_inside_one_day_is_one_statement() {
+            let q = query("2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z", None);
+            assert_eq!(
+                windows(&q),
+                pairs(&[("2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z")])
+            );
+        }
+
+        #[test]
+        fn days_are_cut_at_utc_midnight_newest_first_and_cover_the_window_once() {
+            let q = query("2026-11-17T12:00:00Z", "2026-11-20T06:30:00Z", None);
+            assert_eq!(
+                windows(&q),
+                pairs(&[
+                    ("2026-11-20T00:00:00Z", "2026-11-20T06:30:00Z"),
+                    ("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z"),
+                    ("2026-11-18T00:00:00Z", "2026-11-19T00:00:00Z"),
+                    ("2026-11-17T12:00:00Z", "2026-11-18T00:00:00Z"),
+                ])
+            );
+        }
+
+        #[test]
+        fn an_end_at_midnight_adds_no_empty_day() {
+            let q = query("2026-11-19T00:00:00Z", "2026-11-21T00:00:00Z", None);
+            assert_eq!(
+                windows(&q),
+                pairs(&[
+                    ("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z"),
+                    ("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z"),
+                ])
+            );
+        }
+
+        #[test]
+        fn the_cursor_caps_the_window_and_keeps_its_own_instant() {
+            let q = query(
+                "2026-11-17T12:00:00Z",
+                "2026-11-20T06:30:00Z",
+                Some("2026-11-19T00:00:00Z"),
+            );
+            let w = day_windows(&q);
+            assert_eq!(
+                w[0],
+                (
+                    at("2026-11-19T00:00:00Z"),
+                    at("2026-11-19T00:00:00Z") + Duration::microseconds(1)
+                )
+            );
+            assert_eq!(
+                w[1],
+                (at("2026-11-18T00:00:00Z"), at("2026-11-19T00:00:00Z"))
+            );
+            assert_eq!(w.len(), 3);
+            // a cursor after the window's end changes nothing
+            let late = query(
+                "2026-11-20T01:00:00Z",
+                "2026-11-20T02:00:00Z",
+                Some("2026-11-21T00:00:00Z"),
+            );
+            assert_eq!(
+                windows(&late),
+                pairs(&[("2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z")])
+            );
+        }
+
+        #[test]
+        fn an_empty_window_or_a_cursor_below_it_is_no_statement() {
+            let q = query("2026-11-20T01:00:00Z", "2026-11-20T01:00:00Z", None);
+            assert!(day_windows(&q).is_empty());
+            let q = query(
+                "2026-11-20T01:00:00Z",
+                "2026-11-20T05:00:00Z",
+                Some("2026-11-19T23:00:00Z"),
+            );
+            assert!(day_windows(&q).is_empty());
+        }
     }
 }
