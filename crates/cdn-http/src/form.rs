@@ -142,15 +142,9 @@ fn multipart_error(e: actix_multipart::MultipartError) -> ApiError {
 /// A `Content-Encoding` other than identity would be parsed as a broken form (a misleading 400),
 /// so it is a 415 naming the encoding.
 fn check_identity_encoding(headers: &HeaderMap) -> Result<(), ApiError> {
-    let Some(value) = headers.get(actix_web::http::header::CONTENT_ENCODING) else {
+    let Some(value) = stow_http::body::content_encoding(headers) else {
         return Ok(());
     };
-    let value = String::from_utf8_lossy(value.as_bytes())
-        .trim()
-        .to_ascii_lowercase();
-    if value.is_empty() || value == "identity" {
-        return Ok(());
-    }
     Err(ApiError::new(
         Code::UnsupportedMediaType,
         format!(

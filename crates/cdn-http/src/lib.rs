@@ -20,7 +20,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use stow_db::{Db, PgAccounts, PgIdempotency, PgObjects, PgUploadUrls};
 use stow_http::health::{healthz, readyz, Readiness};
 use stow_http::{
-    json_config, method_not_allowed, not_found, path_config, query_config, Authenticator, Config,
+    method_not_allowed, not_found, path_config, query_config, Authenticator, BodyLimit, Config,
 };
 use stow_objects::Objects;
 use utoipa::OpenApi;
@@ -97,7 +97,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         )
         .service(
             web::resource("/v1/objects/base64")
-                .app_data(json_config(objects::BASE64_BODY_LIMIT))
+                .app_data(BodyLimit(objects::BASE64_BODY_LIMIT))
                 .route(web::post().to(objects::upload_base64))
                 .default_service(nm()),
         )
@@ -169,7 +169,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(from_fn(stow_http::request::cdn_context))
-                .app_data(json_config(JSON_LIMIT))
+                .app_data(BodyLimit(JSON_LIMIT))
                 .app_data(query_config())
                 .app_data(path_config())
                 .app_data(app_state.clone())

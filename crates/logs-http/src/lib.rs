@@ -14,7 +14,7 @@ use stow_db::logs::PgLogs;
 use stow_db::{Db, PgAccounts};
 use stow_http::health::{healthz, readyz, Readiness};
 use stow_http::{
-    json_config, method_not_allowed, not_found, path_config, query_config, Authenticator, Config,
+    method_not_allowed, not_found, path_config, query_config, Authenticator, BodyLimit, Config,
 };
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
@@ -139,7 +139,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(from_fn(stow_http::request::ingest_context))
-                .app_data(json_config(logs_core::event::MAX_BODY_BYTES))
+                .app_data(BodyLimit(logs_core::event::MAX_BODY_BYTES))
                 .app_data(query_config())
                 .app_data(path_config())
                 .app_data(state.clone())

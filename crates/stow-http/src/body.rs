@@ -68,6 +68,16 @@ where
     body.finish()
 }
 
+/// The request's `Content-Encoding`, trimmed and lowercased; `None` when absent, empty or
+/// `identity` (the body is as sent).
+pub fn content_encoding(headers: &header::HeaderMap) -> Option<String> {
+    let value = headers.get(header::CONTENT_ENCODING)?;
+    let value = String::from_utf8_lossy(value.as_bytes())
+        .trim()
+        .to_ascii_lowercase();
+    (!value.is_empty() && value != "identity").then_some(value)
+}
+
 /// The body being read: kept as sent, or inflated.
 enum Body {
     Plain(Vec<u8>),
@@ -77,14 +87,10 @@ enum Body {
 impl Body {
     /// Chosen by `Content-Encoding` (415 for one we do not speak); `capacity` is for a plain body.
     fn for_request(req: &HttpRequest, capacity: usize, limit: usize) -> Result<Self, ApiError> {
-        let Some(value) = req.headers().get(header::CONTENT_ENCODING) else {
+        let Some(value) = content_encoding(req.headers()) else {
             return Ok(Body::Plain(Vec::with_capacity(capacity)));
         };
-        let value = String::from_utf8_lossy(value.as_bytes())
-            .trim()
-            .to_ascii_lowercase();
         let decoder = match value.as_str() {
-            "" | "identity" => return Ok(Body::Plain(Vec::with_capacity(capacity))),
             "gzip" | "x-gzip" => Decoder::Gzip(flate2::write::MultiGzDecoder::new(Vec::new())),
             "deflate" => Decoder::Deflate(flate2::write::ZlibDecoder::new(Vec::new())),
             _ => {

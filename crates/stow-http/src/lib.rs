@@ -21,17 +21,12 @@ pub mod telemetry;
 pub mod whoami;
 
 pub use auth::{Auth, Authenticator};
-pub use body::Json;
+pub use body::{BodyLimit, Json};
 pub use config::Config;
 pub use error::{ApiError, Code};
 pub use request::{current_request_id, Flavor, RequestId};
 
 use actix_web::web;
-
-/// The body limit for a scope's [`Json`] bodies (decoded bytes).
-pub fn json_config(limit: usize) -> body::BodyLimit {
-    body::BodyLimit(limit)
-}
 
 /// Framework-level error handlers so every error is JSON in the host's envelope.
 pub fn query_config() -> web::QueryConfig {
