@@ -554,24 +554,15 @@ mod store_impl {
             }
         }
 
-        fn windows(q: &EventQuery) -> Vec<(String, String)> {
-            day_windows(q)
-                .into_iter()
-                .map(|(f, t)| (f.to_rfc3339(), t.to_rfc3339()))
-                .collect()
-        }
-
-        fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
-            v.iter()
-                .map(|(f, t)| (at(f).to_rfc3339(), at(t).to_rfc3339()))
-                .collect()
+        fn pairs(v: &[(&str, &str)]) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+            v.iter().map(|(f, t)| (at(f), at(t))).collect()
         }
 
         #[test]
         fn a_window_inside_one_day_is_one_statement() {
             let q = query("2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z", None);
             assert_eq!(
-                windows(&q),
+                day_windows(&q),
                 pairs(&[("2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z")])
             );
         }
@@ -580,7 +571,7 @@ mod store_impl {
         fn days_are_cut_at_utc_midnight_newest_first_and_cover_the_window_once() {
             let q = query("2026-11-17T12:00:00Z", "2026-11-20T06:30:00Z", None);
             assert_eq!(
-                windows(&q),
+                day_windows(&q),
                 pairs(&[
                     ("2026-11-20T00:00:00Z", "2026-11-20T06:30:00Z"),
                     ("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z"),
@@ -594,7 +585,7 @@ mod store_impl {
         fn an_end_at_midnight_adds_no_empty_day() {
             let q = query("2026-11-19T00:00:00Z", "2026-11-21T00:00:00Z", None);
             assert_eq!(
-                windows(&q),
+                day_windows(&q),
                 pairs(&[
                     ("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z"),
                     ("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z"),
@@ -629,7 +620,7 @@ mod store_impl {
                 Some("2026-11-21T00:00:00Z"),
             );
             assert_eq!(
-                windows(&late),
+                day_windows(&late),
                 pairs(&[("2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z")])
             );
         }
