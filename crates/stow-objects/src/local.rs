@@ -6,11 +6,12 @@
 //! `<location>.partial` while it arrives, in batches of [`BATCH_BYTES`] on the blocking pool (one
 //! batch in flight, so memory per upload stays at about two batches). After each batch, writeback
 //! of that range is started without waiting for it (on Linux, `posix_fadvise(DONTNEED)`, which
-//! queues the dirty pages for writing and returns; `sync_file_range` would need `unsafe`), so the
-//! disk works while the network does. An `fdatasync` per batch was tried first and was slower: each
-//! one is a journal commit and a device cache flush. On finish the file is flushed once (only the
-//! tail is still unwritten by then), renamed to its location and the directory entry flushed: a 2xx
-//! is only sent after all three.
+//! queues the dirty pages for writing and returns), so the disk works while the network does.
+//! Measured and not kept (docs/benchmarks.md, upload analysis): an `fdatasync` per batch was
+//! slower (each is a journal commit and a device cache flush); an `fdatasync` running in the
+//! background beside the writes was no better within the noise, nor, in a model of the upload,
+//! `sync_file_range` per batch. On finish the file is flushed once, renamed to its location and
+//! the directory entry flushed: a 2xx is only sent after all three.
 //!
 //! No blocking thread is held while waiting for the client: each batch is its own blocking task.
 //! A `.partial` file left by a crash is an unreferenced object to `stowctl gc`, which removes it
