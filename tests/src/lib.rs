@@ -333,3 +333,19 @@ pub async fn expect_error(res: reqwest::Response, status: u16, code: &str) -> Va
     );
     body
 }
+
+/// [`expect_error`], and the message mentions `needle` (a field, a limit, an encoding...).
+pub async fn expect_error_mentioning(
+    res: reqwest::Response,
+    status: u16,
+    code: &str,
+    needle: &str,
+) -> Value {
+    let body = expect_error(res, status, code).await;
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(needle),
+        "the message should mention {needle:?}: {body}"
+    );
+    body
+}

@@ -185,16 +185,13 @@ async fn disabled_expired_and_deleted_keys_are_refused() {
         .await
         .unwrap();
     // the test config caches keys for 0 s; production caches up to KEY_CACHE_SECONDS
-    let body = expect_error(
+    expect_error_mentioning(
         app.get("/v1/whoami", &key).send().await.unwrap(),
         401,
         "UNAUTHORIZED",
+        "disabled",
     )
     .await;
-    assert!(body["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("disabled"));
 
     let expired = app
         .key(KeySpec {
@@ -202,16 +199,13 @@ async fn disabled_expired_and_deleted_keys_are_refused() {
             ..KeySpec::developer(PermissionSet::all())
         })
         .await;
-    let body = expect_error(
+    expect_error_mentioning(
         app.get("/v1/whoami", &expired).send().await.unwrap(),
         401,
         "UNAUTHORIZED",
+        "expired",
     )
     .await;
-    assert!(body["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("expired"));
 }
 
 #[tokio::test]
@@ -219,11 +213,7 @@ async fn missing_permission_is_403() {
     let app = spawn().await;
     let read_only = app.key(KeySpec::perms(&[Permission::CdnRead])).await;
     let res = app.upload(&read_only, "a.png", png_bytes(), None).await;
-    let body = expect_error(res, 403, "FORBIDDEN").await;
-    assert!(body["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("cdn:write"));
+    expect_error_mentioning(res, 403, "FORBIDDEN", "cdn:write").await;
     let res = app
         .delete("/v1/objects?path=a.png", &read_only)
         .send()

@@ -430,14 +430,14 @@ async fn oversize_files_are_refused_while_streaming() {
             .status(),
         200
     );
-    let body = expect_error(
+    expect_error_mentioning(
         app.upload(&app.dev_key, "big.bin", vec![1; 1001], None)
             .await,
         413,
         "FILE_TOO_LARGE",
+        "1000",
     )
     .await;
-    assert!(body["error"]["message"].as_str().unwrap().contains("1000"));
     let big = app
         .upload(&app.dev_key, "huge.bin", vec![1; 20 * 1024 * 1024], None)
         .await;
@@ -823,47 +823,32 @@ async fn compressed_json_bodies_are_decoded_within_the_limit() {
     big.push_str(&" ".repeat(1024 * 1024 + 1 - big.len()));
     let bomb = compress("gzip", big.as_bytes());
     assert!(bomb.len() < 8 * 1024);
-    let body = expect_error(
+    expect_error_mentioning(
         send("/v1/objects/bulk-delete", "gzip", bomb).await.unwrap(),
         413,
         "PAYLOAD_TOO_LARGE",
+        "1048576",
     )
     .await;
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("1048576"),
-        "{body}"
-    );
     // an encoding we do not speak is named, not parsed as JSON; a body that is not what it says
-    let body = expect_error(
+    expect_error_mentioning(
         send("/v1/objects/bulk-delete", "br", keys.clone().into_bytes())
             .await
             .unwrap(),
         415,
         "UNSUPPORTED_MEDIA_TYPE",
+        "`br`",
     )
     .await;
-    assert!(
-        body["error"]["message"].as_str().unwrap().contains("`br`"),
-        "{body}"
-    );
-    let body = expect_error(
+    expect_error_mentioning(
         send("/v1/objects/bulk-delete", "gzip", keys.into_bytes())
             .await
             .unwrap(),
         400,
         "INVALID_REQUEST",
+        "not valid gzip",
     )
     .await;
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not valid gzip"),
-        "{body}"
-    );
     // uploads are never decoded: a compressed form is a 415 before anything is stored
     for route in ["/v1/objects", "/v1/objects/bulk"] {
         let form = Form::new().part("file", file_part(png_bytes(), "g.png"));
@@ -874,14 +859,7 @@ async fn compressed_json_bodies_are_decoded_within_the_limit() {
             .send()
             .await
             .unwrap();
-        let body = expect_error(res, 415, "UNSUPPORTED_MEDIA_TYPE").await;
-        assert!(
-            body["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("`gzip`"),
-            "{body}"
-        );
+        expect_error_mentioning(res, 415, "UNSUPPORTED_MEDIA_TYPE", "`gzip`").await;
     }
     assert_eq!(app.settle_locations(0).await.len(), 0);
 }
@@ -1395,11 +1373,7 @@ async fn idempotency_key_in_flight_is_a_conflict() {
         .send()
         .await
         .unwrap();
-    let body = expect_error(conflict, 409, "CONFLICT").await;
-    assert!(body["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("in progress"));
+    expect_error_mentioning(conflict, 409, "CONFLICT", "in progress").await;
     tx.send(()).unwrap();
     let first = first.await.unwrap().unwrap();
     assert_eq!(first.status(), 200);
@@ -1516,9 +1490,8 @@ async fn a_form_part_sent_twice_is_refused_and_nothing_is_stored() {
         ),
     ]);
     for (route, form, expected) in cases {
-        let body = expect_error(send(route, form).await.unwrap(), 400, "INVALID_REQUEST").await;
-        let message = body["error"]["message"].as_str().unwrap();
-        assert!(message.contains(&expected), "{route}: {body}");
+        let res = send(route, form).await.unwrap();
+        expect_error_mentioning(res, 400, "INVALID_REQUEST", &expected).await;
     }
     let left = app.settle_locations(0).await;
     assert!(left.is_empty(), "nothing stored: {left:?}");
@@ -1530,8 +1503,7 @@ async fn a_form_part_sent_twice_is_refused_and_nothing_is_stored() {
         "/v1/objects?limit=1&limit=1000",
     ] {
         let res = app.get(url, &app.dev_key).send().await.unwrap();
-        let body = expect_error(res, 400, "INVALID_REQUEST").await;
-        assert!(body.to_string().contains("duplicate field"), "{body}");
+        expect_error_mentioning(res, 400, "INVALID_REQUEST", "duplicate field").await;
     }
     let res = app
         .delete("/v1/objects?path=a&path=b", &app.dev_key)
