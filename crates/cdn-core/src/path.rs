@@ -6,7 +6,9 @@
 //! control characters (NUL included) and any percent-encoded sequence (`%2e`, `%2F`, ...): keys
 //! are taken literally and never URL-decoded a second time.
 
-use unicode_normalization::UnicodeNormalization;
+use std::borrow::Cow;
+
+use unicode_normalization::{is_nfc, UnicodeNormalization};
 
 pub const MAX_KEY_BYTES: usize = 1024;
 
@@ -52,7 +54,12 @@ fn normalize(input: &str, allow_empty: bool) -> Result<String, PathError> {
     if input.starts_with('/') {
         return Err(PathError::Absolute);
     }
-    let nfc: String = input.nfc().collect();
+    // most keys are already NFC (all ASCII ones are): only rebuild the ones that are not
+    let nfc: Cow<str> = if is_nfc(input) {
+        Cow::Borrowed(input)
+    } else {
+        Cow::Owned(input.nfc().collect())
+    };
     let mut segments = Vec::new();
     for seg in nfc.split('/') {
         if seg.is_empty() {
@@ -263,13 +270,16 @@ mod tests {
             ("스크린샷.jpg", Ok("스크린샷.jpg")),
             ("скриншот/файл.png", Ok("скриншот/файл.png")),
             ("صورة.png", Ok("صورة.png")),
-            ("e\u{301}.png", Ok("\u{e9}.png")), // NFD → NFC
-            ("\u{e9}.png", Ok("\u{e9}.png")),   // already NFC
-            ("A\u{30a}/x", Ok("\u{c5}/x")),     // Å composed
-            ("\u{212b}", Ok("\u{c5}")),         // Angstrom sign → Å
+            ("e\u{301}.png", Ok("\u{e9}.png")),   // NFD → NFC
+            ("\u{e9}.png", Ok("\u{e9}.png")),     // already NFC
+            ("q\u{301}.png", Ok("q\u{301}.png")), // NFC with a combining mark: kept as sent
+            ("\u{1100}\u{1161}.png", Ok("\u{ac00}.png")), // conjoining jamo compose
+            ("a/e\u{301}/b", Ok("a/\u{e9}/b")),   // a non-NFC segment among ASCII ones
+            ("A\u{30a}/x", Ok("\u{c5}/x")),       // Å composed
+            ("\u{212b}", Ok("\u{c5}")),           // Angstrom sign → Å
             ("\u{ff0e}\u{ff0e}/x", Ok("\u{ff0e}\u{ff0e}/x")), // fullwidth dots are not dots
             ("\u{2024}\u{2024}", Ok("\u{2024}\u{2024}")), // one-dot leaders are not dots
-            ("a\u{200b}b", Ok("a\u{200b}b")),   // zero-width space is a format char, kept
+            ("a\u{200b}b", Ok("a\u{200b}b")),     // zero-width space is a format char, kept
             ("\u{202e}gnp.exe", Ok("\u{202e}gnp.exe")), // bidi override is not a control char
             ("a/b/c/d/e/f/g/h/i/j", Ok("a/b/c/d/e/f/g/h/i/j")),
             ("a /b", Ok("a /b")),
