@@ -467,3 +467,37 @@ async fn prometheus_metrics() {
         );
     }
 }
+
+/// Extension methods are counted under `method="other"`: a client choosing method names must not
+/// create label sets without bound. Each request is counted once, including those answered from
+/// the per-thread handle cache (only this test sends extension methods, so the count is exact).
+#[tokio::test]
+async fn extension_methods_share_one_metrics_label() {
+    let app = spawn().await;
+    for name in ["PURGE", "BREW", "PURGE"] {
+        let method = reqwest::Method::from_bytes(name.as_bytes()).unwrap();
+        let res = app
+            .client
+            .request(method, format!("{}/v1/objects", app.cdn))
+            .send()
+            .await
+            .unwrap();
+        assert!(res.status().is_client_error(), "{name}: {}", res.status());
+    }
+    let text = app
+        .client
+        .get(format!("{}/metrics", app.cdn))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!text.contains("PURGE") && !text.contains("BREW"), "{text}");
+    let counted: f64 = text
+        .lines()
+        .filter(|l| l.starts_with("http_requests_total{") && l.contains("method=\"other\""))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(counted, 3.0, "{text}");
+}

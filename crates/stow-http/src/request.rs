@@ -4,11 +4,14 @@
 //! task-local scope (so error renderers anywhere below know the id and the host's envelope),
 //! sets `X-Request-Id` on every response and logs one structured line.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::Instant;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::HttpMessage;
 
@@ -41,8 +44,15 @@ pub fn current_flavor() -> Flavor {
     CTX.try_with(|c| c.flavor).unwrap_or(Flavor::Cdn)
 }
 
+/// `req_` and a lowercase ULID, built with one allocation (this runs on every request).
 pub fn new_request_id() -> String {
-    format!("req_{}", ulid::Ulid::new().to_string().to_lowercase())
+    let mut buf = [0u8; ulid::ULID_LEN];
+    let encoded = ulid::Ulid::new().array_to_str(&mut buf);
+    encoded.make_ascii_lowercase();
+    let mut id = String::with_capacity(4 + ulid::ULID_LEN);
+    id.push_str("req_");
+    id.push_str(encoded);
+    id
 }
 
 /// The request id, also stored in request extensions for handlers.
@@ -120,14 +130,7 @@ async fn with_context(
         Flavor::Cdn => "api",
         Flavor::Ingest => "ingest",
     };
-    let labels = [
-        ("host", host.to_owned()),
-        ("route", route.clone()),
-        ("method", method.to_string()),
-        ("status", status.to_string()),
-    ];
-    metrics::counter!("http_requests_total", &labels).increment(1);
-    metrics::histogram!("http_request_duration_seconds", &labels).record(elapsed);
+    record_request(host, &route, method_label(&method), status, elapsed);
     tracing::info!(
         request_id = %id,
         method = %method,
@@ -138,4 +141,89 @@ async fn with_context(
         "request"
     );
     Ok(res)
+}
+
+/// The method as a metrics label: a standard method by name, any extension method `other`, so
+/// that clients choosing method names cannot grow the label sets without bound.
+fn method_label(method: &Method) -> &'static str {
+    match method.as_str() {
+        "GET" => "GET",
+        "HEAD" => "HEAD",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "PATCH" => "PATCH",
+        "DELETE" => "DELETE",
+        "OPTIONS" => "OPTIONS",
+        "TRACE" => "TRACE",
+        "CONNECT" => "CONNECT",
+        _ => "other",
+    }
+}
+
+/// One label set's request counter and latency histogram.
+struct RequestMetrics {
+    count: metrics::Counter,
+    latency: metrics::Histogram,
+}
+
+/// Label set → handles, per worker thread, keyed by route and then scanned by host, method and
+/// status (a handful per route). Building the labels and looking them up in the recorder's
+/// registry on every request cost about as much as normalizing the object key.
+type MetricsCache = HashMap<String, Vec<(&'static str, &'static str, u16, RequestMetrics)>>;
+
+thread_local! {
+    static REQUEST_METRICS: RefCell<MetricsCache> = RefCell::new(HashMap::new());
+}
+
+fn record_request(host: &'static str, route: &str, method: &'static str, status: u16, secs: f64) {
+    REQUEST_METRICS.with_borrow_mut(|cache| {
+        if !cache.contains_key(route) {
+            cache.insert(route.to_owned(), Vec::new());
+        }
+        let Some(sets) = cache.get_mut(route) else {
+            return;
+        };
+        let found = sets
+            .iter()
+            .position(|(h, m, s, _)| *h == host && *m == method && *s == status);
+        let index = found.unwrap_or_else(|| {
+            let labels = [
+                ("host", host.to_owned()),
+                ("route", route.to_owned()),
+                ("method", method.to_owned()),
+                ("status", status.to_string()),
+            ];
+            let handles = RequestMetrics {
+                count: metrics::counter!("http_requests_total", &labels),
+                latency: metrics::histogram!("http_request_duration_seconds", &labels),
+            };
+            sets.push((host, method, status, handles));
+            sets.len() - 1
+        });
+        let handles = &sets[index].3;
+        handles.count.increment(1);
+        handles.latency.record(secs);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_req_and_a_lowercase_ulid() {
+        let a = new_request_id();
+        let b = new_request_id();
+        assert_ne!(a, b);
+        for id in [&a, &b] {
+            let ulid = id.strip_prefix("req_").expect("prefix");
+            assert_eq!(ulid.len(), ulid::ULID_LEN, "{id}");
+            assert!(
+                ulid.bytes()
+                    .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()),
+                "{id}"
+            );
+            assert!(ulid::Ulid::from_string(ulid).is_ok(), "{id}");
+        }
+    }
 }
