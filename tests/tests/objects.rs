@@ -1186,6 +1186,49 @@ async fn expect_conflict(res: reqwest::Response) {
     expect_error(res, 409, "CONFLICT").await;
 }
 
+/// Objects above the in-process cache's size are streamed from the store in chunks; whole
+/// bodies, ranges across a chunk boundary and HEAD must match the bytes exactly.
+#[tokio::test]
+async fn large_objects_stream_whole_and_in_ranges() {
+    let app = spawn().await;
+    let chunk = stow_objects::READ_CHUNK_BYTES;
+    let size = cdn_http::state::SMALL_OBJECT_BYTES as usize + 2 * chunk + 3;
+    let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+    let res = app
+        .upload(&app.dev_key, "big.bin", data.clone(), None)
+        .await;
+    assert_eq!(res.status(), 200);
+    let url = format!("{}/cdn/test-org/big.bin", app.cdn);
+    let get = |range: Option<String>| {
+        let mut req = app.client.get(&url);
+        if let Some(r) = range {
+            req = req.header("Range", r);
+        }
+        req.send()
+    };
+    let res = get(None).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-length"], size.to_string());
+    assert!(res.bytes().await.unwrap() == data, "whole body differs");
+    for (start, end) in [(chunk - 2, chunk + 2), (0, 2 * chunk), (size - 1, size - 1)] {
+        let res = get(Some(format!("bytes={start}-{end}"))).await.unwrap();
+        assert_eq!(res.status(), 206);
+        assert_eq!(
+            res.headers()["content-range"],
+            format!("bytes {start}-{end}/{size}")
+        );
+        assert!(
+            res.bytes().await.unwrap() == data[start..=end],
+            "bytes {start}-{end} differ"
+        );
+    }
+    let res = get(Some("bytes=-7".into())).await.unwrap();
+    assert!(res.bytes().await.unwrap() == data[size - 7..]);
+    let res = app.client.head(&url).send().await.unwrap();
+    assert_eq!(res.headers()["content-length"], size.to_string());
+    assert!(res.bytes().await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn delivery_ranges_conditionals_and_head() {
     let app = spawn().await;

@@ -14,19 +14,30 @@
 //! the directory entry flushed: a 2xx is only sent after all three.
 //!
 //! No blocking thread is held while waiting for the client: each batch is its own blocking task.
+//!
+//! Reads for delivery come through here too ([`read`]): `object_store`'s local reader hands out
+//! 8 KiB per blocking-pool task, and 1 MiB objects were delivered at 0.13–0.18× nginx's rate; in
+//! [`READ_CHUNK_BYTES`] chunks, 0.45–0.50× (paired quick runs; 1 MiB chunks measured 0.60× but
+//! would hold four times the memory per download in progress).
 //! A `.partial` file left by a crash is an unreferenced object to `stowctl gc`, which removes it
 //! once it is older than its minimum age.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::stream::{self, BoxStream, StreamExt};
 use tokio::task::JoinHandle;
 
 /// Received chunks go to the disk in batches of about this size.
 pub const BATCH_BYTES: usize = 1024 * 1024;
+
+/// Local objects are read in chunks of this size, one blocking-pool task each. `object_store`'s
+/// local reader uses 8 KiB chunks, one task each: 128 hand-offs per MiB delivered.
+pub const READ_CHUNK_BYTES: usize = 256 * 1024;
 
 /// Where an object is written until it is complete.
 pub fn staging_path(path: &Path) -> PathBuf {
@@ -100,6 +111,71 @@ pub fn put(path: &Path, chunks: &[Bytes]) -> io::Result<()> {
         let _ = fs::remove_file(&staging);
     }
     result
+}
+
+/// Opens `path` and positions it at the start of `range` (the whole file when `None`); returns
+/// the file and how many bytes to read. A range past the end of the file is an error.
+fn open_range(path: &Path, range: Option<Range<u64>>) -> io::Result<(File, u64)> {
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(io::ErrorKind::NotFound, "not a file"));
+    }
+    let len = meta.len();
+    let range = range.unwrap_or(0..len);
+    if range.start > range.end || range.end > len {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "range {}..{} is outside the object's {len} bytes",
+                range.start, range.end
+            ),
+        ));
+    }
+    file.seek(SeekFrom::Start(range.start))?;
+    Ok((file, range.end - range.start))
+}
+
+/// Reads up to [`READ_CHUNK_BYTES`] of the `remaining` bytes; a file shorter than promised is an
+/// error, never a short body.
+fn read_chunk(file: &mut File, remaining: u64) -> io::Result<Bytes> {
+    let want = remaining.min(READ_CHUNK_BYTES as u64) as usize;
+    let mut buf = Vec::with_capacity(want);
+    let got = file.take(want as u64).read_to_end(&mut buf)?;
+    if got < want {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the object ended before its length",
+        ));
+    }
+    Ok(buf.into())
+}
+
+/// Streams `range` of the local object at `path` (blocking I/O on the blocking pool: one task
+/// opens the file, one more per chunk). A missing file is `NotFound` when this returns, so the
+/// caller can still answer 404; errors after that end the stream.
+pub async fn read(
+    path: PathBuf,
+    range: Option<Range<u64>>,
+) -> io::Result<BoxStream<'static, io::Result<Bytes>>> {
+    let (file, remaining) = tokio::task::spawn_blocking(move || open_range(&path, range))
+        .await
+        .map_err(io::Error::other)??;
+    Ok(
+        stream::try_unfold((Some(file), remaining), |(file, remaining)| async move {
+            let Some(mut file) = file.filter(|_| remaining > 0) else {
+                return Ok(None);
+            };
+            let (file, chunk) = tokio::task::spawn_blocking(move || {
+                read_chunk(&mut file, remaining).map(|chunk| (file, chunk))
+            })
+            .await
+            .map_err(io::Error::other)??;
+            let left = remaining - chunk.len() as u64;
+            Ok(Some((chunk, (Some(file), left))))
+        })
+        .boxed(),
+    )
 }
 
 async fn join(task: JoinHandle<io::Result<()>>) -> io::Result<()> {
@@ -223,5 +299,97 @@ impl Drop for Upload {
                 let _ = fs::remove_file(staging);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str, data: &[u8]) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("stow-local-{}", ulid::Ulid::new()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        fs::write(&path, data).unwrap();
+        (dir, path)
+    }
+
+    async fn chunks(path: &Path, range: Option<Range<u64>>) -> io::Result<Vec<Bytes>> {
+        let mut s = read(path.to_path_buf(), range).await?;
+        let mut out = Vec::new();
+        while let Some(c) = s.next().await {
+            out.push(c?);
+        }
+        Ok(out)
+    }
+
+    #[tokio::test]
+    async fn reads_whole_files_in_chunks_of_the_read_size() {
+        const C: usize = READ_CHUNK_BYTES;
+        for size in [0, 1, C - 1, C, C + 1, 3 * C + 7] {
+            let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            let (dir, path) = scratch("whole", &data);
+            let got = chunks(&path, None).await.unwrap();
+            assert_eq!(got.len(), size.div_ceil(C), "chunks for {size} bytes");
+            assert!(got.iter().all(|c| !c.is_empty() && c.len() <= C));
+            assert_eq!(got.concat(), data, "{size} bytes");
+            fs::remove_dir_all(dir).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn reads_ranges_across_chunk_boundaries() {
+        const C: u64 = READ_CHUNK_BYTES as u64;
+        let data: Vec<u8> = (0..2 * C + 5).map(|i| (i % 253) as u8).collect();
+        let (dir, path) = scratch("ranges", &data);
+        let len = data.len() as u64;
+        for r in [
+            0..1,
+            2..9,
+            C - 2..C + 3,
+            C..2 * C,
+            1..len,
+            len - 1..len,
+            0..len,
+        ] {
+            let got = chunks(&path, Some(r.clone())).await.unwrap().concat();
+            assert_eq!(got, data[r.start as usize..r.end as usize], "{r:?}");
+        }
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn missing_files_and_ranges_past_the_end_fail_before_any_byte() {
+        let (dir, path) = scratch("short", b"0123456789");
+        let missing = chunks(&dir.join("nope"), None).await.unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        let directory = chunks(&dir, None).await.unwrap_err();
+        assert_eq!(directory.kind(), io::ErrorKind::NotFound);
+        for r in [0..11, 10..11, 20..30] {
+            let e = read(path.clone(), Some(r.clone())).await.err();
+            assert_eq!(
+                e.map(|e| e.kind()),
+                Some(io::ErrorKind::InvalidInput),
+                "{r:?}"
+            );
+        }
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A file that shrinks after it was opened ends the stream with an error: the response's
+    /// length was already sent, so a short body must be an error, never a silent truncation.
+    #[tokio::test]
+    async fn a_file_shorter_than_its_length_is_an_error_not_a_short_body() {
+        let (dir, path) = scratch("shrinks", &vec![7u8; READ_CHUNK_BYTES + 10]);
+        let mut s = read(path.clone(), None).await.unwrap();
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(5)
+            .unwrap();
+        let first = s.next().await.unwrap();
+        assert_eq!(first.unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+        fs::remove_dir_all(dir).unwrap();
     }
 }
