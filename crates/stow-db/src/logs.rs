@@ -416,8 +416,14 @@ mod store_impl {
         }
     }
 
-    /// One page of `q` in one statement.
-    async fn select_page(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, StoreError> {
+    type PageQuery<'a> = log_events::BoxedQuery<
+        'a,
+        diesel::pg::Pg,
+        diesel::dsl::SqlTypeOf<diesel::dsl::AsSelect<Row, diesel::pg::Pg>>,
+    >;
+
+    /// The statement for one page of `q`.
+    fn page_query(q: &EventQuery) -> PageQuery<'_> {
         let mut query = log_events::table
             .filter(log_events::server_id.eq(&q.server_id))
             .filter(log_events::occurred_at.ge(q.from))
@@ -458,13 +464,22 @@ mod store_impl {
             );
         }
         if let Some((t, id)) = q.after {
-            query = query.filter(
+            // `occurred_at <= t` is implied by the next condition but, unlike that `OR`, it is an
+            // index condition: the scan starts at the cursor instead of at the newest event and
+            // filtering its way down (a 5th page read ~2,300 index entries for 100 rows), and
+            // partitions newer than the cursor are pruned.
+            query = query.filter(log_events::occurred_at.le(t)).filter(
                 log_events::occurred_at
                     .lt(t)
                     .or(log_events::occurred_at.eq(t).and(log_events::id.lt(id))),
             );
         }
-        let rows: Vec<Row> = query.load(conn).await.map_err(db_error)?;
+        query
+    }
+
+    /// One page of `q` in one statement.
+    async fn select_page(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, StoreError> {
+        let rows: Vec<Row> = page_query(q).load(conn).await.map_err(db_error)?;
         Ok(rows
             .into_iter()
             .map(|r| EventRow {
@@ -532,7 +547,7 @@ mod store_impl {
         use chrono::{DateTime, Duration, Utc};
         use logs_core::store::EventQuery;
 
-        use super::day_windows;
+        use super::{day_windows, page_query};
 
         fn at(s: &str) -> DateTime<Utc> {
             s.parse().unwrap()
@@ -552,6 +567,26 @@ mod store_impl {
                 after: after.map(|t| (at(t), 7)),
                 limit: 100,
             }
+        }
+
+        /// A page after a cursor bounds `occurred_at` by a plain comparison, which Postgres uses
+        /// as an index condition (and to prune partitions); the tie-breaking `OR` alone is only a
+        /// filter, so every page scanned from the newest event down to its cursor.
+        #[test]
+        fn pages_after_a_cursor_bound_the_scan_by_an_index_condition() {
+            let sql = |q: &EventQuery| {
+                diesel::debug_query::<diesel::pg::Pg, _>(&page_query(q)).to_string()
+            };
+            let mut q = query("2026-11-01T00:00:00Z", "2026-11-08T00:00:00Z", None);
+            q.message = None;
+            assert!(!sql(&q).contains("\"occurred_at\" <= $"), "{}", sql(&q));
+            q.after = Some((at("2026-11-05T12:00:00Z"), 7));
+            let paged = sql(&q);
+            assert!(
+                paged.contains("AND (\"log_events\".\"occurred_at\" <= $"),
+                "{paged}"
+            );
+            assert!(paged.contains("\"log_events\".\"id\" < $"), "{paged}");
         }
 
         fn pairs(v: &[(&str, &str)]) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
