@@ -466,7 +466,7 @@ mod store_impl {
         if let Some((t, id)) = q.after {
             // `occurred_at <= t` is implied by the next condition but, unlike that `OR`, it is an
             // index condition: the scan starts at the cursor instead of at the newest event and
-            // filtering its way down (a 5th page read ~2,300 index entries for 100 rows), and
+            // filtering its way down (a 5th page discarded ~2,100 rows to return 100), and
             // partitions newer than the cursor are pruned.
             query = query.filter(log_events::occurred_at.le(t)).filter(
                 log_events::occurred_at
