@@ -158,27 +158,28 @@ pub async fn read(
     path: PathBuf,
     range: Option<Range<u64>>,
 ) -> io::Result<BoxStream<'static, io::Result<Bytes>>> {
-    let (file, remaining) = tokio::task::spawn_blocking(move || open_range(&path, range))
-        .await
-        .map_err(io::Error::other)??;
+    let start = join(tokio::task::spawn_blocking(move || {
+        open_range(&path, range)
+    }))
+    .await?;
     Ok(
-        stream::try_unfold((Some(file), remaining), |(file, remaining)| async move {
-            let Some(mut file) = file.filter(|_| remaining > 0) else {
+        stream::try_unfold(start, |(mut file, remaining)| async move {
+            if remaining == 0 {
                 return Ok(None);
-            };
-            let (file, chunk) = tokio::task::spawn_blocking(move || {
+            }
+            let (file, chunk) = join(tokio::task::spawn_blocking(move || {
                 read_chunk(&mut file, remaining).map(|chunk| (file, chunk))
-            })
-            .await
-            .map_err(io::Error::other)??;
+            }))
+            .await?;
             let left = remaining - chunk.len() as u64;
-            Ok(Some((chunk, (Some(file), left))))
+            Ok(Some((chunk, (file, left))))
         })
         .boxed(),
     )
 }
 
-async fn join(task: JoinHandle<io::Result<()>>) -> io::Result<()> {
+/// The result of a blocking-pool task (a panicked or cancelled task is an I/O error).
+async fn join<T>(task: JoinHandle<io::Result<T>>) -> io::Result<T> {
     task.await.map_err(io::Error::other)?
 }
 
@@ -202,9 +203,7 @@ impl Upload {
         let staging = staging_path(&path);
         let file = {
             let staging = staging.clone();
-            tokio::task::spawn_blocking(move || create(&staging))
-                .await
-                .map_err(io::Error::other)??
+            join(tokio::task::spawn_blocking(move || create(&staging))).await?
         };
         Ok(Self {
             path,
@@ -304,6 +303,8 @@ impl Drop for Upload {
 
 #[cfg(test)]
 mod tests {
+    use futures::TryStreamExt;
+
     use super::*;
 
     fn scratch(name: &str, data: &[u8]) -> (PathBuf, PathBuf) {
@@ -315,12 +316,7 @@ mod tests {
     }
 
     async fn chunks(path: &Path, range: Option<Range<u64>>) -> io::Result<Vec<Bytes>> {
-        let mut s = read(path.to_path_buf(), range).await?;
-        let mut out = Vec::new();
-        while let Some(c) = s.next().await {
-            out.push(c?);
-        }
-        Ok(out)
+        read(path.to_path_buf(), range).await?.try_collect().await
     }
 
     #[tokio::test]
