@@ -376,38 +376,85 @@ async fn content_type_comes_from_the_bytes() {
 }
 
 #[tokio::test]
-async fn active_content_is_never_inline() {
+async fn only_passive_types_render_inline() {
     let app = spawn().await;
-    for (name, bytes) in [
-        ("page.html", b"<html><body>hi</body></html>".to_vec()),
+    // (file name, declared part type, bytes, rendered inline?)
+    let cases: [(&str, Option<&str>, Vec<u8>, bool); 9] = [
+        (
+            "page.html",
+            None,
+            b"<html><body>hi</body></html>".to_vec(),
+            false,
+        ),
         (
             "pic.svg",
+            None,
             b"<svg xmlns='http://www.w3.org/2000/svg'/>".to_vec(),
+            false,
         ),
-    ] {
-        let body: Value = app
-            .upload(&app.dev_key, name, bytes, Some("x"))
-            .await
-            .json()
+        (
+            "a.js",
+            Some("text/x-javascript"),
+            b"alert(1)".to_vec(),
+            false,
+        ),
+        (
+            "b.es",
+            Some("application/x-ecmascript"),
+            b"alert(1)".to_vec(),
+            false,
+        ),
+        ("page.mht", None, b"From: <saved by X>".to_vec(), false),
+        (
+            "f.swf",
+            Some("application/x-shockwave-flash"),
+            b"FWS\x01".to_vec(),
+            false,
+        ),
+        ("shot.png", None, png_bytes(), true),
+        ("note.txt", None, b"plain words".to_vec(), true),
+        (
+            "clip.ogg",
+            Some("audio/ogg"),
+            b"not really ogg".to_vec(),
+            true,
+        ),
+    ];
+    for (name, declared, bytes, inline) in cases {
+        let mut part = reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned());
+        if let Some(d) = declared {
+            part = part.mime_str(d).unwrap();
+        }
+        let form = reqwest::multipart::Form::new().part("file", part);
+        let res = app
+            .post("/v1/objects", &app.dev_key)
+            .multipart(form)
+            .send()
             .await
             .unwrap();
+        let body: Value = res.json().await.unwrap();
         let url = app.local_url(body["object"]["publicUrl"].as_str().unwrap());
         let res = app.client.get(url).send().await.unwrap();
-        assert_eq!(res.status(), 200);
-        assert!(
-            res.headers()["content-disposition"]
-                .to_str()
-                .unwrap()
-                .starts_with("attachment"),
-            "{name}"
-        );
-        assert!(
-            res.headers()["content-security-policy"]
-                .to_str()
-                .unwrap()
-                .contains("sandbox"),
-            "{name}"
-        );
+        assert_eq!(res.status(), 200, "{name}");
+        let header = |h: &str| res.headers().get(h).map(|v| v.to_str().unwrap().to_owned());
+        let disposition = header("content-disposition");
+        let csp = header("content-security-policy");
+        if inline {
+            assert_eq!(disposition, None, "{name} renders inline");
+            assert_eq!(csp, None, "{name}");
+        } else {
+            assert!(
+                disposition
+                    .as_deref()
+                    .is_some_and(|d| d.starts_with("attachment")),
+                "{name} ({:?}) is an attachment: {disposition:?}",
+                header("content-type")
+            );
+            assert!(
+                csp.as_deref().is_some_and(|c| c.contains("sandbox")),
+                "{name}"
+            );
+        }
         assert_eq!(res.headers()["x-content-type-options"], "nosniff");
     }
 }

@@ -108,28 +108,48 @@ pub fn extension_for(mime: &str) -> Option<&'static str> {
         .or_else(|| mime_guess::get_mime_extensions_str(essence).and_then(|e| e.first().copied()))
 }
 
-/// Types that a browser could execute on the delivery origin: served as attachments with a
-/// sandboxing CSP, never inline.
-pub fn is_active(mime: &str) -> bool {
-    let m = mime
+/// Raster image types a browser only ever draws (no SVG: it can carry script).
+const INLINE_IMAGES: [&str; 10] = [
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/avif",
+    "image/apng",
+    "image/bmp",
+    "image/x-icon",
+    "image/vnd.microsoft.icon",
+    "image/tiff",
+];
+
+/// Whether delivery may let a browser render this type inline. An allow-list: raster images,
+/// audio, video and plain text. Every other type (HTML, SVG, XML, every JavaScript spelling,
+/// `message/rfc822`, Flash, PDF, JSON, types nobody has heard of) is served as an attachment with
+/// a sandboxing CSP, so nothing active can ever run on the delivery origin, including types
+/// invented after this list was written.
+pub fn renders_inline(mime: &str) -> bool {
+    let essence = mime
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    m == "text/html"
-        || m == "application/xhtml+xml"
-        || m == "image/svg+xml"
-        || m == "text/xml"
-        || m == "application/xml"
-        || m.ends_with("+xml")
-        || m == "text/javascript"
-        || m == "application/javascript"
-        || m == "application/ecmascript"
-        || m == "text/ecmascript"
-        || m == "application/x-javascript"
-        || m == "application/wasm"
-        || m == "application/pdf"
+    let Some((kind, sub)) = essence.split_once('/') else {
+        return false;
+    };
+    let token = !sub.is_empty()
+        && sub
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
+    if !token {
+        return false;
+    }
+    match kind {
+        "audio" | "video" => true,
+        "image" => INLINE_IMAGES.contains(&essence.as_str()),
+        "text" => sub == "plain",
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -215,27 +235,56 @@ mod tests {
     }
 
     #[test]
-    fn active_types() {
+    fn only_passive_types_render_inline() {
+        for t in [
+            "image/png",
+            "image/jpeg",
+            "image/webp",
+            "image/gif",
+            "IMAGE/PNG",
+            "text/plain",
+            "text/plain; charset=utf-8",
+            "audio/ogg",
+            "audio/mpeg",
+            "video/mp4",
+            "video/webm",
+        ] {
+            assert!(renders_inline(t), "{t}");
+        }
         for t in [
             "text/html",
+            "TEXT/HTML; charset=utf-8",
+            "application/xhtml+xml",
             "image/svg+xml",
             "text/xml",
             "application/xml",
             "text/javascript",
             "application/javascript",
-            "TEXT/HTML; charset=utf-8",
-        ] {
-            assert!(is_active(t), "{t}");
-        }
-        for t in [
-            "image/png",
-            "image/webp",
-            "text/plain",
+            "text/x-javascript",
+            "application/x-ecmascript",
+            "application/ecmascript",
+            "text/ecmascript",
+            "text/jscript",
+            "text/livescript",
+            "message/rfc822",
+            "multipart/related",
+            "application/x-shockwave-flash",
+            "application/pdf",
+            "application/wasm",
             "application/json",
-            "audio/ogg",
+            "text/css",
+            "text/csv",
+            "text/plain2",
+            "image/x-made-up",
+            "image/",
+            "audio",
+            "",
+            "/",
+            "audio/\u{0}x",
+            "video/mp4 x",
             OCTET_STREAM,
         ] {
-            assert!(!is_active(t), "{t}");
+            assert!(!renders_inline(t), "{t}");
         }
     }
 

@@ -1,5 +1,5 @@
 //! Pure CDN policy: object-key normalization, content-type detection and policy, metadata rules,
-//! signed continuation tokens, upload-URL rules, and the storage traits (objects, idempotency
+//! signed continuation tokens, byte ranges, upload-URL rules, and the storage traits (objects, idempotency
 //! records, upload URLs) with in-memory implementations. No I/O, no framework.
 
 pub mod content_type;
@@ -8,6 +8,7 @@ pub mod listing;
 pub mod memory;
 pub mod metadata;
 pub mod path;
+pub mod range;
 pub mod store;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;

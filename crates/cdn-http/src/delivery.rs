@@ -2,16 +2,17 @@
 //!
 //! Streams from the object store (never buffers a whole file), answers `ETag`, `Last-Modified`,
 //! `Cache-Control`, `X-Content-Type-Options: nosniff`, single `Range` (206/416, honouring
-//! `If-Range`) and `If-None-Match` or, without it, `If-Modified-Since` (304). HTML, SVG, XML and
-//! JavaScript are served as attachments with a sandboxing CSP, so nothing active ever renders on
-//! the delivery origin.
+//! `If-Range`) and `If-None-Match` or, without it, `If-Modified-Since` (304). Only raster images, audio, video
+//! and plain text render inline; every other type is an attachment with a sandboxing CSP
+//! ([`renders_inline`]), so nothing active ever renders on the delivery origin.
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::HttpMessage;
 use actix_web::{web, HttpRequest, HttpResponse};
-use cdn_core::content_type::is_active;
+use cdn_core::content_type::renders_inline;
 use cdn_core::path::{is_hidden, normalize_key};
+use cdn_core::range::{parse_range, Unsatisfiable};
 use futures_util::StreamExt;
 use percent_encoding::percent_decode_str;
 use stow_http::{ApiError, Code};
@@ -22,46 +23,6 @@ pub const CACHE_CONTROL: &str = "public, max-age=300";
 
 fn not_found() -> ApiError {
     ApiError::new(Code::NotFound, "no such object")
-}
-
-/// A `Range` header that cannot be satisfied (416).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Unsatisfiable;
-
-/// Parses a single `bytes=` range against `size`. `Ok(None)`: serve the whole body (no header,
-/// multiple ranges, or a unit we ignore); `Err(Unsatisfiable)`: answer 416.
-pub fn parse_range(header: &str, size: u64) -> Result<Option<std::ops::Range<u64>>, Unsatisfiable> {
-    let Some(spec) = header.trim().strip_prefix("bytes=") else {
-        return Ok(None);
-    };
-    if spec.contains(',') {
-        return Ok(None);
-    }
-    let (start, end) = spec.split_once('-').ok_or(Unsatisfiable)?;
-    let (start, end) = (start.trim(), end.trim());
-    let range = if start.is_empty() {
-        let n: u64 = end.parse().map_err(|_| Unsatisfiable)?;
-        if n == 0 {
-            return Err(Unsatisfiable);
-        }
-        size.saturating_sub(n)..size
-    } else {
-        let s: u64 = start.parse().map_err(|_| Unsatisfiable)?;
-        let e = if end.is_empty() {
-            size
-        } else {
-            let e: u64 = end.parse().map_err(|_| Unsatisfiable)?;
-            if e < s {
-                return Err(Unsatisfiable);
-            }
-            (e + 1).min(size)
-        };
-        s..e
-    };
-    if range.start >= size {
-        return Err(Unsatisfiable);
-    }
-    Ok(Some(range))
 }
 
 fn etag_matches(header: &str, etag: &str) -> bool {
@@ -160,7 +121,7 @@ pub async fn deliver(
         .insert_header((header::CACHE_CONTROL, CACHE_CONTROL))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::ACCEPT_RANGES, "bytes"));
-    if is_active(&content_type) {
+    if !renders_inline(&content_type) {
         let name = key.rsplit('/').next().unwrap_or("download");
         let encoded =
             percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC);
@@ -264,24 +225,6 @@ pub async fn deliver(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges() {
-        assert_eq!(parse_range("bytes=0-9", 100), Ok(Some(0..10)));
-        assert_eq!(parse_range("bytes=90-", 100), Ok(Some(90..100)));
-        assert_eq!(parse_range("bytes=-10", 100), Ok(Some(90..100)));
-        assert_eq!(parse_range("bytes=-200", 100), Ok(Some(0..100)));
-        assert_eq!(parse_range("bytes=0-999", 100), Ok(Some(0..100)));
-        assert_eq!(parse_range("bytes=99-99", 100), Ok(Some(99..100)));
-        assert_eq!(parse_range("bytes=100-", 100), Err(Unsatisfiable));
-        assert_eq!(parse_range("bytes=100-200", 100), Err(Unsatisfiable));
-        assert_eq!(parse_range("bytes=5-4", 100), Err(Unsatisfiable));
-        assert_eq!(parse_range("bytes=-0", 100), Err(Unsatisfiable));
-        assert_eq!(parse_range("bytes=a-b", 100), Err(Unsatisfiable));
-        assert_eq!(parse_range("bytes=0-1,5-6", 100), Ok(None));
-        assert_eq!(parse_range("items=0-1", 100), Ok(None));
-        assert_eq!(parse_range("bytes=0-", 0), Err(Unsatisfiable));
-    }
 
     #[test]
     fn etags() {
