@@ -402,3 +402,74 @@ mod tests {
         assert!(!well_formed(&format!("{}%2e", "a".repeat(40))));
     }
 }
+
+/// Refused uploads (any 4xx) an upload URL takes within [`REFUSED_WINDOW_SECS`] before it
+/// answers 429 until that window ends: a token handed to a browser cannot be used to make the
+/// service read hostile bodies again and again for free.
+pub const MAX_REFUSED_ATTEMPTS: u32 = 10;
+pub const REFUSED_WINDOW_SECS: u64 = 60;
+
+/// Refused attempts through one upload URL in the current window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefusedAttempts {
+    /// When the window started.
+    pub since: std::time::Instant,
+    pub count: u32,
+}
+
+impl RefusedAttempts {
+    /// One more refused attempt at `now` (a new window when the last one is over).
+    pub fn record(previous: Option<Self>, now: std::time::Instant) -> Self {
+        match previous {
+            Some(p) if now.duration_since(p.since).as_secs() < REFUSED_WINDOW_SECS => Self {
+                since: p.since,
+                count: p.count.saturating_add(1),
+            },
+            _ => Self {
+                since: now,
+                count: 1,
+            },
+        }
+    }
+
+    /// Whole seconds until the URL takes attempts again, when it is blocked at `now`.
+    pub fn blocked_for(&self, now: std::time::Instant) -> Option<u64> {
+        let elapsed = now.duration_since(self.since).as_secs();
+        (self.count >= MAX_REFUSED_ATTEMPTS && elapsed < REFUSED_WINDOW_SECS)
+            .then(|| REFUSED_WINDOW_SECS - elapsed)
+    }
+}
+
+#[cfg(test)]
+mod refused_attempt_tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn the_limit_blocks_until_the_window_ends() {
+        let t0 = Instant::now();
+        let mut a = None;
+        for n in 1..MAX_REFUSED_ATTEMPTS {
+            a = Some(RefusedAttempts::record(
+                a,
+                t0 + Duration::from_secs(u64::from(n)),
+            ));
+            assert_eq!(
+                a.unwrap().blocked_for(t0 + Duration::from_secs(10)),
+                None,
+                "{n}"
+            );
+        }
+        let a = RefusedAttempts::record(a, t0 + Duration::from_secs(20));
+        assert_eq!(a.count, MAX_REFUSED_ATTEMPTS);
+        // the window opened with the first refusal, at 1 s
+        assert_eq!(a.since, t0 + Duration::from_secs(1));
+        assert_eq!(a.blocked_for(t0 + Duration::from_secs(20)), Some(41));
+        assert_eq!(a.blocked_for(t0 + Duration::from_secs(60)), Some(1));
+        assert_eq!(a.blocked_for(t0 + Duration::from_secs(61)), None);
+        // the next refusal after the window starts a new one
+        let b = RefusedAttempts::record(Some(a), t0 + Duration::from_secs(61));
+        assert_eq!(b.count, 1);
+        assert_eq!(b.since, t0 + Duration::from_secs(61));
+    }
+}

@@ -13,7 +13,12 @@ use actix_web::web;
 use cdn_core::content_type::SNIFF_LEN;
 use cdn_core::idempotency::Fingerprint;
 use futures_util::StreamExt;
+use std::rc::Rc;
 use stow_http::{ApiError, Code};
+
+use crate::part_headers::{
+    header_block_len, part_headers_overflow, HeaderBounded, HeaderBudget, MAX_PART_HEADER_BYTES,
+};
 use stow_objects::{ObjectPath, ObjectWriter, Objects};
 
 /// Text parts larger than this are refused.
@@ -120,6 +125,34 @@ impl Drop for StageGuard {
     }
 }
 
+fn part_headers_too_large() -> ApiError {
+    ApiError::invalid_request(format!(
+        "a multipart part's headers are larger than the limit of {MAX_PART_HEADER_BYTES} bytes"
+    ))
+}
+
+/// The part's `filename`, with backslashes taken literally. Browsers send file names as the HTML
+/// form-data encoding says (`"` as `%22`, a backslash as it is), but actix's
+/// `Content-Disposition` parser reads `\` as an RFC 2616 quoted-pair escape, so
+/// `C:\Users\me\shot.png` lost its separators; each backslash that does not escape a quote is
+/// doubled before parsing, so it survives as itself and `last_segment` can cut the path off.
+fn file_name(headers: &HeaderMap) -> Option<String> {
+    let raw = headers.get(actix_web::http::header::CONTENT_DISPOSITION)?;
+    let bytes = raw.as_bytes();
+    let mut literal = Vec::with_capacity(bytes.len() + 8);
+    for (i, &b) in bytes.iter().enumerate() {
+        literal.push(b);
+        if b == b'\\' && bytes.get(i + 1) != Some(&b'"') {
+            literal.push(b'\\');
+        }
+    }
+    let value = actix_web::http::header::HeaderValue::from_bytes(&literal).ok()?;
+    actix_web::http::header::ContentDisposition::from_raw(&value)
+        .ok()?
+        .get_filename()
+        .map(str::to_owned)
+}
+
 fn is_file_field(name: &str) -> bool {
     name == "file" || name == "files" || (name.starts_with("files[") && name.ends_with(']'))
 }
@@ -133,7 +166,10 @@ fn multipart_error(e: actix_multipart::MultipartError) -> ApiError {
         | M::BoundaryMissing => {
             ApiError::invalid_request("Content-Type must be multipart/form-data with a boundary")
         }
-        M::Payload(p) => ApiError::invalid_request(format!("could not read the request body: {p}")),
+        M::Payload(p) => match part_headers_overflow(&p) {
+            true => part_headers_too_large(),
+            false => stow_http::body::payload_error(p),
+        },
         other => ApiError::invalid_request(format!("malformed multipart body: {other}")),
     }
 }
@@ -162,19 +198,25 @@ pub async fn read_form(
     limits: FormLimits,
 ) -> Result<Form, ApiError> {
     check_identity_encoding(headers)?;
-    let mut multipart = Multipart::new(headers, payload);
+    let budget = Rc::new(HeaderBudget::default());
+    let mut multipart = Multipart::new(headers, HeaderBounded::new(payload, Rc::clone(&budget)));
     let mut guard = StageGuard::new(objects.clone());
     let mut files = Vec::new();
     let mut fields = Vec::new();
     let mut fingerprint = Fingerprint::new();
 
-    while let Some(part) = multipart.next().await {
+    loop {
+        budget.start_part();
+        let Some(part) = multipart.next().await else {
+            break;
+        };
+        budget.end_part();
         let mut part = part.map_err(multipart_error)?;
+        if header_block_len(part.headers()) > MAX_PART_HEADER_BYTES {
+            return Err(part_headers_too_large());
+        }
         let name = part.name().unwrap_or("").to_owned();
-        let file_name = part
-            .content_disposition()
-            .and_then(|cd| cd.get_filename())
-            .map(str::to_owned);
+        let file_name = file_name(part.headers());
         if file_name.is_some() || is_file_field(&name) {
             if files.len() >= limits.max_files {
                 return Err(ApiError::new(

@@ -6,6 +6,7 @@ pub mod docs;
 pub mod form;
 pub mod idem;
 pub mod objects;
+pub mod part_headers;
 pub mod pipeline;
 pub mod presigned;
 pub mod query;
@@ -19,6 +20,7 @@ use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use stow_db::{Db, PgAccounts, PgIdempotency, PgObjects, PgUploadUrls};
 use stow_http::health::{healthz, readyz, Readiness};
+use stow_http::idle::BodyIdleTimeout;
 use stow_http::{
     method_not_allowed, not_found, path_config, query_config, Authenticator, BodyLimit, Config,
 };
@@ -166,10 +168,12 @@ impl Application {
         });
         let state = web::Data::new(state);
         let app_state = state.clone();
+        let body_idle_timeout = config.body_idle_timeout;
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(from_fn(stow_http::request::cdn_context))
                 .app_data(BodyLimit(JSON_LIMIT))
+                .app_data(BodyIdleTimeout(body_idle_timeout))
                 .app_data(query_config())
                 .app_data(path_config())
                 .app_data(app_state.clone())

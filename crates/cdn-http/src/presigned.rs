@@ -100,14 +100,38 @@ fn parse_params(query: &str) -> Result<RawParams, ApiError> {
     Ok(raw)
 }
 
+/// The origin of `uploadUrl`: `API_BASE_URL` when set. Otherwise the request's own `Host`, and
+/// the forwarding headers (`Forwarded`, `X-Forwarded-Host`, `X-Forwarded-Proto`) only when the
+/// peer is one of `TRUSTED_PROXIES`: from anyone else they would let a caller put any host into
+/// a URL that is handed on to browsers.
 fn api_base(req: &HttpRequest, state: &CdnState) -> String {
-    match &state.config.api_base_url {
-        Some(base) => base.clone(),
-        None => {
-            let info = req.connection_info();
-            format!("{}://{}", info.scheme(), info.host())
-        }
+    if let Some(base) = &state.config.api_base_url {
+        return base.clone();
     }
+    let trusted = req.peer_addr().is_some_and(|peer| {
+        state
+            .config
+            .trusted_proxies
+            .iter()
+            .any(|net| net.contains(&peer.ip()))
+    });
+    if trusted {
+        let info = req.connection_info();
+        return format!("{}://{}", info.scheme(), info.host());
+    }
+    let host = req
+        .headers()
+        .get(actix_web::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| is_authority(h))
+        .map_or_else(|| req.app_config().host().to_owned(), str::to_owned);
+    format!("http://{host}")
+}
+
+/// A `Host` value that is a host name or address with an optional port, and nothing else.
+fn is_authority(host: &str) -> bool {
+    !host.contains(['@', '/', '?', '#', '\\'])
+        && url::Url::parse(&format!("http://{host}/")).is_ok_and(|u| u.host().is_some())
 }
 
 /// Create a short-lived upload URL.
@@ -240,6 +264,33 @@ pub async fn upload(
         return Err(token_invalid());
     }
     let hash = upload_url::hash_token(&token);
+    if let Some(secs) = state.upload_url_blocked_for(&hash) {
+        return Err(ApiError::new(
+            Code::RateLimited,
+            format!(
+                "this upload URL refused {} uploads within {} s; it takes uploads again in {secs} s",
+                upload_url::MAX_REFUSED_ATTEMPTS,
+                upload_url::REFUSED_WINDOW_SECS
+            ),
+        )
+        .with_retry_after(secs));
+    }
+    let result = upload_through(&req, hash, payload, &state).await;
+    if result
+        .as_ref()
+        .is_err_and(|e| e.code.status().is_client_error())
+    {
+        state.upload_url_refused(&hash);
+    }
+    result
+}
+
+async fn upload_through(
+    req: &HttpRequest,
+    hash: [u8; 32],
+    payload: web::Payload,
+    state: &CdnState,
+) -> Result<HttpResponse, ApiError> {
     let record = state
         .upload_urls
         .get(&hash)
@@ -261,7 +312,7 @@ pub async fn upload(
         .ok_or_else(token_invalid)?;
     let credential = format!("tok:{}", hex::encode(hash));
     // a retry of a completed upload is answered even when that upload used the last slot
-    let ticket = idem::begin(&state, &req, &credential, "/v1/presigned-url/{token}").await?;
+    let ticket = idem::begin(state, req, &credential, "/v1/presigned-url/{token}").await?;
     let remaining = record.max_files - record.files_used;
     let open = if ticket.is_retry() {
         Ok(())
@@ -273,7 +324,7 @@ pub async fn upload(
         Ok(())
     };
     if let Err(e) = open {
-        return ticket.finish(&state, &[], Err(e)).await;
+        return ticket.finish(state, &[], Err(e)).await;
     }
     let limits = FormLimits {
         max_file_size: record.max_file_size.max(1) as u64,
@@ -283,7 +334,7 @@ pub async fn upload(
     };
     let form = read_form(req.headers(), payload, &state.objects, &org.id, limits).await;
     if ticket.is_retry() {
-        return ticket.replay(&req, &form?.fingerprint);
+        return ticket.replay(req, &form?.fingerprint);
     }
     let form = form.map_err(|e| {
         if e.code == Code::TooManyFiles {
@@ -302,7 +353,7 @@ pub async fn upload(
             (
                 fp,
                 store_through_token(
-                    &state,
+                    state,
                     &record,
                     &hash,
                     &org.slug,
@@ -315,7 +366,7 @@ pub async fn upload(
         }
         Err(e) => (Vec::new(), Err(e)),
     };
-    ticket.finish(&state, &fingerprint, outcome).await
+    ticket.finish(state, &fingerprint, outcome).await
 }
 
 async fn store_through_token(

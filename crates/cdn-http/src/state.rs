@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use auth_core::{AccountStore, AuthContext, Org};
 use cdn_core::idempotency::IdempotencyRepo;
 use cdn_core::store::{ObjectRecord, ObjectRepo};
-use cdn_core::upload_url::UploadUrlRepo;
+use cdn_core::upload_url::{RefusedAttempts, UploadUrlRepo};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use stow_db::Db;
 use stow_http::Config;
@@ -36,6 +36,7 @@ impl quick_cache::Weighter<String, bytes::Bytes> for ByteWeighter {
     }
 }
 
+type RefusedCache = quick_cache::sync::Cache<[u8; 32], RefusedAttempts>;
 type RowCache = quick_cache::sync::Cache<(String, String), (Instant, Option<ObjectRecord>)>;
 type BytesCache = quick_cache::sync::Cache<String, bytes::Bytes, ByteWeighter>;
 
@@ -53,6 +54,8 @@ pub struct CdnState {
     /// Bytes of small objects by storage location (locations are never rewritten).
     pub small_objects: BytesCache,
     slugs: Mutex<HashMap<String, (Instant, Option<Org>)>>,
+    /// Refused uploads per upload-URL token hash, on this instance.
+    refused: RefusedCache,
 }
 
 const SLUG_CACHE_TTL: Duration = Duration::from_secs(30);
@@ -82,6 +85,7 @@ impl CdnState {
             rows: RowCache::new(100_000),
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
             slugs: Mutex::new(HashMap::new()),
+            refused: RefusedCache::new(100_000),
         }
     }
 
@@ -158,6 +162,21 @@ impl CdnState {
     /// Forgets a key's cached row after this instance changed it.
     pub fn forget_row(&self, org_id: &str, key: &str) {
         self.rows.remove(&(org_id.to_owned(), key.to_owned()));
+    }
+
+    /// Seconds until the upload URL behind `token_hash` takes attempts again, when too many were
+    /// refused lately (see [`RefusedAttempts`]).
+    pub fn upload_url_blocked_for(&self, token_hash: &[u8; 32]) -> Option<u64> {
+        self.refused.get(token_hash)?.blocked_for(Instant::now())
+    }
+
+    /// Counts a refused upload through the URL behind `token_hash`.
+    pub fn upload_url_refused(&self, token_hash: &[u8; 32]) {
+        let previous = self.refused.get(token_hash);
+        self.refused.insert(
+            *token_hash,
+            RefusedAttempts::record(previous, Instant::now()),
+        );
     }
 
     /// The largest file this caller may upload.

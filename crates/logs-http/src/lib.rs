@@ -13,6 +13,7 @@ use serde::Serialize;
 use stow_db::logs::PgLogs;
 use stow_db::{Db, PgAccounts};
 use stow_http::health::{healthz, readyz, Readiness};
+use stow_http::idle::BodyIdleTimeout;
 use stow_http::{
     method_not_allowed, not_found, path_config, query_config, Authenticator, BodyLimit, Config,
 };
@@ -24,7 +25,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
 pub struct IngestErrorBody {
     /// unauthorized, forbidden, invalid_request, payload_too_large, unsupported_media_type,
     /// batch_id_conflict, batch_in_progress, server_not_found, logs_not_enabled, rate_limited,
-    /// unavailable, not_found, method_not_allowed, internal_error.
+    /// unavailable, not_found, method_not_allowed, request_timeout, internal_error.
     pub error: String,
     pub message: String,
     pub request_id: String,
@@ -136,10 +137,12 @@ impl Application {
             db: db.clone(),
             objects: None,
         });
+        let body_idle_timeout = config.body_idle_timeout;
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(from_fn(stow_http::request::ingest_context))
                 .app_data(BodyLimit(logs_core::event::MAX_BODY_BYTES))
+                .app_data(BodyIdleTimeout(body_idle_timeout))
                 .app_data(query_config())
                 .app_data(path_config())
                 .app_data(state.clone())

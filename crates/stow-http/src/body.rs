@@ -8,6 +8,7 @@
 //! instead of being inflated a whole received chunk at a time (up to ~1000× the chunk's size).
 
 use actix_web::dev::Payload;
+use actix_web::error::PayloadError;
 use actix_web::http::header;
 use actix_web::{mime, web, FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::LocalBoxFuture;
@@ -43,7 +44,7 @@ pub async fn read_limited<S, E>(
 ) -> Result<Vec<u8>, ApiError>
 where
     S: futures_util::Stream<Item = Result<web::Bytes, E>> + Unpin,
-    E: std::fmt::Display,
+    E: Into<PayloadError>,
 {
     let declared = req
         .headers()
@@ -56,9 +57,7 @@ where
     }
     let mut received = 0;
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| {
-            ApiError::invalid_request(format!("could not read the request body: {e}"))
-        })?;
+        let chunk = chunk.map_err(|e| payload_error(e.into()))?;
         received += chunk.len();
         if received > limit {
             return Err(too_large(limit));
@@ -66,6 +65,21 @@ where
         body.feed(&chunk)?;
     }
     body.finish()
+}
+
+/// The answer to a request body that could not be read: 408 `REQUEST_TIMEOUT` when it stopped
+/// arriving (see [`crate::idle`]), else 400.
+pub fn payload_error(e: PayloadError) -> ApiError {
+    match crate::idle::idle_timeout_of(&e) {
+        Some(timeout) => ApiError::new(
+            Code::RequestTimeout,
+            format!(
+                "no request body bytes arrived for {} s (the body idle timeout); send the body without pauses",
+                timeout.as_secs()
+            ),
+        ),
+        None => ApiError::invalid_request(format!("could not read the request body: {e}")),
+    }
 }
 
 /// The request's `Content-Encoding`, trimmed and lowercased; `None` when absent, empty or

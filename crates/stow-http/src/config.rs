@@ -20,6 +20,10 @@ pub struct Config {
     pub public_base_url: String,
     /// Origin of `uploadUrl` (e.g. `https://api.example.com`); default: taken from the request.
     pub api_base_url: Option<String>,
+    /// Peers whose `Forwarded` / `X-Forwarded-Host` / `X-Forwarded-Proto` headers are believed
+    /// (`TRUSTED_PROXIES`, comma-separated addresses or CIDR ranges); from anyone else those
+    /// headers are ignored.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Secret for signed continuation tokens and query cursors. Set it when running several
     /// instances, or tokens made by one instance are refused by another.
     pub signing_secret: Vec<u8>,
@@ -33,6 +37,8 @@ pub struct Config {
     pub max_bulk_delete_paths: usize,
     pub cursor_ttl: Duration,
     pub shutdown_timeout: Duration,
+    /// A request body that sends no byte for this long is answered 408 (`BODY_IDLE_TIMEOUT_SECONDS`).
+    pub body_idle_timeout: Duration,
     pub log_format: LogFormat,
     pub workers: usize,
 }
@@ -55,6 +61,32 @@ where
             .trim()
             .parse()
             .map_err(|e| ConfigError(format!("{name}={v:?} is not valid: {e}"))),
+    }
+}
+
+/// `TRUSTED_PROXIES`: addresses (`10.0.0.7`, `::1`) and CIDR ranges (`10.0.0.0/8`), comma-separated.
+pub fn parse_proxies(list: &str) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            entry
+                .parse::<ipnet::IpNet>()
+                .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    ConfigError(format!(
+                        "TRUSTED_PROXIES: `{entry}` is not an IP address or CIDR range (e.g. 10.0.0.7, 10.0.0.0/8, ::1)"
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// A whole number of seconds, at least 1 (0 would refuse every body).
+fn positive_secs(name: &str, default: u64) -> Result<Duration, ConfigError> {
+    match parsed(name, default)? {
+        0 => Err(ConfigError(format!("{name} must be at least 1 (seconds)"))),
+        n => Ok(Duration::from_secs(n)),
     }
 }
 
@@ -107,6 +139,10 @@ impl Config {
             object_store_url,
             public_base_url,
             api_base_url: var("API_BASE_URL").map(|u| u.trim_end_matches('/').to_owned()),
+            trusted_proxies: match var("TRUSTED_PROXIES") {
+                Some(list) => parse_proxies(&list)?,
+                None => Vec::new(),
+            },
             signing_secret,
             rate_limit_per_second: parsed("RATE_LIMIT_PER_SECOND", 500)?,
             rate_limit_burst: parsed("RATE_LIMIT_BURST", 1000)?,
@@ -121,6 +157,7 @@ impl Config {
             max_bulk_delete_paths: parsed("MAX_BULK_DELETE_PATHS", 1000)?,
             cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
             shutdown_timeout: Duration::from_secs(parsed("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
+            body_idle_timeout: positive_secs("BODY_IDLE_TIMEOUT_SECONDS", 30)?,
             log_format,
             workers: parsed(
                 "WORKERS",
@@ -140,6 +177,7 @@ impl Config {
             object_store_url,
             public_base_url: "http://cdn.test/cdn".into(),
             api_base_url: None,
+            trusted_proxies: Vec::new(),
             signing_secret: b"test-signing-secret-0123456789".to_vec(),
             rate_limit_per_second: 10_000,
             rate_limit_burst: 10_000,
@@ -151,6 +189,7 @@ impl Config {
             max_bulk_delete_paths: 1000,
             cursor_ttl: Duration::from_secs(900),
             shutdown_timeout: Duration::from_secs(5),
+            body_idle_timeout: Duration::from_secs(30),
             log_format: LogFormat::Human,
             workers: 2,
         }
@@ -163,6 +202,26 @@ impl Config {
             acquire_timeout: self.db_acquire_timeout,
             statement_timeout: self.db_statement_timeout,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_ranges() {
+        let list = parse_proxies(" 10.0.0.7, 192.168.0.0/16 ,::1,").unwrap();
+        assert_eq!(list.len(), 3);
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert!(list.iter().any(|n| n.contains(&ip("10.0.0.7"))));
+        assert!(!list.iter().any(|n| n.contains(&ip("10.0.0.8"))));
+        assert!(list.iter().any(|n| n.contains(&ip("192.168.4.1"))));
+        assert!(list.iter().any(|n| n.contains(&ip("::1"))));
+        assert!(parse_proxies("").unwrap().is_empty());
+        let err = parse_proxies("10.0.0.7,proxy.local").unwrap_err();
+        assert!(err.0.contains("`proxy.local`"), "{err}");
+        assert!(parse_proxies("10.0.0.0/33").is_err());
     }
 }
 

@@ -32,6 +32,10 @@ pub enum Code {
     BatchInProgress,
     ServerNotFound,
     LogsNotEnabled,
+    /// No body bytes arrived for the body idle timeout.
+    RequestTimeout,
+    /// The object store is out of space (disk full, quota): writes fail until space is freed.
+    InsufficientStorage,
     Internal,
     Unavailable,
 }
@@ -52,6 +56,8 @@ impl Code {
             Conflict | BatchIdConflict => StatusCode::CONFLICT,
             NotFound | ServerNotFound => StatusCode::NOT_FOUND,
             MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            InsufficientStorage => StatusCode::INSUFFICIENT_STORAGE,
             Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Unavailable | BatchInProgress => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -79,6 +85,8 @@ impl Code {
             UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             InvalidCursor => "INVALID_CURSOR",
             CursorExpired => "CURSOR_EXPIRED",
+            RequestTimeout => "REQUEST_TIMEOUT",
+            InsufficientStorage => "INSUFFICIENT_STORAGE",
             Internal => "INTERNAL_ERROR",
             Unavailable | BatchInProgress => "SERVICE_UNAVAILABLE",
         }
@@ -103,6 +111,8 @@ impl Code {
             ServerNotFound => "server_not_found",
             LogsNotEnabled => "logs_not_enabled",
             MethodNotAllowed => "method_not_allowed",
+            RequestTimeout => "request_timeout",
+            InsufficientStorage => "insufficient_storage",
             Internal => "internal_error",
             Unavailable => "unavailable",
         }
@@ -116,6 +126,9 @@ impl Code {
     }
 }
 
+/// `Retry-After` of a 507: space is freed by an operator, not within a second.
+pub const INSUFFICIENT_STORAGE_RETRY_SECS: u64 = 60;
+
 /// An error answer. `message` is shown to the caller: lowercase, specific, never internal text.
 #[derive(Debug, Clone)]
 pub struct ApiError {
@@ -127,11 +140,11 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        let retry_after = matches!(
-            code,
-            Code::Unavailable | Code::BatchInProgress | Code::RateLimited
-        )
-        .then_some(1);
+        let retry_after = match code {
+            Code::Unavailable | Code::BatchInProgress | Code::RateLimited => Some(1),
+            Code::InsufficientStorage => Some(INSUFFICIENT_STORAGE_RETRY_SECS),
+            _ => None,
+        };
         Self {
             code,
             message: message.into(),
@@ -351,6 +364,8 @@ mod tests {
             BatchInProgress,
             ServerNotFound,
             LogsNotEnabled,
+            RequestTimeout,
+            InsufficientStorage,
             Internal,
             Unavailable,
         ];
@@ -376,6 +391,11 @@ mod tests {
         assert_eq!(ServerNotFound.status(), 404);
         assert_eq!(LogsNotEnabled.status(), 403);
         assert_eq!(Unavailable.status(), 503);
+        assert_eq!(RequestTimeout.status(), 408);
+        assert_eq!(InsufficientStorage.status(), 507);
+        assert!(ApiError::new(InsufficientStorage, "full")
+            .retry_after
+            .is_some());
         assert_eq!(LogsNotEnabled.ingest_name(), "logs_not_enabled");
         assert_eq!(BatchInProgress.ingest_name(), "batch_in_progress");
     }

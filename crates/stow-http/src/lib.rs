@@ -14,6 +14,7 @@ pub mod body;
 pub mod config;
 pub mod error;
 pub mod health;
+pub mod idle;
 pub mod log_access;
 pub mod metrics;
 pub mod request;

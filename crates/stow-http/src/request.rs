@@ -8,12 +8,18 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::Payload;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::error::PayloadError;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::HttpMessage;
+use percent_encoding::percent_decode_str;
+
+use crate::idle::{BodyIdleTimeout, IdleBody};
+use crate::{ApiError, Code};
 
 /// Which error envelope and code spelling a host uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,18 +96,25 @@ pub async fn ingest_context(
 
 async fn with_context(
     flavor: Flavor,
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     let id = new_request_id();
     let started = Instant::now();
     let method = req.method().clone();
+    limit_body_idle_time(&mut req);
     req.extensions_mut().insert(RequestId(id.clone()));
     let ctx = RequestCtx {
         id: id.clone(),
         flavor,
     };
-    let mut res = CTX.scope(ctx, next.call(req)).await?;
+    let mut res = match query_not_utf8(req.query_string()) {
+        None => CTX.scope(ctx, next.call(req)).await?.map_into_left_body(),
+        Some(err) => CTX
+            .scope(ctx, async move { req.error_response(err) })
+            .await
+            .map_into_right_body(),
+    };
     let shown_id = res
         .request()
         .extensions()
@@ -141,6 +154,52 @@ async fn with_context(
         "request"
     );
     Ok(res)
+}
+
+/// A query string whose percent-decoded names or values are not UTF-8 is refused for every
+/// route, before any handler sees it: decoders replace such bytes with U+FFFD, and a `path` of
+/// `a%FFb` would otherwise become a different key (or path lock) than the one sent.
+fn query_not_utf8(query: &str) -> Option<ApiError> {
+    for pair in query.split('&') {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let Ok(name) = percent_decode_str(name).decode_utf8() else {
+            return Some(ApiError::invalid_request(
+                "a query parameter name is not valid UTF-8 once percent-decoded",
+            ));
+        };
+        if percent_decode_str(value).decode_utf8().is_err() {
+            let code = match name.as_ref() {
+                "path" | "paths" | "key" | "prefix" => Code::InvalidPath,
+                _ => Code::InvalidRequest,
+            };
+            return Some(ApiError::new(
+                code,
+                format!("query parameter `{name}` is not valid UTF-8 once percent-decoded"),
+            ));
+        }
+    }
+    None
+}
+
+/// Puts the [`BodyIdleTimeout`] in app data around a request's body, when it has one (a bodiless
+/// GET, such as every delivery, is left alone).
+fn limit_body_idle_time(req: &mut ServiceRequest) {
+    let headers = req.headers();
+    let has_body = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0");
+    if !has_body {
+        return;
+    }
+    let Some(BodyIdleTimeout(timeout)) = req.app_data::<BodyIdleTimeout>().copied() else {
+        return;
+    };
+    let payload = req.take_payload();
+    let limited: std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<actix_web::web::Bytes, PayloadError>>>,
+    > = Box::pin(IdleBody::new(payload, timeout));
+    req.set_payload(Payload::from(limited));
 }
 
 /// The method as a metrics label: a standard method by name, any extension method `other`, so
@@ -209,6 +268,28 @@ fn record_request(host: &'static str, route: &str, method: &'static str, status:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queries_must_decode_to_utf8() {
+        for ok in [
+            "",
+            "path=a/b",
+            "path=%C3%A9t%C3%A9&limit=5",
+            "path=a+b",
+            "flag",
+            "a=%zz",
+            "&&=",
+        ] {
+            assert!(query_not_utf8(ok).is_none(), "{ok}");
+        }
+        let code = |q: &str| query_not_utf8(q).map(|e| e.code);
+        assert_eq!(code("path=a%FFb"), Some(Code::InvalidPath));
+        assert_eq!(code("limit=5&path=%C3"), Some(Code::InvalidPath));
+        assert_eq!(code("continuationToken=%80"), Some(Code::InvalidRequest));
+        assert_eq!(code("%FF=1"), Some(Code::InvalidRequest));
+        let message = query_not_utf8("maxFiles=%FE").unwrap().message;
+        assert!(message.contains("`maxFiles`"), "{message}");
+    }
 
     #[test]
     fn request_ids_are_req_and_a_lowercase_ulid() {
