@@ -255,6 +255,31 @@ impl TestApp {
         self.stored_locations().await
     }
 
+    /// Waits (bounded) until a request's claim on `idem_key` is committed and in flight.
+    pub async fn wait_in_flight(&self, idem_key: &str) {
+        use diesel_async::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct N {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        for _ in 0..500 {
+            let mut conn = self.db.conn().await.unwrap();
+            let n: N = diesel::sql_query(
+                "SELECT count(*) AS n FROM idempotency_records WHERE idem_key = $1 AND state = 'in_flight'",
+            )
+            .bind::<diesel::sql_types::Text, _>(idem_key)
+            .get_result(&mut conn)
+            .await
+            .unwrap();
+            if n.n == 1 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("no request claimed the idempotency key {idem_key}");
+    }
+
     pub async fn list_keys(&self, key: &str, path: Option<&str>) -> Vec<String> {
         let url = match path {
             Some(p) => format!("/v1/objects?path={}&limit=1000", urlencode(p)),

@@ -393,3 +393,28 @@ async fn upload_urls_ignore_forwarded_hosts_from_untrusted_peers() {
         "{url}"
     );
 }
+
+#[tokio::test]
+async fn a_response_echoing_a_nul_is_stored_and_replayed() {
+    let app = spawn().await;
+    let send = || {
+        app.post("/v1/objects/bulk-delete", &app.dev_key)
+            .header("Idempotency-Key", "nul-1")
+            .json(&json!({ "paths": ["a\u{0}b", "fine.png"] }))
+            .send()
+    };
+    let first = send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first_body = first.bytes().await.unwrap();
+    let parsed: Value = serde_json::from_slice(&first_body).unwrap();
+    assert_eq!(parsed["results"][0]["path"], "a\u{0}b");
+    let retry = send().await.unwrap();
+    assert_eq!(
+        retry.status(),
+        200,
+        "replayed, not 409 for a key stuck in flight"
+    );
+    assert_eq!(retry.headers()["idempotent-replayed"], "true");
+    assert_eq!(retry.bytes().await.unwrap(), first_body, "the same bytes");
+}

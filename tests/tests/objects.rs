@@ -1435,26 +1435,7 @@ async fn idempotency_key_in_flight_is_a_conflict() {
             .send(),
     );
     // wait (bounded) until the slow request's claim is committed, then compete with it
-    let mut claimed = false;
-    for _ in 0..200 {
-        use diesel_async::RunQueryDsl;
-        #[derive(diesel::QueryableByName)]
-        struct N {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            n: i64,
-        }
-        let mut conn = app.db.conn().await.unwrap();
-        let n: N = diesel::sql_query("SELECT count(*) AS n FROM idempotency_records WHERE idem_key = 'held-1' AND state = 'in_flight'")
-            .get_result(&mut conn)
-            .await
-            .unwrap();
-        if n.n == 1 {
-            claimed = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert!(claimed, "the slow request claimed its key");
+    app.wait_in_flight("held-1").await;
     let form = Form::new().part("file", file_part(b"payload".to_vec(), "slow.bin"));
     let conflict = app
         .post("/v1/objects", &app.dev_key)

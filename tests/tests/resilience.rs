@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use stowage_tests::*;
 use tokio::io::AsyncWriteExt;
@@ -259,4 +259,67 @@ async fn database_outage_gives_503_then_recovers() {
             .status(),
         200
     );
+}
+
+/// kill -9 during an idempotent upload: the key's claim dies with the process (its lease is no
+/// longer renewed), so the client's retry goes through within the lease, not after minutes.
+#[tokio::test]
+async fn a_retry_after_a_crash_takes_over_the_idempotency_key_within_seconds() {
+    let app = spawn().await;
+    let port = free_port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdn_api_test_shim"))
+        .env("DATABASE_URL", &app.db_url)
+        .env("CDN_API_ADDR", format!("127.0.0.1:{port}"))
+        .env(
+            "OBJECT_STORE_URL",
+            format!("file://{}", app.objects_dir.display()),
+        )
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    wait_ready(&app.client, &format!("{base}/healthz")).await;
+    let upload = |base: String, body: reqwest::Body| {
+        app.client
+            .post(format!("{base}/v1/objects"))
+            .bearer_auth(&app.dev_key)
+            .header("Idempotency-Key", "crash-1")
+            .header("Content-Type", "multipart/form-data; boundary=b0undary")
+            .body(body)
+            .send()
+    };
+    let stuck = tokio::spawn(upload(
+        base.clone(),
+        slow_body(2, Duration::from_millis(50), false),
+    ));
+    app.wait_in_flight("crash-1").await;
+    let res = upload(app.cdn.clone(), slow_body(1, Duration::ZERO, true))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 409, "held while its request runs");
+    child.start_kill().unwrap(); // SIGKILL
+    child.wait().await.unwrap();
+    let _ = stuck.await;
+    let crashed_at = Instant::now();
+    let waited = loop {
+        let res = upload(app.cdn.clone(), slow_body(1, Duration::ZERO, true))
+            .await
+            .unwrap();
+        match res.status().as_u16() {
+            200 => break crashed_at.elapsed(),
+            409 => assert!(
+                crashed_at.elapsed()
+                    < Duration::from_secs(cdn_core::idempotency::LEASE_SECS as u64 + 5),
+                "the key is still held {:?} after the crash",
+                crashed_at.elapsed()
+            ),
+            other => panic!("unexpected {other}: {}", res.text().await.unwrap()),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    eprintln!("the retry went through {waited:?} after the crash");
+    assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["slow.bin"]);
 }

@@ -3,8 +3,18 @@
 //! Scope: the credential (API key id or upload-token hash) plus method and route. A request
 //! first *claims* its key (an in-flight record); on success the record is completed with the
 //! request fingerprint and the response; on failure it is released, so a retry runs again.
-//! Records are kept at least 24 hours, then swept. An in-flight record older than
-//! [`STALE_IN_FLIGHT_SECS`] (a crashed instance) may be taken over.
+//! Records are kept at least 24 hours, then swept.
+//!
+//! An in-flight claim belongs to a live owner: it carries a lease of [`LEASE_SECS`] that the
+//! owner renews every [`RENEW_EVERY_SECS`] while its request runs. A claim whose lease ran out
+//! (its instance crashed or lost the database) is taken over by the next request with the key,
+//! so a retry after a crash proceeds within seconds, while two live requests never both run.
+//! Renewing, completing and releasing name the owner, so a request whose lease was taken over
+//! cannot complete or release the new owner's claim.
+//!
+//! Responses are stored as the exact bytes sent (not as `jsonb`, which refuses U+0000 and would
+//! have left a response with an escaped NUL unstorable and its key in flight), so any response
+//! can be replayed byte for byte.
 
 use async_trait::async_trait;
 use auth_core::StoreError;
@@ -12,7 +22,10 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 pub const RETENTION_HOURS: i64 = 24;
-pub const STALE_IN_FLIGHT_SECS: i64 = 300;
+/// How long an in-flight claim lives without renewal.
+pub const LEASE_SECS: i64 = 5;
+/// How often a running request renews its claim.
+pub const RENEW_EVERY_SECS: u64 = 1;
 pub const MAX_KEY_LEN: usize = 255;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -25,7 +38,7 @@ pub struct IdemScope {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Claim {
-    /// This request owns the key now.
+    /// This request owns the key now (under the owner it claimed with).
     Claimed,
     /// Another request with the same key is still running.
     InFlight,
@@ -33,21 +46,41 @@ pub enum Claim {
     Done {
         fingerprint: Vec<u8>,
         status: u16,
-        response: Value,
+        /// The response body as sent.
+        response: Vec<u8>,
     },
 }
 
 #[async_trait]
 pub trait IdempotencyRepo: Send + Sync {
-    async fn claim(&self, scope: &IdemScope, now: DateTime<Utc>) -> Result<Claim, StoreError>;
+    /// Claims the key for `owner` with a lease until `now` + [`LEASE_SECS`]: a new key, or an
+    /// in-flight one whose lease ran out before `now`.
+    async fn claim(
+        &self,
+        scope: &IdemScope,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Claim, StoreError>;
+    /// Extends `owner`'s lease to `now` + [`LEASE_SECS`]; false when the claim is no longer
+    /// `owner`'s (taken over, released or completed).
+    async fn renew(
+        &self,
+        scope: &IdemScope,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// Stores the response of `owner`'s successful request (nothing when the claim is no longer
+    /// `owner`'s).
     async fn complete(
         &self,
         scope: &IdemScope,
+        owner: &str,
         fingerprint: &[u8],
         status: u16,
-        response: &Value,
+        response: &[u8],
     ) -> Result<(), StoreError>;
-    async fn release(&self, scope: &IdemScope) -> Result<(), StoreError>;
+    /// Drops `owner`'s in-flight claim (never a completed record).
+    async fn release(&self, scope: &IdemScope, owner: &str) -> Result<(), StoreError>;
     /// Deletes records created before `before`; returns how many.
     async fn sweep(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
 }

@@ -6,9 +6,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use auth_core::{prefix_matches, StoreError};
 use chrono::{DateTime, Duration, Utc};
-use serde_json::Value;
 
-use crate::idempotency::{Claim, IdemScope, IdempotencyRepo, STALE_IN_FLIGHT_SECS};
+use crate::idempotency::{Claim, IdemScope, IdempotencyRepo, LEASE_SECS};
 use crate::path::is_hidden;
 use crate::store::{ListQuery, ObjectRecord, ObjectRepo};
 use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlRepo};
@@ -66,10 +65,11 @@ impl ObjectRepo for MemoryObjects {
 }
 
 struct IdemRow {
-    fingerprint: Option<Vec<u8>>,
-    status: Option<u16>,
-    response: Option<Value>,
-    done: bool,
+    fingerprint: Vec<u8>,
+    status: u16,
+    response: Vec<u8>,
+    /// The in-flight owner and its lease; `None` once done.
+    lease: Option<(String, DateTime<Utc>)>,
     created_at: DateTime<Utc>,
 }
 
@@ -78,56 +78,87 @@ pub struct MemoryIdempotency {
     rows: Mutex<HashMap<IdemScope, IdemRow>>,
 }
 
+fn lease_until(now: DateTime<Utc>) -> DateTime<Utc> {
+    now + Duration::seconds(LEASE_SECS)
+}
+
 #[async_trait]
 impl IdempotencyRepo for MemoryIdempotency {
-    async fn claim(&self, scope: &IdemScope, now: DateTime<Utc>) -> Result<Claim, StoreError> {
+    async fn claim(
+        &self,
+        scope: &IdemScope,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Claim, StoreError> {
         let mut rows = lock(&self.rows);
         if let Some(row) = rows.get(scope) {
-            if row.done {
-                return Ok(Claim::Done {
-                    fingerprint: row.fingerprint.clone().unwrap_or_default(),
-                    status: row.status.unwrap_or(200),
-                    response: row.response.clone().unwrap_or(Value::Null),
-                });
-            }
-            if now - row.created_at < Duration::seconds(STALE_IN_FLIGHT_SECS) {
-                return Ok(Claim::InFlight);
+            match &row.lease {
+                None => {
+                    return Ok(Claim::Done {
+                        fingerprint: row.fingerprint.clone(),
+                        status: row.status,
+                        response: row.response.clone(),
+                    })
+                }
+                Some((_, until)) if *until >= now => return Ok(Claim::InFlight),
+                Some(_) => {} // the lease ran out: take it over
             }
         }
         rows.insert(
             scope.clone(),
             IdemRow {
-                fingerprint: None,
-                status: None,
-                response: None,
-                done: false,
+                fingerprint: Vec::new(),
+                status: 0,
+                response: Vec::new(),
+                lease: Some((owner.to_owned(), lease_until(now))),
                 created_at: now,
             },
         );
         Ok(Claim::Claimed)
     }
 
+    async fn renew(
+        &self,
+        scope: &IdemScope,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let mut rows = lock(&self.rows);
+        match rows.get_mut(scope).and_then(|r| r.lease.as_mut()) {
+            Some((o, until)) if o == owner => {
+                *until = lease_until(now);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     async fn complete(
         &self,
         scope: &IdemScope,
+        owner: &str,
         fingerprint: &[u8],
         status: u16,
-        response: &Value,
+        response: &[u8],
     ) -> Result<(), StoreError> {
         let mut rows = lock(&self.rows);
-        let row = rows
-            .get_mut(scope)
-            .ok_or_else(|| StoreError::NotFound("idempotency record".into()))?;
-        row.fingerprint = Some(fingerprint.to_vec());
-        row.status = Some(status);
-        row.response = Some(response.clone());
-        row.done = true;
+        if let Some(row) = rows.get_mut(scope) {
+            if row.lease.as_ref().is_some_and(|(o, _)| o == owner) {
+                row.fingerprint = fingerprint.to_vec();
+                row.status = status;
+                row.response = response.to_vec();
+                row.lease = None;
+            }
+        }
         Ok(())
     }
 
-    async fn release(&self, scope: &IdemScope) -> Result<(), StoreError> {
+    async fn release(&self, scope: &IdemScope, owner: &str) -> Result<(), StoreError> {
         let mut rows = lock(&self.rows);
-        if rows.get(scope).is_some_and(|r| !r.done) {
+        if rows
+            .get(scope)
+            .is_some_and(|r| r.lease.as_ref().is_some_and(|(o, _)| o == owner))
+        {
             rows.remove(scope);
         }
         Ok(())

@@ -3,9 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use chrono::{Duration, Utc};
-use serde_json::json;
 
-use crate::idempotency::{Claim, IdemScope, IdempotencyRepo};
+use crate::idempotency::{Claim, IdemScope, IdempotencyRepo, LEASE_SECS};
 use crate::metadata::Metadata;
 use crate::store::{ListQuery, ObjectRecord, ObjectRepo};
 use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlRepo};
@@ -147,14 +146,14 @@ pub async fn idempotency_suite(repo: &dyn IdempotencyRepo) {
         route: "/v1/objects".into(),
         key: "k1".into(),
     };
-    assert_eq!(repo.claim(&s, now).await.unwrap(), Claim::Claimed);
-    assert_eq!(repo.claim(&s, now).await.unwrap(), Claim::InFlight);
+    assert_eq!(repo.claim(&s, "a", now).await.unwrap(), Claim::Claimed);
+    assert_eq!(repo.claim(&s, "b", now).await.unwrap(), Claim::InFlight);
     let other_route = IdemScope {
         route: "/v1/objects/bulk".into(),
         ..s.clone()
     };
     assert_eq!(
-        repo.claim(&other_route, now).await.unwrap(),
+        repo.claim(&other_route, "a", now).await.unwrap(),
         Claim::Claimed,
         "scope includes the route"
     );
@@ -163,51 +162,95 @@ pub async fn idempotency_suite(repo: &dyn IdempotencyRepo) {
         ..s.clone()
     };
     assert_eq!(
-        repo.claim(&other_cred, now).await.unwrap(),
+        repo.claim(&other_cred, "a", now).await.unwrap(),
         Claim::Claimed,
         "scope includes the credential"
     );
 
-    repo.complete(&s, b"fp", 200, &json!({"ok": true}))
-        .await
-        .unwrap();
+    // any response bytes are kept as sent, an escaped NUL included
+    let body = br#"{"ok":true,"path":"a\u0000b"}"#.to_vec();
+    repo.complete(&s, "b", b"fp", 200, b"{}").await.unwrap();
     assert_eq!(
-        repo.claim(&s, now).await.unwrap(),
+        repo.claim(&s, "c", now).await.unwrap(),
+        Claim::InFlight,
+        "only the owner completes"
+    );
+    repo.complete(&s, "a", b"fp", 200, &body).await.unwrap();
+    assert_eq!(
+        repo.claim(&s, "c", now).await.unwrap(),
         Claim::Done {
             fingerprint: b"fp".to_vec(),
             status: 200,
-            response: json!({"ok": true})
+            response: body.clone(),
         }
     );
-    repo.release(&s).await.unwrap();
+    repo.release(&s, "a").await.unwrap();
     assert!(
-        matches!(repo.claim(&s, now).await.unwrap(), Claim::Done { .. }),
+        matches!(repo.claim(&s, "c", now).await.unwrap(), Claim::Done { .. }),
         "release never drops a completed record"
     );
+    assert!(
+        !repo.renew(&s, "a", now).await.unwrap(),
+        "a done record has no lease"
+    );
 
-    repo.release(&other_route).await.unwrap();
+    repo.release(&other_route, "someone-else").await.unwrap();
     assert_eq!(
-        repo.claim(&other_route, now).await.unwrap(),
+        repo.claim(&other_route, "b", now).await.unwrap(),
+        Claim::InFlight,
+        "only the owner releases"
+    );
+    repo.release(&other_route, "a").await.unwrap();
+    assert_eq!(
+        repo.claim(&other_route, "b", now).await.unwrap(),
         Claim::Claimed,
         "a failed request can be retried"
     );
 
-    // a crashed instance's in-flight record is taken over after a while
-    let stale = IdemScope {
-        key: "stale".into(),
+    // a lease lives LEASE_SECS past its last renewal, then the next request takes it over
+    let leased = IdemScope {
+        key: "leased".into(),
         ..s.clone()
     };
+    let secs = Duration::seconds;
+    assert_eq!(repo.claim(&leased, "a", now).await.unwrap(), Claim::Claimed);
     assert_eq!(
-        repo.claim(&stale, now - Duration::seconds(3600))
+        repo.claim(&leased, "b", now + secs(LEASE_SECS))
             .await
             .unwrap(),
-        Claim::Claimed
+        Claim::InFlight
     );
-    assert_eq!(repo.claim(&stale, now).await.unwrap(), Claim::Claimed);
+    assert!(repo.renew(&leased, "a", now + secs(4)).await.unwrap());
+    assert!(!repo.renew(&leased, "b", now + secs(4)).await.unwrap());
+    assert_eq!(
+        repo.claim(&leased, "b", now + secs(4 + LEASE_SECS))
+            .await
+            .unwrap(),
+        Claim::InFlight,
+        "the renewal moved the lease"
+    );
+    // the owner crashed: no renewal
+    assert_eq!(
+        repo.claim(&leased, "b", now + secs(5 + LEASE_SECS))
+            .await
+            .unwrap(),
+        Claim::Claimed,
+        "taken over once the lease ran out"
+    );
+    assert!(!repo.renew(&leased, "a", now + secs(6)).await.unwrap());
+    repo.complete(&leased, "a", b"old", 200, b"{}")
+        .await
+        .unwrap();
+    repo.release(&leased, "a").await.unwrap();
+    assert_eq!(
+        repo.claim(&leased, "c", now + secs(6)).await.unwrap(),
+        Claim::InFlight,
+        "the old owner neither completes nor releases the new owner's claim"
+    );
 
-    let swept = repo.sweep(now + Duration::seconds(1)).await.unwrap();
+    let swept = repo.sweep(now + secs(LEASE_SECS + 10)).await.unwrap();
     assert!(swept >= 4, "swept {swept}");
-    assert_eq!(repo.claim(&s, now).await.unwrap(), Claim::Claimed);
+    assert_eq!(repo.claim(&s, "d", now).await.unwrap(), Claim::Claimed);
 }
 
 /// `org_id` and `key_id` must exist.

@@ -231,7 +231,7 @@ where
         }
         Err(e) => (Vec::new(), Err(e)),
     };
-    ticket.finish(state, &fingerprint, outcome).await
+    ticket.finish(&fingerprint, outcome).await
 }
 
 async fn store_single(
@@ -338,7 +338,7 @@ pub async fn upload_base64(
         return ticket.replay(&req, &fingerprint);
     }
     let outcome = store_base64(&state, &auth, body).await;
-    ticket.finish(&state, &fingerprint, outcome).await
+    ticket.finish(&fingerprint, outcome).await
 }
 
 async fn store_base64(
@@ -646,7 +646,7 @@ pub async fn delete_one(
             json!({ "success": true, "key": key, "status": status, "requestId": current_request_id() }),
         )
     });
-    ticket.finish(&state, &fingerprint, outcome).await
+    ticket.finish(&fingerprint, outcome).await
 }
 
 /// Deletes one key; returns the normalized key and `deleted` / `not_found`.
@@ -770,7 +770,7 @@ pub async fn bulk_delete(
             },
             Err(e) if e.code == Code::Unavailable || e.code == Code::Internal => {
                 // a dependency failure is not a per-path verdict: fail the request so it is retried
-                return ticket.finish(&state, &fingerprint, Err(e)).await;
+                return ticket.finish(&fingerprint, Err(e)).await;
             }
             Err(e) => BulkDeleteResult {
                 path: path.clone(),
@@ -786,5 +786,5 @@ pub async fn bulk_delete(
         StatusCode::OK,
         json!({ "success": true, "results": results, "requestId": current_request_id() }),
     ));
-    ticket.finish(&state, &fingerprint, outcome).await
+    ticket.finish(&fingerprint, outcome).await
 }

@@ -324,7 +324,7 @@ async fn upload_through(
         Ok(())
     };
     if let Err(e) = open {
-        return ticket.finish(state, &[], Err(e)).await;
+        return ticket.finish(&[], Err(e)).await;
     }
     let limits = FormLimits {
         max_file_size: record.max_file_size.max(1) as u64,
@@ -366,7 +366,7 @@ async fn upload_through(
         }
         Err(e) => (Vec::new(), Err(e)),
     };
-    ticket.finish(state, &fingerprint, outcome).await
+    ticket.finish(&fingerprint, outcome).await
 }
 
 async fn store_through_token(

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use auth_core::StoreError;
-use cdn_core::idempotency::{Claim, IdemScope, IdempotencyRepo, STALE_IN_FLIGHT_SECS};
+use cdn_core::idempotency::{Claim, IdemScope, IdempotencyRepo, LEASE_SECS};
 use cdn_core::metadata::Metadata;
 use cdn_core::store::{ListQuery, ObjectRecord, ObjectRepo};
 use cdn_core::upload_url::{Reservation, UploadUrlRecord, UploadUrlRepo};
@@ -199,9 +199,7 @@ impl PgIdempotency {
     }
 }
 
-fn idem_filter(
-    s: &IdemScope,
-) -> diesel::dsl::Find<idempotency_records::table, (&str, &str, &str, &str)> {
+fn idem_filter(s: &IdemScope) -> IdemRecord<'_> {
     idempotency_records::table.find((
         s.scope.as_str(),
         s.method.as_str(),
@@ -210,32 +208,64 @@ fn idem_filter(
     ))
 }
 
+type IdemRecord<'a> =
+    diesel::dsl::Find<idempotency_records::table, (&'a str, &'a str, &'a str, &'a str)>;
+type InFlightUnder<'a> = diesel::dsl::And<
+    diesel::dsl::Eq<idempotency_records::state, &'static str>,
+    diesel::dsl::Eq<idempotency_records::owner, &'a str>,
+>;
+
+/// The record while it is in flight under `owner`.
+fn owned_in_flight<'a>(
+    s: &'a IdemScope,
+    owner: &'a str,
+) -> diesel::dsl::Filter<IdemRecord<'a>, InFlightUnder<'a>> {
+    idem_filter(s).filter(
+        idempotency_records::state
+            .eq("in_flight")
+            .and(idempotency_records::owner.eq(owner)),
+    )
+}
+
+fn lease_until(now: DateTime<Utc>) -> DateTime<Utc> {
+    now + chrono::Duration::seconds(LEASE_SECS)
+}
+
 #[async_trait]
 impl IdempotencyRepo for PgIdempotency {
-    async fn claim(&self, s: &IdemScope, now: DateTime<Utc>) -> Result<Claim, StoreError> {
+    async fn claim(
+        &self,
+        s: &IdemScope,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Claim, StoreError> {
         let mut conn = self.db.conn().await?;
-        let stale_before = now - chrono::Duration::seconds(STALE_IN_FLIGHT_SECS);
-        // Insert, or take over a stale in-flight record; either way we own it.
+        // Insert, or take over an in-flight record whose lease ran out; either way we own it.
         use diesel::sql_types::{Text, Timestamptz};
         let claimed = diesel::sql_query(
-            "INSERT INTO idempotency_records (scope, method, route, idem_key, state, created_at) \
-             VALUES ($1, $2, $3, $4, 'in_flight', $5) \
-             ON CONFLICT (scope, method, route, idem_key) DO UPDATE SET created_at = EXCLUDED.created_at \
-             WHERE idempotency_records.state = 'in_flight' AND idempotency_records.created_at < $6",
+            "INSERT INTO idempotency_records \
+                 (scope, method, route, idem_key, state, owner, lease_expires_at, created_at) \
+             VALUES ($1, $2, $3, $4, 'in_flight', $5, $7, $6) \
+             ON CONFLICT (scope, method, route, idem_key) DO UPDATE \
+                 SET owner = EXCLUDED.owner, lease_expires_at = EXCLUDED.lease_expires_at, \
+                     created_at = EXCLUDED.created_at \
+             WHERE idempotency_records.state = 'in_flight' \
+               AND idempotency_records.lease_expires_at < $6",
         )
         .bind::<Text, _>(&s.scope)
         .bind::<Text, _>(&s.method)
         .bind::<Text, _>(&s.route)
         .bind::<Text, _>(&s.key)
+        .bind::<Text, _>(owner)
         .bind::<Timestamptz, _>(now)
-        .bind::<Timestamptz, _>(stale_before)
+        .bind::<Timestamptz, _>(lease_until(now))
         .execute(&mut conn)
         .await
         .map_err(db_error)?;
         if claimed == 1 {
             return Ok(Claim::Claimed);
         }
-        let row: Option<(String, Option<Vec<u8>>, Option<i32>, Option<Value>)> = idem_filter(s)
+        let row: Option<(String, Option<Vec<u8>>, Option<i32>, Option<Vec<u8>>)> = idem_filter(s)
             .select((
                 idempotency_records::state,
                 idempotency_records::fingerprint,
@@ -250,7 +280,7 @@ impl IdempotencyRepo for PgIdempotency {
             Some((state, fp, status, response)) if state == "done" => Claim::Done {
                 fingerprint: fp.unwrap_or_default(),
                 status: status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
-                response: response.unwrap_or(Value::Null),
+                response: response.unwrap_or_default(),
             },
             Some(_) => Claim::InFlight,
             // released between our insert attempt and the read: the caller may retry
@@ -258,20 +288,38 @@ impl IdempotencyRepo for PgIdempotency {
         })
     }
 
+    async fn renew(
+        &self,
+        s: &IdemScope,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::update(owned_in_flight(s, owner))
+            .set(idempotency_records::lease_expires_at.eq(lease_until(now)))
+            .execute(&mut conn)
+            .await
+            .map(|n| n == 1)
+            .map_err(db_error)
+    }
+
     async fn complete(
         &self,
         s: &IdemScope,
+        owner: &str,
         fingerprint: &[u8],
         status: u16,
-        response: &Value,
+        response: &[u8],
     ) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::update(idem_filter(s))
+        diesel::update(owned_in_flight(s, owner))
             .set((
                 idempotency_records::state.eq("done"),
                 idempotency_records::fingerprint.eq(fingerprint),
                 idempotency_records::status.eq(i32::from(status)),
                 idempotency_records::response.eq(response),
+                idempotency_records::owner.eq(None::<String>),
+                idempotency_records::lease_expires_at.eq(None::<DateTime<Utc>>),
             ))
             .execute(&mut conn)
             .await
@@ -279,9 +327,9 @@ impl IdempotencyRepo for PgIdempotency {
             .map_err(db_error)
     }
 
-    async fn release(&self, s: &IdemScope) -> Result<(), StoreError> {
+    async fn release(&self, s: &IdemScope, owner: &str) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::delete(idem_filter(s).filter(idempotency_records::state.eq("in_flight")))
+        diesel::delete(owned_in_flight(s, owner))
             .execute(&mut conn)
             .await
             .map(|_| ())

@@ -75,8 +75,10 @@ diesel::table! {
         fingerprint -> Nullable<Bytea>,
         state -> Text,
         status -> Nullable<Int4>,
-        response -> Nullable<Jsonb>,
+        response -> Nullable<Bytea>,
         created_at -> Timestamptz,
+        owner -> Nullable<Text>,
+        lease_expires_at -> Nullable<Timestamptz>,
     }
 }
 
