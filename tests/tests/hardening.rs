@@ -418,3 +418,126 @@ async fn a_response_echoing_a_nul_is_stored_and_replayed() {
     assert_eq!(retry.headers()["idempotent-replayed"], "true");
     assert_eq!(retry.bytes().await.unwrap(), first_body, "the same bytes");
 }
+
+/// Rows in a table (`ONLY` for the default partition itself).
+async fn count(app: &TestApp, from: &str) -> i64 {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = app.db.conn().await.unwrap();
+    let n: N = diesel::sql_query(format!("SELECT count(*) AS n FROM {from}"))
+        .get_result(&mut conn)
+        .await
+        .unwrap();
+    n.n
+}
+
+async fn sql(app: &TestApp, statement: &str) {
+    use diesel_async::SimpleAsyncConnection;
+    let mut conn = app.db.conn().await.unwrap();
+    conn.batch_execute(statement).await.unwrap();
+}
+
+fn todays_partition() -> String {
+    format!("log_events_p{}", chrono::Utc::now().format("%Y%m%d"))
+}
+
+fn batch(id: &str) -> Value {
+    json!({"batch_id": id, "events": [{"level": "info", "message": "player joined"}]})
+}
+
+#[tokio::test]
+async fn no_batch_lands_in_the_default_partition_of_a_fresh_database() {
+    let app = spawn().await;
+    sql(&app, &format!("DROP TABLE {}", todays_partition())).await;
+    // hold off partition creation, as a slow first maintenance would
+    let mut blocker = app.db.conn().await.unwrap();
+    {
+        use diesel_async::SimpleAsyncConnection;
+        blocker
+            .batch_execute("BEGIN; LOCK TABLE log_events_default IN SHARE MODE")
+            .await
+            .unwrap();
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let logs =
+        logs_http::Application::with_listener(std::sync::Arc::new(app.config.clone()), listener)
+            .unwrap();
+    let base = format!("http://127.0.0.1:{}", logs.port());
+    tokio::spawn(logs.run_until_stopped());
+    let ready = app
+        .client
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    let body: Value = ready.json().await.unwrap();
+    assert_eq!(body["checks"]["logPartitions"], "pending", "{body}");
+    let sent = tokio::spawn(
+        app.client
+            .post(format!("{base}/v1/servers/abc123/logs"))
+            .bearer_auth(&app.server_key)
+            .json(&batch("fresh-batch-1"))
+            .send(),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await; // let the batch reach the server
+    {
+        use diesel_async::SimpleAsyncConnection;
+        blocker.batch_execute("COMMIT").await.unwrap();
+    }
+    let res = sent.await.unwrap().unwrap();
+    assert_eq!(res.status(), 202, "{}", res.text().await.unwrap());
+    assert_eq!(count(&app, "ONLY log_events_default").await, 0);
+    assert_eq!(count(&app, &todays_partition()).await, 1);
+    let ready = app
+        .client
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+}
+
+#[tokio::test]
+async fn maintenance_moves_stray_events_out_of_the_default_partition() {
+    let app = spawn().await;
+    sql(&app, &format!("DROP TABLE {}", todays_partition())).await;
+    // this instance's partitions were ready before the drop: the batch lands in the default
+    // partition, as batches did on a fresh database before partitions were waited for
+    for id in ["stray-batch-1", "stray-batch-2"] {
+        let res = app
+            .client
+            .post(format!("{}/v1/servers/abc123/logs", app.logs))
+            .bearer_auth(&app.server_key)
+            .json(&batch(id))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 202);
+    }
+    assert_eq!(count(&app, "ONLY log_events_default").await, 2);
+    let report = stow_db::logs::maintain_partitions(&app.db).await.unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert!(report.created.contains(&todays_partition()), "{report:?}");
+    assert_eq!(report.moved_from_default, 2);
+    assert_eq!(count(&app, "ONLY log_events_default").await, 0);
+    assert_eq!(count(&app, &todays_partition()).await, 2);
+    let found: Value = app
+        .post("/v1/logs/query", &app.dev_key)
+        .json(&json!({
+            "serverId": "abc123",
+            "from": (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339(),
+            "to": (chrono::Utc::now() + chrono::Duration::minutes(5)).to_rfc3339(),
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(found["events"].as_array().unwrap().len(), 2, "{found}");
+}

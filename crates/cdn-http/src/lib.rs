@@ -165,6 +165,7 @@ impl Application {
         let readiness = web::Data::new(Readiness {
             db: state.db.clone(),
             objects: Some(state.objects.clone()),
+            gates: Vec::new(),
         });
         let state = web::Data::new(state);
         let app_state = state.clone();

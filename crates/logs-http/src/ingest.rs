@@ -122,6 +122,23 @@ fn count_batch(outcome: &'static str) {
     metrics::counter!("logs_batches_total", "outcome" => outcome).increment(1);
 }
 
+/// Waits (bounded) for this instance's first partition maintenance: a batch stored before the
+/// day's partition exists would land in the default partition.
+async fn partitions_ready(state: &LogsState) -> Result<(), ApiError> {
+    let mut ready = state.partitions_ready.clone();
+    if *ready.borrow() {
+        return Ok(());
+    }
+    let waited = tokio::time::timeout(crate::PARTITIONS_WAIT, ready.wait_for(|r| *r))
+        .await
+        .is_ok_and(|r| r.is_ok());
+    if waited {
+        Ok(())
+    } else {
+        Err(ApiError::unavailable())
+    }
+}
+
 async fn ingest(
     state: &LogsState,
     ctx: &AuthContext,
@@ -132,6 +149,7 @@ async fn ingest(
     let server = resolve(state, ctx, named).await?;
     check_content_type(req)?;
     let body = stow_http::body::read_limited(req, payload, MAX_BODY_BYTES).await?;
+    partitions_ready(state).await?;
     let now = Utc::now();
     let batch = parse_batch(&body, now).inspect_err(|_| count_batch("rejected"));
     let batch = batch.map_err(|e| match e {

@@ -7,6 +7,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::watch;
+
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use serde::Serialize;
@@ -71,7 +73,16 @@ pub struct LogsState {
     pub db: Db,
     pub accounts: Arc<PgAccounts>,
     pub store: Arc<dyn logs_core::LogStore>,
+    /// True once this instance has made sure the daily partitions around today exist; batches
+    /// wait for it (see [`ingest`]), so no event lands in the default partition of a fresh
+    /// database.
+    pub partitions_ready: watch::Receiver<bool>,
 }
+
+/// How long a batch waits for the first partition maintenance before it is answered 503.
+pub const PARTITIONS_WAIT: Duration = Duration::from_secs(5);
+/// How soon partition maintenance is tried again after it failed.
+const MAINTENANCE_RETRY: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -104,6 +115,7 @@ pub struct Application {
     port: u16,
     server: actix_web::dev::Server,
     db: Db,
+    partitions_ready: watch::Sender<bool>,
 }
 
 impl Application {
@@ -121,11 +133,13 @@ impl Application {
             .port();
         let db = Db::connect(&config.db_config()).map_err(|e| StartError(e.to_string()))?;
         let accounts = Arc::new(PgAccounts::new(db.clone()));
+        let (partitions_ready, partitions) = watch::channel(false);
         let state = web::Data::new(LogsState {
             config: Arc::clone(&config),
             db: db.clone(),
             accounts: Arc::clone(&accounts),
             store: Arc::new(PgLogs::new(db.clone())),
+            partitions_ready: partitions.clone(),
         });
         let authenticator = web::Data::new(Authenticator::new(
             accounts,
@@ -136,6 +150,7 @@ impl Application {
         let readiness = web::Data::new(Readiness {
             db: db.clone(),
             objects: None,
+            gates: vec![("logPartitions", partitions)],
         });
         let body_idle_timeout = config.body_idle_timeout;
         let server = HttpServer::new(move || {
@@ -157,30 +172,49 @@ impl Application {
         .listen(listener)
         .map_err(|e| StartError(e.to_string()))?
         .run();
-        Ok(Self { port, server, db })
+        Ok(Self {
+            port,
+            server,
+            db,
+            partitions_ready,
+        })
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// Serves until SIGINT/SIGTERM, maintaining log partitions hourly in the background.
+    /// Serves until SIGINT/SIGTERM, maintaining log partitions in the background: at once (batches
+    /// and readiness wait for that first run, retried every few seconds until it succeeds), then
+    /// hourly.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let db = self.db.clone();
+        let ready = self.partitions_ready;
         let maintenance = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(3600));
             loop {
-                tick.tick().await;
-                match stow_db::logs::maintain_partitions(&db).await {
-                    Ok(r) => tracing::info!(
-                        created = r.created.len(),
-                        dropped = r.dropped.len(),
-                        vacuumed = r.vacuumed.len(),
-                        failed = r.failed.len(),
-                        "log partitions maintained"
-                    ),
-                    Err(e) => tracing::warn!(error = %e, "log partition maintenance failed"),
-                }
+                let next = match stow_db::logs::maintain_partitions(&db).await {
+                    Ok(r) => {
+                        tracing::info!(
+                            created = r.created.len(),
+                            dropped = r.dropped.len(),
+                            vacuumed = r.vacuumed.len(),
+                            moved = r.moved_from_default,
+                            failed = r.failed.len(),
+                            "log partitions maintained"
+                        );
+                        ready.send_replace(true);
+                        Duration::from_secs(3600)
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "log partition maintenance failed");
+                        if *ready.borrow() {
+                            Duration::from_secs(3600)
+                        } else {
+                            MAINTENANCE_RETRY
+                        }
+                    }
+                };
+                tokio::time::sleep(next).await;
             }
         });
         let result = self.server.await;

@@ -4,7 +4,8 @@
 use chrono::{Duration, NaiveDate, Utc};
 use diesel::sql_types::{BigInt, Text};
 use diesel::QueryableByName;
-use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl, SimpleAsyncConnection};
 
 use auth_core::StoreError;
 
@@ -35,6 +36,8 @@ pub struct MaintenanceReport {
     pub failed: Vec<String>,
     /// Closed (past-day) partitions vacuumed and analyzed because they had new events.
     pub vacuumed: Vec<String>,
+    /// Events moved out of the default partition into the day partitions created for them.
+    pub moved_from_default: u64,
 }
 
 #[derive(QueryableByName)]
@@ -75,14 +78,12 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
         if !exists.is_empty() {
             continue;
         }
-        let sql = format!(
-            "CREATE TABLE IF NOT EXISTS {name} PARTITION OF log_events \
-             FOR VALUES FROM ('{day} 00:00:00+00') TO ('{next} 00:00:00+00')"
-        );
-        match conn.batch_execute(&sql).await {
-            Ok(()) => report.created.push(name),
+        match create_partition(&mut conn, &name, day, next).await {
+            Ok(moved) => {
+                report.moved_from_default += moved;
+                report.created.push(name);
+            }
             Err(e) => {
-                // e.g. rows for that day already sit in the default partition
                 tracing::warn!(partition = %name, error = %e, "creating log partition failed");
                 report.failed.push(name);
             }
@@ -141,6 +142,46 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
         }
     }
     Ok(report)
+}
+
+/// Creates the partition `name` for `day`, moving the day's events out of the default partition
+/// into it in the same transaction (Postgres refuses to create a partition whose rows sit in the
+/// default one). The default partition is locked against inserts meanwhile, so no event of that
+/// day can land there between the move and the creation. Returns how many events moved.
+async fn create_partition(
+    conn: &mut crate::Conn,
+    name: &str,
+    day: NaiveDate,
+    next: NaiveDate,
+) -> Result<u64, diesel::result::Error> {
+    let (from, to) = (format!("{day} 00:00:00+00"), format!("{next} 00:00:00+00"));
+    conn.transaction::<_, diesel::result::Error, _>(|conn| {
+        async move {
+            conn.batch_execute(
+                "LOCK TABLE log_events_default IN SHARE ROW EXCLUSIVE MODE; \
+                 CREATE TEMP TABLE log_events_stray (LIKE log_events) ON COMMIT DROP",
+            )
+            .await?;
+            let moved = diesel::sql_query(
+                "WITH moved AS (DELETE FROM log_events_default \
+                     WHERE occurred_at >= $1::timestamptz AND occurred_at < $2::timestamptz RETURNING *) \
+                 INSERT INTO log_events_stray SELECT * FROM moved",
+            )
+            .bind::<Text, _>(&from)
+            .bind::<Text, _>(&to)
+            .execute(conn)
+            .await?;
+            conn.batch_execute(&format!(
+                "CREATE TABLE IF NOT EXISTS {name} PARTITION OF log_events \
+                 FOR VALUES FROM ('{from}') TO ('{to}'); \
+                 INSERT INTO log_events SELECT * FROM log_events_stray"
+            ))
+            .await?;
+            Ok(moved as u64)
+        }
+        .scope_boxed()
+    })
+    .await
 }
 
 /// Usage figures of an organization for the current month.

@@ -11,6 +11,9 @@ use stow_objects::Objects;
 pub struct Readiness {
     pub db: Db,
     pub objects: Option<Objects>,
+    /// Conditions the host sets itself (e.g. `logPartitions` once the day's partitions exist):
+    /// not ready while one is false.
+    pub gates: Vec<(&'static str, tokio::sync::watch::Receiver<bool>)>,
 }
 
 #[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process is up")))]
@@ -33,10 +36,15 @@ pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
         Some(o) => Some(o.ping().await.is_ok()),
         None => None,
     };
-    let ready = db_ok && store_ok.unwrap_or(true);
+    let mut ready = db_ok && store_ok.unwrap_or(true);
     let mut checks = json!({ "database": if db_ok { "ok" } else { "unavailable" } });
     if let Some(ok) = store_ok {
         checks["objectStore"] = json!(if ok { "ok" } else { "unavailable" });
+    }
+    for (name, gate) in &readiness.gates {
+        let ok = *gate.borrow();
+        ready &= ok;
+        checks[*name] = json!(if ok { "ok" } else { "pending" });
     }
     let body = json!({ "status": if ready { "ready" } else { "unavailable" }, "checks": checks });
     if ready {
