@@ -541,3 +541,105 @@ async fn maintenance_moves_stray_events_out_of_the_default_partition() {
         .unwrap();
     assert_eq!(found["events"].as_array().unwrap().len(), 2, "{found}");
 }
+
+/// A small tmpfs, unmounted on drop; `None` when this user may not mount (not root).
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Self> {
+        let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("stowage-full-{}", ulid::Ulid::new()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "root could not mount a tmpfs at {}",
+            dir.display()
+        );
+        Some(Self(dir))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn a_full_disk_answers_507_and_readiness_says_degraded() {
+    let app = spawn().await;
+    let Some(disk) = Tmpfs::mount("256k") else {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    };
+    let mut config = app.config.clone();
+    config.object_store_url = format!("file://{}", disk.0.display());
+    let state = cdn_http::build_state(std::sync::Arc::new(config)).unwrap();
+    let cdn = cdn_http::Application::with_listener(
+        state,
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+    )
+    .unwrap();
+    let base = format!("http://127.0.0.1:{}", cdn.port());
+    tokio::spawn(cdn.run_until_stopped());
+    let upload = |name: &str, size: usize| {
+        let form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(vec![7u8; size]).file_name(name.to_owned()),
+        );
+        app.client
+            .post(format!("{base}/v1/objects"))
+            .bearer_auth(&app.dev_key)
+            .multipart(form)
+            .send()
+    };
+    let readyz = || app.client.get(format!("{base}/readyz")).send();
+
+    // another tenant of the disk fills it up
+    let filler = disk.0.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        while f.write_all(&[0u8; 4096]).is_ok() {}
+    }
+    for size in [10_000, 2_000_000] {
+        // written whole, and streamed in batches
+        let res = upload("big.bin", size).await.unwrap();
+        assert_eq!(
+            res.headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().to_owned()),
+            Some("60".to_owned()),
+            "{size}: {}",
+            res.status()
+        );
+        expect_error_mentioning(res, 507, "INSUFFICIENT_STORAGE", "out of space").await;
+        let res = readyz().await.unwrap();
+        assert_eq!(
+            res.status(),
+            200,
+            "reads still work: the instance stays in rotation"
+        );
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["status"], "degraded", "{body}");
+        assert_eq!(body["checks"]["objectStore"], "out_of_space", "{body}");
+    }
+    // nothing half-written: no row for the refused uploads
+    assert!(app.list_keys(&app.dev_key, None).await.is_empty());
+    // space is freed: readiness sees it before any upload does
+    std::fs::remove_file(&filler).unwrap();
+    let body: Value = readyz().await.unwrap().json().await.unwrap();
+    assert_eq!(body["status"], "ready", "{body}");
+    let res = upload("small.bin", 10_000).await.unwrap();
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["small.bin"]);
+}

@@ -270,8 +270,50 @@ impl From<stow_objects::ObjectsError> for ApiError {
                 tracing::warn!(error = %detail, request_id = %current_request_id(), "object store unavailable");
                 ApiError::unavailable()
             }
+            O::NoSpace(detail) => {
+                // every upload fails alike until space is freed: one line per interval, not one
+                // per request
+                if NO_SPACE_LOG.ready() {
+                    tracing::error!(error = %detail, "object store is out of space; uploads answer 507 until space is freed");
+                }
+                ApiError::new(
+                    Code::InsufficientStorage,
+                    "the object store is out of space; nothing was stored, retry later",
+                )
+            }
             other => ApiError::internal(other),
         }
+    }
+}
+
+/// How often the out-of-space error is logged while it lasts.
+const NO_SPACE_LOG_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+static NO_SPACE_LOG: LogThrottle = LogThrottle::new(NO_SPACE_LOG_INTERVAL);
+
+/// Lets one log line through per interval.
+pub struct LogThrottle {
+    interval: std::time::Duration,
+    last: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl LogThrottle {
+    pub const fn new(interval: std::time::Duration) -> Self {
+        Self {
+            interval,
+            last: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// True at most once per interval.
+    pub fn ready(&self) -> bool {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        if last.is_some_and(|at| now.duration_since(at) < self.interval) {
+            return false;
+        }
+        *last = Some(now);
+        true
     }
 }
 
@@ -415,6 +457,21 @@ mod tests {
             .retry_after
             .is_some());
         assert!(ApiError::new(Code::Conflict, "x").retry_after.is_none());
+    }
+
+    #[test]
+    fn a_full_store_is_a_507_with_retry_after_and_logged_once_per_interval() {
+        let e = ApiError::from(stow_objects::ObjectsError::NoSpace(
+            "/data: No space left".into(),
+        ));
+        assert_eq!(e.code, Code::InsufficientStorage);
+        assert_eq!(e.code.status(), 507);
+        assert_eq!(e.retry_after, Some(INSUFFICIENT_STORAGE_RETRY_SECS));
+        assert!(!e.message.contains("/data"));
+        let throttle = LogThrottle::new(std::time::Duration::from_secs(3600));
+        assert!(throttle.ready());
+        assert!(!throttle.ready());
+        assert!(!throttle.ready());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `GET /healthz` (process up) and `GET /readyz` (database and object store reachable).
+//! `GET /healthz` (process up) and `GET /readyz` (database and object store reachable; degraded
+//! while the object store is out of space).
 
 use actix_web::{web, HttpResponse};
 use serde_json::json;
@@ -26,27 +27,36 @@ pub async fn healthz() -> HttpResponse {
     path = "/readyz",
     tag = "health",
     responses(
-        (status = 200, description = "Database and object store reachable"),
+        (status = 200, description = "Database and object store reachable (`status` is `degraded`, `checks.objectStore` `out_of_space`, while the store refuses writes for lack of space)"),
         (status = 503, description = "A dependency is unreachable; see `checks`")
     )
 )]
 pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
     let db_ok = readiness.db.ping().await.is_ok();
-    let store_ok = match &readiness.objects {
-        Some(o) => Some(o.ping().await.is_ok()),
+    let store = match &readiness.objects {
+        Some(o) if o.ping().await.is_err() => Some("unavailable"),
+        // reads still work, so the instance stays in rotation, but writes fail: degraded
+        Some(o) if !o.probe_space().await => Some("out_of_space"),
+        Some(_) => Some("ok"),
         None => None,
     };
-    let mut ready = db_ok && store_ok.unwrap_or(true);
+    let mut ready = db_ok && store != Some("unavailable");
+    let degraded = store == Some("out_of_space");
     let mut checks = json!({ "database": if db_ok { "ok" } else { "unavailable" } });
-    if let Some(ok) = store_ok {
-        checks["objectStore"] = json!(if ok { "ok" } else { "unavailable" });
+    if let Some(state) = store {
+        checks["objectStore"] = json!(state);
     }
     for (name, gate) in &readiness.gates {
         let ok = *gate.borrow();
         ready &= ok;
         checks[*name] = json!(if ok { "ok" } else { "pending" });
     }
-    let body = json!({ "status": if ready { "ready" } else { "unavailable" }, "checks": checks });
+    let status = match (ready, degraded) {
+        (false, _) => "unavailable",
+        (true, true) => "degraded",
+        (true, false) => "ready",
+    };
+    let body = json!({ "status": status, "checks": checks });
     if ready {
         HttpResponse::Ok().json(body)
     } else {

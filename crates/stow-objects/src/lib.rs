@@ -18,6 +18,7 @@
 //! the bytes and the directory entry naming them are on disk; a caller commits its row after.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,6 +51,9 @@ pub enum ObjectsError {
     NotFound,
     #[error("object store unavailable: {0}")]
     Unavailable(String),
+    /// The store has no space left (disk full, quota): writes fail until space is freed.
+    #[error("object store is out of space: {0}")]
+    NoSpace(String),
     #[error("object store error: {0}")]
     Other(String),
     #[error("invalid OBJECT_STORE_URL: {0}")]
@@ -74,6 +78,9 @@ pub struct Objects {
     description: String,
     /// Set for the local filesystem backend, whose writes go through the `local` module.
     local: Option<Arc<LocalFileSystem>>,
+    /// Set when a write failed for lack of space, cleared by the next write that succeeds (or a
+    /// successful [`Objects::probe_space`]): readiness reports the store as degraded meanwhile.
+    out_of_space: Arc<AtomicBool>,
 }
 
 impl Objects {
@@ -148,6 +155,7 @@ impl Objects {
             op_timeout: Duration::from_secs(30),
             supports_attributes,
             description,
+            out_of_space: Arc::new(AtomicBool::new(false)),
             local: None,
         }
     }
@@ -201,11 +209,16 @@ impl Objects {
             Ok(r) => r,
             Err(_) => Err(ObjectsError::Unavailable("operation timed out".into())),
         };
+        if matches!(result, Err(ObjectsError::NoSpace(_)))
+            && !self.out_of_space.swap(true, Ordering::Relaxed)
+        {
+            metrics::gauge!("object_store_out_of_space").set(1.0);
+        }
         metrics::histogram!("object_store_operation_duration_seconds")
             .record(started.elapsed().as_secs_f64());
         if matches!(
             result,
-            Err(ObjectsError::Unavailable(_)) | Err(ObjectsError::Other(_))
+            Err(ObjectsError::Unavailable(_) | ObjectsError::Other(_) | ObjectsError::NoSpace(_))
         ) {
             metrics::counter!("object_store_errors_total").increment(1);
         }
@@ -235,6 +248,36 @@ impl Objects {
         }
     }
 
+    /// Whether the last write attempt failed for lack of space (and none succeeded since).
+    pub fn out_of_space(&self) -> bool {
+        self.out_of_space.load(Ordering::Relaxed)
+    }
+
+    fn wrote(&self) {
+        if self.out_of_space.swap(false, Ordering::Relaxed) {
+            metrics::gauge!("object_store_out_of_space").set(0.0);
+            tracing::info!(store = %self.description, "object store accepts writes again");
+        }
+    }
+
+    /// While the store is out of space: writes and removes a one-byte probe, clearing the state
+    /// when that works (space was freed with no upload since). True when the store takes writes.
+    pub async fn probe_space(&self) -> bool {
+        if !self.out_of_space() {
+            return true;
+        }
+        let probe = Path::from("readyz-space-probe");
+        if self
+            .put(&probe, Bytes::from_static(b"."), None)
+            .await
+            .is_err()
+        {
+            return false;
+        }
+        let _ = self.delete(&probe).await;
+        true
+    }
+
     /// Writes a whole body at once.
     pub async fn put(
         &self,
@@ -242,16 +285,22 @@ impl Objects {
         body: Bytes,
         content_type: Option<&str>,
     ) -> Result<(), ObjectsError> {
-        if let Some(file) = self.local_file(location) {
-            return self.put_local(file?, vec![body]).await;
-        }
-        let opts = PutOptions {
-            attributes: self.attributes(content_type),
-            ..Default::default()
+        let result = match self.local_file(location) {
+            Some(file) => self.put_local(file?, vec![body]).await,
+            None => {
+                let opts = PutOptions {
+                    attributes: self.attributes(content_type),
+                    ..Default::default()
+                };
+                self.timed(self.store.put_opts(location, PutPayload::from(body), opts))
+                    .await
+                    .map(drop)
+            }
         };
-        self.timed(self.store.put_opts(location, PutPayload::from(body), opts))
-            .await
-            .map(drop)
+        if result.is_ok() {
+            self.wrote();
+        }
+        result
     }
 
     /// A whole local object, written and flushed in one blocking task.
@@ -265,9 +314,7 @@ impl Objects {
         self.timed_io(async {
             task.await
                 .map_err(|e| ObjectsError::Other(e.to_string()))?
-                .map_err(|(file, e)| {
-                    ObjectsError::Other(format!("writing {}: {e}", file.display()))
-                })
+                .map_err(|(file, e)| write_error(&format!("writing {}", file.display()), e))
         })
         .await
     }
@@ -459,7 +506,7 @@ impl ObjectWriter {
     /// Completes the object. On error nothing is visible at the location.
     pub async fn finish(self) -> Result<(), ObjectsError> {
         let objects = self.objects;
-        match self.sink {
+        let result = match self.sink {
             Sink::Multipart(mp) => objects.timed(mp.finish()).await.map(drop),
             Sink::Local(upload) => {
                 objects
@@ -480,7 +527,11 @@ impl ObjectWriter {
                         .map(drop)
                 }
             },
+        };
+        if result.is_ok() {
+            objects.wrote();
         }
+        result
     }
 
     /// Abandons the object; any staged bytes are removed.
@@ -498,12 +549,43 @@ impl ObjectWriter {
 }
 
 fn local_error(e: std::io::Error) -> ObjectsError {
-    ObjectsError::Other(format!("local object store: {e}"))
+    write_error("local object store", e)
+}
+
+/// A failed local write: out of space (`ENOSPC`, `EDQUOT`) or anything else.
+fn write_error(context: &str, e: std::io::Error) -> ObjectsError {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+            ObjectsError::NoSpace(format!("{context}: {e}"))
+        }
+        _ => ObjectsError::Other(format!("{context}: {e}")),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_disk_is_out_of_space_not_a_plain_error() {
+        use std::io::{Error, ErrorKind};
+        for kind in [ErrorKind::StorageFull, ErrorKind::QuotaExceeded] {
+            assert!(
+                matches!(local_error(Error::from(kind)), ObjectsError::NoSpace(_)),
+                "{kind:?}"
+            );
+        }
+        // ENOSPC as the OS reports it
+        assert!(matches!(
+            local_error(Error::from_raw_os_error(28)),
+            ObjectsError::NoSpace(_)
+        ));
+        assert!(matches!(
+            local_error(Error::from(ErrorKind::PermissionDenied)),
+            ObjectsError::Other(_)
+        ));
+    }
 
     #[tokio::test]
     async fn small_and_large_writes_round_trip() {
