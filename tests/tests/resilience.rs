@@ -323,3 +323,71 @@ async fn a_retry_after_a_crash_takes_over_the_idempotency_key_within_seconds() {
     eprintln!("the retry went through {waited:?} after the crash");
     assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["slow.bin"]);
 }
+
+/// Stale-if-error: during a database outage, delivery serves what its caches hold (a short
+/// outage does not take every cached image off every in-game screen); what it never saw is 503.
+#[tokio::test]
+async fn cached_objects_are_delivered_through_a_database_outage() {
+    let direct = spawn().await;
+    let proxy = Proxy::start("127.0.0.1:5432".into()).await;
+    let mut config = direct.config.clone();
+    config.database_url = direct
+        .db_url
+        .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port));
+    config.db_acquire_timeout = Duration::from_millis(1500);
+    let state = cdn_http::build_state(Arc::new(config)).unwrap();
+    let app = cdn_http::Application::with_listener(
+        state,
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+    )
+    .unwrap();
+    let cdn = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    let png = png_bytes();
+    for name in ["hot.png", "cold.png"] {
+        assert_eq!(
+            direct
+                .upload(&direct.dev_key, name, png.clone(), Some("icons"))
+                .await
+                .status(),
+            200
+        );
+    }
+    let get = |name: &str| {
+        direct
+            .client
+            .get(format!("{cdn}/cdn/test-org/icons/{name}"))
+            .send()
+    };
+    let hot = get("hot.png").await.unwrap();
+    assert_eq!(hot.status(), 200);
+    assert_eq!(hot.bytes().await.unwrap().to_vec(), png);
+    // past the row cache's freshness, so every request below must ask the database first
+    tokio::time::sleep(cdn_http::state::DELIVERY_ROW_TTL + Duration::from_millis(100)).await;
+
+    proxy.cut();
+    for _ in 0..3 {
+        let res = get("hot.png").await.unwrap();
+        assert_eq!(res.status(), 200, "served from the caches");
+        assert_eq!(
+            res.headers()["etag"],
+            hot_etag(&direct, "icons/hot.png").await
+        );
+        assert_eq!(res.bytes().await.unwrap().to_vec(), png);
+    }
+    let res = get("cold.png").await.unwrap();
+    assert_eq!(res.status(), 503, "never cached: nothing to serve");
+    proxy.restore();
+}
+
+async fn hot_etag(app: &TestApp, key: &str) -> String {
+    let body: Value = app
+        .get(&format!("/v1/objects?path={key}"), &app.dev_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    format!("\"{}\"", body["objects"][0]["etag"].as_str().unwrap())
+}

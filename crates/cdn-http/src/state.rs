@@ -26,6 +26,13 @@ pub const SMALL_OBJECT_BYTES: u64 = 256 * 1024;
 /// by another instance for up to this long (this instance forgets it at once).
 pub const DELIVERY_ROW_TTL: Duration = Duration::from_secs(1);
 
+/// How long delivery keeps serving a cached row or workspace while the database is unreachable
+/// (stale-if-error): a short outage does not take every cached image off every in-game screen.
+pub const STALE_IF_ERROR: Duration = Duration::from_secs(600);
+/// After a failed lookup, delivery answers from the caches without asking the database for this
+/// long, so a cached image is not held up by a connection attempt per request during an outage.
+const OUTAGE_BACKOFF: Duration = Duration::from_secs(2);
+
 /// Weighs cached byte buffers by their length.
 #[derive(Clone)]
 pub struct ByteWeighter;
@@ -56,6 +63,8 @@ pub struct CdnState {
     slugs: Mutex<HashMap<String, (Instant, Option<Org>)>>,
     /// Refused uploads per upload-URL token hash, on this instance.
     refused: RefusedCache,
+    /// When delivery last found the database unreachable.
+    outage_at: Mutex<Option<Instant>>,
 }
 
 const SLUG_CACHE_TTL: Duration = Duration::from_secs(30);
@@ -86,6 +95,7 @@ impl CdnState {
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
             slugs: Mutex::new(HashMap::new()),
             refused: RefusedCache::new(100_000),
+            outage_at: Mutex::new(None),
         }
     }
 
@@ -103,26 +113,71 @@ impl CdnState {
         url
     }
 
-    /// The organization behind a workspace slug (cached briefly; slugs never change).
+    /// The organization behind a workspace slug (cached briefly; slugs never change; served
+    /// stale while the database is unreachable, see [`STALE_IF_ERROR`]).
     pub async fn org_by_slug(&self, slug: &str) -> Result<Option<Org>, auth_core::StoreError> {
-        let now = Instant::now();
-        if let Some((at, org)) = self
+        let cached = self
             .slugs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(slug)
-        {
-            if now.duration_since(*at) < SLUG_CACHE_TTL {
-                return Ok(org.clone());
+            .cloned();
+        let lookup = self.lookup(cached, SLUG_CACHE_TTL, || {
+            self.accounts.find_org_by_slug(slug)
+        });
+        let (org, fresh) = lookup.await?;
+        if let Some(at) = fresh {
+            let mut cache = self.slugs.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.len() > 10_000 {
+                cache.clear();
             }
+            cache.insert(slug.to_owned(), (at, org.clone()));
         }
-        let org = self.accounts.find_org_by_slug(slug).await?;
-        let mut cache = self.slugs.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() > 10_000 {
-            cache.clear();
-        }
-        cache.insert(slug.to_owned(), (now, org.clone()));
         Ok(org)
+    }
+
+    /// Whether a lookup found the database unreachable within [`OUTAGE_BACKOFF`].
+    fn in_outage(&self, now: Instant) -> bool {
+        self.outage_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|at| now.duration_since(at) < OUTAGE_BACKOFF)
+    }
+
+    /// A cached value while it is younger than `ttl`; else `load`'s answer (with the time to
+    /// cache it at); else, when the database is unreachable, the cached value while it is
+    /// younger than [`STALE_IF_ERROR`].
+    async fn lookup<T, F>(
+        &self,
+        cached: Option<(Instant, T)>,
+        ttl: Duration,
+        load: impl FnOnce() -> F,
+    ) -> Result<(T, Option<Instant>), auth_core::StoreError>
+    where
+        F: std::future::Future<Output = Result<T, auth_core::StoreError>>,
+    {
+        let now = Instant::now();
+        if let Some((at, value)) = cached {
+            let age = now.duration_since(at);
+            if age < ttl || (age < STALE_IF_ERROR && self.in_outage(now)) {
+                return Ok((value, None));
+            }
+            return match load().await {
+                Ok(fresh) => Ok((fresh, Some(now))),
+                Err(auth_core::StoreError::Unavailable(e)) if age < STALE_IF_ERROR => {
+                    tracing::warn!(error = %e, "database unreachable; delivery serves its cached state");
+                    *self.outage_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+                    metrics::counter!("delivery_stale_if_error_total").increment(1);
+                    Ok((value, None))
+                }
+                Err(e) => Err(e),
+            };
+        }
+        let fresh = load().await;
+        if matches!(fresh, Err(auth_core::StoreError::Unavailable(_))) {
+            *self.outage_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+        }
+        Ok((fresh?, Some(now)))
     }
 
     /// A slot of the organization's concurrent-search limit (per instance), or `None` when all
@@ -142,20 +197,21 @@ impl CdnState {
         sem.try_acquire_owned().ok()
     }
 
-    /// The row behind a public key, reused for [`DELIVERY_ROW_TTL`].
+    /// The row behind a public key, reused for [`DELIVERY_ROW_TTL`] (and served stale while the
+    /// database is unreachable, see [`STALE_IF_ERROR`]).
     pub async fn delivery_row(
         &self,
         org_id: &str,
         key: &str,
     ) -> Result<Option<ObjectRecord>, auth_core::StoreError> {
         let cache_key = (org_id.to_owned(), key.to_owned());
-        if let Some((at, row)) = self.rows.get(&cache_key) {
-            if at.elapsed() < DELIVERY_ROW_TTL {
-                return Ok(row);
-            }
+        let cached = self.rows.get(&cache_key);
+        let (row, fresh) = self
+            .lookup(cached, DELIVERY_ROW_TTL, || self.repo.get(org_id, key))
+            .await?;
+        if let Some(at) = fresh {
+            self.rows.insert(cache_key, (at, row.clone()));
         }
-        let row = self.repo.get(org_id, key).await?;
-        self.rows.insert(cache_key, (Instant::now(), row.clone()));
         Ok(row)
     }
 
