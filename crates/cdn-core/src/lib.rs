@@ -8,6 +8,8 @@ pub mod listing;
 pub mod memory;
 pub mod metadata;
 pub mod path;
+#[cfg(test)]
+mod proptests;
 pub mod range;
 pub mod store;
 #[cfg(any(test, feature = "testsuite"))]

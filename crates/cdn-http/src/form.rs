@@ -8,11 +8,12 @@
 //! so a failed upload never leaves a visible object or an orphan.
 
 use actix_multipart::Multipart;
+use actix_web::error::PayloadError;
 use actix_web::http::header::HeaderMap;
 use actix_web::web;
 use cdn_core::content_type::SNIFF_LEN;
 use cdn_core::idempotency::Fingerprint;
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use std::rc::Rc;
 use stow_http::{ApiError, Code};
 
@@ -192,7 +193,7 @@ fn check_identity_encoding(headers: &HeaderMap) -> Result<(), ApiError> {
 /// Reads a whole multipart form; see the module docs.
 pub async fn read_form(
     headers: &HeaderMap,
-    payload: web::Payload,
+    payload: impl Stream<Item = Result<web::Bytes, PayloadError>> + Unpin + 'static,
     objects: &Objects,
     org_id: &str,
     limits: FormLimits,
@@ -346,4 +347,138 @@ pub async fn read_form(
         fingerprint: fingerprint.finish(),
         guard,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::http::header::{HeaderValue, CONTENT_DISPOSITION, CONTENT_TYPE};
+    use proptest::prelude::*;
+
+    fn disposition(raw: &[u8]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Ok(v) = HeaderValue::from_bytes(raw) {
+            h.insert(CONTENT_DISPOSITION, v);
+        }
+        h
+    }
+
+    const LIMITS: FormLimits = FormLimits {
+        max_file_size: 1 << 20,
+        max_files: 5,
+        fail_fast: true,
+        store: true,
+    };
+
+    /// What a test looks at in a read form: each file's size and digest, and the `path` field.
+    type Read = (Vec<(u64, String)>, Option<String>);
+
+    /// Reads `body` cut at `cuts` with the memory store (the form is dropped inside the runtime:
+    /// its stage guard cleans up there).
+    fn read(body: &[u8], cuts: &[usize]) -> Result<Read, ApiError> {
+        let mut pieces = Vec::new();
+        let mut at = 0;
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+        cuts.sort_unstable();
+        for c in cuts.into_iter().chain([body.len()]) {
+            pieces.push(Ok(web::Bytes::copy_from_slice(&body[at..c.max(at)])));
+            at = c.max(at);
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("multipart/form-data; boundary=XyZ"),
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let form = read_form(
+                &headers,
+                futures_util::stream::iter(pieces),
+                &Objects::memory(),
+                "org_1",
+                LIMITS,
+            )
+            .await?;
+            let files = form
+                .files
+                .iter()
+                .map(|f| (f.size, f.digest.clone()))
+                .collect();
+            Ok((files, form.field("path").map(str::to_owned)))
+        })
+    }
+
+    fn form_body(file_name: &str, pad: usize, content: &[u8], path: &str) -> Vec<u8> {
+        let mut b = format!(
+            "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nX-Pad: {}\r\n\r\n",
+            "p".repeat(pad)
+        )
+        .into_bytes();
+        b.extend_from_slice(content);
+        b.extend_from_slice(
+            format!("\r\n--XyZ\r\nContent-Disposition: form-data; name=\"path\"\r\n\r\n{path}\r\n--XyZ--\r\n").as_bytes(),
+        );
+        b
+    }
+
+    #[test]
+    fn backslashes_in_file_names_are_literal() {
+        let name = |raw: &str| file_name(&disposition(raw.as_bytes()));
+        assert_eq!(
+            name(r#"form-data; name="file"; filename="C:\Users\me\shot.png""#).as_deref(),
+            Some(r"C:\Users\me\shot.png")
+        );
+        assert_eq!(
+            name(r#"form-data; name="file"; filename="say \"hi\".txt""#).as_deref(),
+            Some(r#"say "hi".txt"#)
+        );
+        assert_eq!(name(r#"form-data; name="file""#), None);
+    }
+
+    proptest! {
+        /// Any header value: an answer, never a panic; a quoted name without quotes or control
+        /// characters comes back exactly, backslashes included (but one right before the
+        /// closing quote, which escapes it as in any quoted-string).
+        #[test]
+        fn file_names_from_any_header(raw in prop::collection::vec(any::<u8>(), 0..200), quoted in "[^\"\\p{Cc}]{0,39}[^\"\\\\\\p{Cc}]") {
+            let _ = file_name(&disposition(&raw));
+            let header = format!("form-data; name=\"file\"; filename=\"{quoted}\"");
+            if HeaderValue::from_str(&header).is_ok() {
+                prop_assert_eq!(file_name(&disposition(header.as_bytes())), Some(quoted));
+            }
+        }
+
+        /// A form cut into any pieces reads the same; a part's headers over the limit are
+        /// refused however they arrive.
+        #[test]
+        fn forms_read_the_same_in_any_pieces(
+            content in prop::collection::vec(any::<u8>(), 0..3000),
+            pad in 0usize..9000,
+            cuts in prop::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let body = form_body("a.bin", pad, &content, "shots");
+            let header_len = "content-disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n".len()
+                + "x-pad: \r\n".len() + pad;
+            match read(&body, &cuts) {
+                Ok((files, path)) => {
+                    prop_assert!(header_len <= MAX_PART_HEADER_BYTES, "{header_len}");
+                    prop_assert_eq!(files, vec![(content.len() as u64, blake3::hash(&content).to_hex().to_string())]);
+                    prop_assert_eq!(path.as_deref(), Some("shots"));
+                }
+                Err(e) => {
+                    prop_assert!(header_len > MAX_PART_HEADER_BYTES, "{header_len}: {e}");
+                    prop_assert!(e.message.contains("8192"), "{e}");
+                }
+            }
+        }
+
+        /// Any bytes as a form body: an answer, never a panic.
+        #[test]
+        fn any_body_is_answered(body in prop::collection::vec(any::<u8>(), 0..2000), cuts in prop::collection::vec(any::<usize>(), 0..4)) {
+            let _ = read(&body, &cuts);
+        }
+    }
 }

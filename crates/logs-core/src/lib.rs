@@ -4,6 +4,8 @@
 
 pub mod event;
 pub mod memory;
+#[cfg(test)]
+mod proptests;
 pub mod query;
 pub mod store;
 #[cfg(any(test, feature = "testsuite"))]
