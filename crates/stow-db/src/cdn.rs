@@ -250,7 +250,8 @@ impl IdempotencyRepo for PgIdempotency {
                  SET owner = EXCLUDED.owner, lease_expires_at = EXCLUDED.lease_expires_at, \
                      created_at = EXCLUDED.created_at \
              WHERE idempotency_records.state = 'in_flight' \
-               AND idempotency_records.lease_expires_at < $6",
+               AND COALESCE(idempotency_records.lease_expires_at, \
+                            idempotency_records.created_at + interval '300 seconds') < $6",
         )
         .bind::<Text, _>(&s.scope)
         .bind::<Text, _>(&s.method)
@@ -265,11 +266,19 @@ impl IdempotencyRepo for PgIdempotency {
         if claimed == 1 {
             return Ok(Claim::Claimed);
         }
-        let row: Option<(String, Option<Vec<u8>>, Option<i32>, Option<Vec<u8>>)> = idem_filter(s)
+        type Row = (
+            String,
+            Option<Vec<u8>>,
+            Option<i32>,
+            Option<Vec<u8>>,
+            Option<Value>,
+        );
+        let row: Option<Row> = idem_filter(s)
             .select((
                 idempotency_records::state,
                 idempotency_records::fingerprint,
                 idempotency_records::status,
+                idempotency_records::response_body,
                 idempotency_records::response,
             ))
             .first(&mut conn)
@@ -277,10 +286,13 @@ impl IdempotencyRepo for PgIdempotency {
             .optional()
             .map_err(db_error)?;
         Ok(match row {
-            Some((state, fp, status, response)) if state == "done" => Claim::Done {
+            Some((state, fp, status, body, legacy)) if state == "done" => Claim::Done {
                 fingerprint: fp.unwrap_or_default(),
                 status: status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
-                response: response.unwrap_or_default(),
+                // records completed before migration 6 hold the response as jsonb
+                response: body
+                    .or_else(|| legacy.and_then(|v| serde_json::to_vec(&v).ok()))
+                    .unwrap_or_default(),
             },
             Some(_) => Claim::InFlight,
             // released between our insert attempt and the read: the caller may retry
@@ -317,7 +329,7 @@ impl IdempotencyRepo for PgIdempotency {
                 idempotency_records::state.eq("done"),
                 idempotency_records::fingerprint.eq(fingerprint),
                 idempotency_records::status.eq(i32::from(status)),
-                idempotency_records::response.eq(response),
+                idempotency_records::response_body.eq(response),
                 idempotency_records::owner.eq(None::<String>),
                 idempotency_records::lease_expires_at.eq(None::<DateTime<Utc>>),
             ))

@@ -75,8 +75,9 @@ diesel::table! {
         fingerprint -> Nullable<Bytea>,
         state -> Text,
         status -> Nullable<Int4>,
-        response -> Nullable<Bytea>,
+        response -> Nullable<Jsonb>,
         created_at -> Timestamptz,
+        response_body -> Nullable<Bytea>,
         owner -> Nullable<Text>,
         lease_expires_at -> Nullable<Timestamptz>,
     }

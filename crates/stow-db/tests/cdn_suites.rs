@@ -47,3 +47,45 @@ async fn postgres_upload_urls_pass_the_shared_suite() {
         .unwrap();
     cdn_core::testsuite::upload_url_suite(&PgUploadUrls::new(db), &org.id, &key.id).await;
 }
+
+/// Records written by the release before migration 6 (jsonb response, no lease) keep working
+/// during a rollout: a completed one replays, an in-flight one lapses after 300 s.
+#[tokio::test]
+async fn idempotency_records_of_the_previous_release_are_read() {
+    use cdn_core::idempotency::{Claim, IdemScope, IdempotencyRepo};
+    use diesel_async::SimpleAsyncConnection;
+    let db = db().await;
+    let mut conn = db.conn().await.unwrap();
+    conn.batch_execute(
+        "INSERT INTO idempotency_records (scope, method, route, idem_key, fingerprint, state, status, response, created_at) VALUES \
+         ('key_1', 'POST', '/v1/objects', 'done-old', '\\x6670', 'done', 200, '{\"ok\": true}', now()), \
+         ('key_1', 'POST', '/v1/objects', 'stale-old', NULL, 'in_flight', NULL, NULL, now() - interval '301 seconds'), \
+         ('key_1', 'POST', '/v1/objects', 'live-old', NULL, 'in_flight', NULL, NULL, now() - interval '10 seconds')",
+    )
+    .await
+    .unwrap();
+    let repo = PgIdempotency::new(db.clone());
+    let scope = |key: &str| IdemScope {
+        scope: "key_1".into(),
+        method: "POST".into(),
+        route: "/v1/objects".into(),
+        key: key.into(),
+    };
+    let now = chrono::Utc::now();
+    assert_eq!(
+        repo.claim(&scope("done-old"), "a", now).await.unwrap(),
+        Claim::Done {
+            fingerprint: b"fp".to_vec(),
+            status: 200,
+            response: br#"{"ok":true}"#.to_vec(),
+        }
+    );
+    assert_eq!(
+        repo.claim(&scope("stale-old"), "a", now).await.unwrap(),
+        Claim::Claimed
+    );
+    assert_eq!(
+        repo.claim(&scope("live-old"), "a", now).await.unwrap(),
+        Claim::InFlight
+    );
+}
