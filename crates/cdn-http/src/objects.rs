@@ -168,6 +168,8 @@ pub struct UploadForm {
         (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = crate::docs::CdnError),
         (status = 413, description = "FILE_TOO_LARGE", body = crate::docs::CdnError),
         (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::docs::CdnError),
+        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::docs::CdnError),
+        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = crate::docs::CdnError),
         (status = 429, description = "RATE_LIMITED", body = crate::docs::CdnError),
     )
 )]
@@ -320,6 +322,8 @@ fn decode_base64(data: &str) -> Result<(Option<String>, Vec<u8>), ApiError> {
         (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
         (status = 413, description = "FILE_TOO_LARGE or PAYLOAD_TOO_LARGE", body = crate::docs::CdnError),
         (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = crate::docs::CdnError),
+        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::docs::CdnError),
+        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = crate::docs::CdnError),
     )
 )]
 pub async fn upload_base64(
@@ -490,6 +494,8 @@ pub struct BulkResponse {
         (status = 403, description = "FORBIDDEN", body = crate::docs::CdnError),
         (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::docs::CdnError),
+        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::docs::CdnError),
+        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = crate::docs::CdnError),
     )
 )]
 pub async fn upload_bulk(
@@ -726,6 +732,7 @@ pub struct BulkDeleteResponse {
         (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::docs::CdnError),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = crate::docs::CdnError),
+        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::docs::CdnError),
         (status = 429, description = "RATE_LIMITED", body = crate::docs::CdnError),
         (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::docs::CdnError),
     )

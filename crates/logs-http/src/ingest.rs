@@ -230,6 +230,7 @@ async fn ingest(
         (status = 404, description = "server_not_found", body = crate::IngestErrorBody),
         (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
         (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
+        (status = 408, description = "request_timeout (the body stopped arriving; retry the same batch)", body = crate::IngestErrorBody),
         (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than identity, gzip or deflate", body = crate::IngestErrorBody),
         (status = 429, description = "rate_limited (Retry-After)", body = crate::IngestErrorBody),
         (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
@@ -256,6 +257,7 @@ pub async fn ingest_explicit(
         (status = 403, description = "forbidden (global key) or logs_not_enabled", body = crate::IngestErrorBody),
         (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
         (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
+        (status = 408, description = "request_timeout (the body stopped arriving; retry the same batch)", body = crate::IngestErrorBody),
         (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than identity, gzip or deflate", body = crate::IngestErrorBody),
         (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
     )
