@@ -2,14 +2,14 @@
 //! delivery, as an actix-web application that tests can start on port 0.
 
 pub mod delivery;
-pub mod docs;
 pub mod form;
-pub mod idem;
+pub mod idempotency;
+pub mod log_query;
 pub mod objects;
+pub mod openapi;
 pub mod part_headers;
 pub mod pipeline;
 pub mod presigned;
-pub mod query;
 pub mod state;
 
 use std::net::TcpListener;
@@ -71,7 +71,7 @@ fn cors() -> actix_cors::Cors {
 }
 
 async fn openapi() -> HttpResponse {
-    HttpResponse::Ok().json(docs::ApiDoc::openapi())
+    HttpResponse::Ok().json(openapi::ApiDoc::openapi())
 }
 
 /// Registers every route of the API host.
@@ -126,7 +126,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         )
         .service(
             web::resource("/v1/logs/query")
-                .route(web::post().to(query::query))
+                .route(web::post().to(log_query::query))
                 .default_service(nm()),
         );
 }

@@ -17,7 +17,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::form::{read_form, Form, FormLimits};
-use crate::idem;
+use crate::idempotency;
 use crate::objects::BulkResult;
 use crate::pipeline::{place, UploadPolicy};
 use crate::state::CdnState;
@@ -139,10 +139,10 @@ fn is_authority(host: &str) -> bool {
     get, path = "/v1/presigned-url", tag = "upload-urls", params(CreateParams), security(("bearer" = [])),
     responses(
         (status = 201, description = "Created (Cache-Control: no-store)", body = UploadUrlResponse),
-        (status = 400, description = "INVALID_REQUEST or INVALID_PATH, naming the parameter", body = crate::docs::CdnError),
-        (status = 401, description = "UNAUTHORIZED", body = crate::docs::CdnError),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = crate::docs::CdnError),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = crate::docs::CdnError),
+        (status = 400, description = "INVALID_REQUEST or INVALID_PATH, naming the parameter", body = crate::openapi::CdnError),
+        (status = 401, description = "UNAUTHORIZED", body = crate::openapi::CdnError),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = crate::openapi::CdnError),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = crate::openapi::CdnError),
     )
 )]
 pub async fn create(
@@ -244,16 +244,16 @@ pub struct TokenUploadForm {
     request_body(content = TokenUploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "One file: `{success, object, requestId}`; several: `{success, results, requestId}`", body = crate::objects::UploadResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = crate::docs::CdnError),
-        (status = 401, description = "TOKEN_INVALID", body = crate::docs::CdnError),
-        (status = 403, description = "FORBIDDEN (metadata not allowed) or PATH_NOT_ALLOWED", body = crate::docs::CdnError),
-        (status = 409, description = "CONFLICT", body = crate::docs::CdnError),
-        (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = crate::docs::CdnError),
-        (status = 413, description = "FILE_TOO_LARGE", body = crate::docs::CdnError),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::docs::CdnError),
-        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::docs::CdnError),
-        (status = 429, description = "RATE_LIMITED (this upload URL refused 10 uploads within a minute; Retry-After)", body = crate::docs::CdnError),
-        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = crate::docs::CdnError),
+        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = crate::openapi::CdnError),
+        (status = 401, description = "TOKEN_INVALID", body = crate::openapi::CdnError),
+        (status = 403, description = "FORBIDDEN (metadata not allowed) or PATH_NOT_ALLOWED", body = crate::openapi::CdnError),
+        (status = 409, description = "CONFLICT", body = crate::openapi::CdnError),
+        (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = crate::openapi::CdnError),
+        (status = 413, description = "FILE_TOO_LARGE", body = crate::openapi::CdnError),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::openapi::CdnError),
+        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::openapi::CdnError),
+        (status = 429, description = "RATE_LIMITED (this upload URL refused 10 uploads within a minute; Retry-After)", body = crate::openapi::CdnError),
+        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = crate::openapi::CdnError),
     )
 )]
 pub async fn upload(
@@ -315,7 +315,7 @@ async fn upload_through(
         .ok_or_else(token_invalid)?;
     let credential = format!("tok:{}", hex::encode(hash));
     // a retry of a completed upload is answered even when that upload used the last slot
-    let ticket = idem::begin(state, req, &credential, "/v1/presigned-url/{token}").await?;
+    let ticket = idempotency::begin(state, req, &credential, "/v1/presigned-url/{token}").await?;
     let remaining = record.max_files - record.files_used;
     let open = if ticket.is_retry() {
         Ok(())

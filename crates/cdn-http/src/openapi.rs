@@ -58,7 +58,7 @@ impl Modify for Security {
         crate::objects::bulk_delete,
         crate::presigned::create,
         crate::presigned::upload,
-        crate::query::query,
+        crate::log_query::query,
         crate::delivery::deliver,
         stow_http::whoami::whoami,
         stow_http::health::healthz,

@@ -1,0 +1,78 @@
+//! `/v1/objects*`, one module per operation beside its wire types: list, upload (multipart,
+//! Base64, bulk), delete, bulk delete. What several of them share is here.
+
+mod base64_upload;
+mod bulk;
+mod bulk_delete;
+mod delete;
+mod list;
+mod upload;
+
+pub use base64_upload::*;
+pub use bulk::*;
+pub use bulk_delete::*;
+pub use delete::*;
+pub use list::*;
+pub use upload::*;
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use cdn_core::metadata;
+use serde_json::Value;
+use stow_http::{ApiError, Auth};
+
+use crate::form::{read_form, FormLimits};
+use crate::idempotency;
+use crate::pipeline::UploadPolicy;
+use crate::state::CdnState;
+
+pub fn key_policy(auth: &Auth) -> UploadPolicy {
+    UploadPolicy {
+        scope: auth.key.path_scope(),
+        mime_lists: auth.key.allowed_mime.clone().into_iter().collect(),
+        lock: None,
+        randomize_name: false,
+    }
+}
+
+pub(crate) fn metadata_error(e: metadata::MetadataError) -> ApiError {
+    ApiError::invalid_request(format!("invalid metadata: {e}"))
+}
+
+/// The shared flow of the multipart upload routes: claim the `Idempotency-Key`, stream the form
+/// (hashing only, for a retry), then replay the stored answer or store and record the new one.
+pub(super) async fn multipart_route<L, S, Fut>(
+    state: &CdnState,
+    auth: &Auth,
+    req: &HttpRequest,
+    payload: web::Payload,
+    route: &str,
+    limits: L,
+    store: S,
+) -> Result<HttpResponse, ApiError>
+where
+    L: FnOnce(bool) -> FormLimits,
+    S: FnOnce(crate::form::Form) -> Fut,
+    Fut: std::future::Future<Output = Result<(StatusCode, Value), ApiError>>,
+{
+    let ticket = idempotency::begin(state, req, &auth.key.id, route).await?;
+    let form = read_form(
+        req.headers(),
+        payload,
+        &state.objects,
+        &auth.org.id,
+        limits(ticket.is_retry()),
+    )
+    .await;
+    if ticket.is_retry() {
+        return ticket.replay(req, &form?.fingerprint);
+    }
+    let (fingerprint, outcome) = match form {
+        Ok(mut form) => {
+            let fp = std::mem::take(&mut form.fingerprint);
+            (fp, store(form).await)
+        }
+        Err(e) => (Vec::new(), Err(e)),
+    };
+    ticket.finish(&fingerprint, outcome).await
+}
