@@ -1,0 +1,23 @@
+//! Postgres storage of log batches and events: ingestion, queries, partition maintenance and
+//! usage counters.
+
+mod event_store;
+mod partitions;
+mod usage;
+
+pub use partitions::{
+    maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
+};
+pub use usage::{org_usage, Usage};
+
+use crate::Db;
+
+pub struct PgLogs {
+    pub(crate) db: Db,
+}
+
+impl PgLogs {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}

@@ -1,0 +1,175 @@
+//! Daily partitions of `log_events`: created ahead, dropped past retention, vacuumed once closed;
+//! stray rows moved out of the default partition.
+
+use chrono::{Duration, NaiveDate, Utc};
+use diesel::sql_types::{BigInt, Text};
+use diesel::QueryableByName;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl, SimpleAsyncConnection};
+
+use auth_core::StoreError;
+
+use crate::{db_error, Db};
+
+/// Days of partitions kept ahead of today, and behind it for late events (7 days + slack).
+pub const PARTITIONS_AHEAD_DAYS: i64 = 3;
+pub const PARTITIONS_BEHIND_DAYS: i64 = 8;
+
+fn partition_name(day: NaiveDate) -> String {
+    format!("log_events_p{}", day.format("%Y%m%d"))
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MaintenanceReport {
+    pub created: Vec<String>,
+    pub dropped: Vec<String>,
+    pub failed: Vec<String>,
+    /// Closed (past-day) partitions vacuumed and analyzed because they had new events.
+    pub vacuumed: Vec<String>,
+    /// Events moved out of the default partition into the day partitions created for them.
+    pub moved_from_default: u64,
+}
+
+#[derive(QueryableByName)]
+struct NameRow {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// Creates the daily partitions around today, drops those older than the longest plan
+/// retention (plus one day), and vacuums every closed (past-day) partition that received events
+/// since its last vacuum. Safe to run repeatedly and concurrently.
+///
+/// The vacuum matters for search latency, not space: a partition stops receiving (most) events
+/// when its day ends, so autovacuum's insert threshold may never fire again, leaving GIN pending
+/// lists (read in full by every search) and an unset visibility map behind for good. Late events
+/// (up to 7 days back) make a closed partition eligible again; vacuuming an all-visible
+/// partition only touches its new pages.
+pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreError> {
+    let mut conn = db.conn().await?;
+    let mut report = MaintenanceReport::default();
+    let today = Utc::now().date_naive();
+    for offset in -PARTITIONS_BEHIND_DAYS..=PARTITIONS_AHEAD_DAYS {
+        let day = today + Duration::days(offset);
+        let name = partition_name(day);
+        let next = day + Duration::days(1);
+        let exists: Vec<NameRow> =
+            diesel::sql_query("SELECT relname AS name FROM pg_class WHERE relname = $1")
+                .bind::<Text, _>(&name)
+                .load(&mut conn)
+                .await
+                .map_err(db_error)?;
+        if !exists.is_empty() {
+            continue;
+        }
+        match create_partition(&mut conn, &name, day, next).await {
+            Ok(moved) => {
+                report.moved_from_default += moved;
+                report.created.push(name);
+            }
+            Err(e) => {
+                tracing::warn!(partition = %name, error = %e, "creating log partition failed");
+                report.failed.push(name);
+            }
+        }
+    }
+    let max_retention: Vec<CountRow> =
+        diesel::sql_query("SELECT COALESCE(MAX(retention_days), 0)::bigint AS n FROM plans")
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+    let keep_days = <[CountRow]>::first(&max_retention)
+        .map(|r| r.n)
+        .unwrap_or(0)
+        .max(PARTITIONS_BEHIND_DAYS)
+        + 1;
+    let cutoff = partition_name(today - Duration::days(keep_days));
+    let old: Vec<NameRow> = diesel::sql_query(
+        "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+         JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'log_events' \
+         AND c.relname LIKE 'log\\_events\\_p%' AND c.relname < $1",
+    )
+    .bind::<Text, _>(&cutoff)
+    .load(&mut conn)
+    .await
+    .map_err(db_error)?;
+    for row in old {
+        conn.batch_execute(&format!("DROP TABLE IF EXISTS {}", row.name))
+            .await
+            .map_err(db_error)?;
+        report.dropped.push(row.name);
+    }
+    // Closed partitions with inserts since their last vacuum (names sort by day; today's excluded).
+    let unvacuumed: Vec<NameRow> = diesel::sql_query(
+        "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+         JOIN pg_class p ON p.oid = i.inhparent \
+         JOIN pg_stat_user_tables s ON s.relid = c.oid \
+         WHERE p.relname = 'log_events' AND c.relname LIKE 'log\\_events\\_p%' AND c.relname < $1 \
+         AND s.n_ins_since_vacuum > 0 \
+         ORDER BY c.relname",
+    )
+    .bind::<Text, _>(partition_name(today))
+    .load(&mut conn)
+    .await
+    .map_err(db_error)?;
+    for row in unvacuumed {
+        // VACUUM cannot run in a transaction; batch_execute sends it as a plain statement
+        match conn
+            .batch_execute(&format!("VACUUM (ANALYZE) {}", row.name))
+            .await
+        {
+            Ok(()) => report.vacuumed.push(row.name),
+            Err(e) => {
+                tracing::warn!(partition = %row.name, error = %e, "vacuuming log partition failed");
+                report.failed.push(row.name);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Creates the partition `name` for `day`, moving the day's events out of the default partition
+/// into it in the same transaction (Postgres refuses to create a partition whose rows sit in the
+/// default one). The default partition is locked against inserts meanwhile, so no event of that
+/// day can land there between the move and the creation. Returns how many events moved.
+async fn create_partition(
+    conn: &mut crate::Conn,
+    name: &str,
+    day: NaiveDate,
+    next: NaiveDate,
+) -> Result<u64, diesel::result::Error> {
+    let (from, to) = (format!("{day} 00:00:00+00"), format!("{next} 00:00:00+00"));
+    conn.transaction::<_, diesel::result::Error, _>(|conn| {
+        async move {
+            conn.batch_execute(
+                "LOCK TABLE log_events_default IN SHARE ROW EXCLUSIVE MODE; \
+                 CREATE TEMP TABLE log_events_stray (LIKE log_events) ON COMMIT DROP",
+            )
+            .await?;
+            let moved = diesel::sql_query(
+                "WITH moved AS (DELETE FROM log_events_default \
+                     WHERE occurred_at >= $1::timestamptz AND occurred_at < $2::timestamptz RETURNING *) \
+                 INSERT INTO log_events_stray SELECT * FROM moved",
+            )
+            .bind::<Text, _>(&from)
+            .bind::<Text, _>(&to)
+            .execute(conn)
+            .await?;
+            conn.batch_execute(&format!(
+                "CREATE TABLE IF NOT EXISTS {name} PARTITION OF log_events \
+                 FOR VALUES FROM ('{from}') TO ('{to}'); \
+                 INSERT INTO log_events SELECT * FROM log_events_stray"
+            ))
+            .await?;
+            Ok(moved as u64)
+        }
+        .scope_boxed()
+    })
+    .await
+}
