@@ -1,0 +1,227 @@
+//! The command line: clap definitions only; each command group runs in its own module.
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(name = "stowctl", version, about = "Stowage admin CLI")]
+pub struct Cli {
+    /// Print exactly one JSON object on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Postgres URL.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/stowage",
+        global = true,
+        hide_env_values = true
+    )]
+    pub database_url: String,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Apply pending migrations (safe to run twice, and concurrently).
+    Migrate,
+    /// Plans.
+    Plan {
+        #[command(subcommand)]
+        cmd: PlanCmd,
+    },
+    /// Organizations.
+    Org {
+        #[command(subcommand)]
+        cmd: OrgCmd,
+    },
+    /// Registered game servers.
+    Server {
+        #[command(subcommand)]
+        cmd: ServerCmd,
+    },
+    /// Logs sources of registered servers.
+    #[command(name = "logs-source")]
+    LogsSource {
+        #[command(subcommand)]
+        cmd: LogsSourceCmd,
+    },
+    /// API keys.
+    Key {
+        #[command(subcommand)]
+        cmd: KeyCmd,
+    },
+    /// Usage of an organization this month.
+    Usage {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+    },
+    /// Remove stored bytes no object row references (left by crashes).
+    Gc {
+        /// Object store URL (default: OBJECT_STORE_URL or ./data/objects).
+        #[arg(long, env = "OBJECT_STORE_URL")]
+        object_store_url: Option<String>,
+        /// Only bytes older than this many seconds (in-flight uploads are younger).
+        #[arg(long, default_value_t = 3600)]
+        min_age_secs: i64,
+    },
+    /// Log storage maintenance.
+    Logs {
+        #[command(subcommand)]
+        cmd: LogsCmd,
+    },
+    /// Provision a local development workspace (used by `just run`).
+    #[command(name = "dev-setup", hide = true)]
+    DevSetup,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PlanCmd {
+    /// Create or update a plan (options left out keep their current value, or the default).
+    Upsert {
+        /// Plan name, referred to by `org create --plan`.
+        #[arg(long)]
+        name: String,
+        /// The plan includes Logs.
+        #[arg(long, conflicts_with = "no_logs")]
+        logs: bool,
+        /// The plan does not include Logs.
+        #[arg(long)]
+        no_logs: bool,
+        /// Days of log events kept and searchable (0 or more).
+        #[arg(long)]
+        retention_days: Option<i32>,
+        /// Largest file in bytes (default 104857600, 100 MiB).
+        #[arg(long)]
+        max_file_size: Option<i64>,
+        /// Longest upload-URL lifetime in seconds (default 3600).
+        #[arg(long)]
+        max_url_lifetime: Option<i32>,
+        /// Log searches running at once per organization (default 4).
+        #[arg(long)]
+        concurrent_searches: Option<i32>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum OrgCmd {
+    /// Create an organization (prints its id, used by the other commands).
+    Create {
+        /// Display name.
+        #[arg(long)]
+        name: String,
+        /// Plan name (see `plan upsert`).
+        #[arg(long)]
+        plan: String,
+        /// Public workspace name in `publicUrl` (default: from the name).
+        #[arg(long)]
+        slug: Option<String>,
+    },
+    /// Move an organization to another plan.
+    #[command(name = "set-plan")]
+    SetPlan {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+        /// Plan name.
+        #[arg(long)]
+        plan: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ServerCmd {
+    /// Register a game server by its join code.
+    Register {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+        /// The server's cfx.re join code (compared case-insensitively).
+        #[arg(long = "cfx-id")]
+        cfx_id: String,
+        /// Display name.
+        #[arg(long)]
+        name: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LogsSourceCmd {
+    /// Let a registered server ingest and search logs.
+    Activate {
+        /// The server's join code.
+        #[arg(long = "cfx-id")]
+        cfx_id: String,
+    },
+    /// Stop a server's log ingestion and search (stored events stay until retention).
+    Deactivate {
+        /// The server's join code.
+        #[arg(long = "cfx-id")]
+        cfx_id: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum KeyType {
+    /// Bound to one server; gets the server baseline permissions.
+    Server,
+    /// Global to the organization; needs at least one --perm.
+    Developer,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum KeyCmd {
+    /// Create an API key (the secret is printed once and never stored).
+    Create {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+        /// Join code of the server a `server` key is bound to.
+        #[arg(long)]
+        server: Option<String>,
+        /// Key type.
+        #[arg(long = "type", value_enum)]
+        kind: KeyType,
+        /// A permission, repeatable: cdn:read, cdn:write, cdn:delete, logs:read, logs:write.
+        #[arg(long = "perm")]
+        perms: Vec<String>,
+        /// Restrict the key to this path prefix (whole segments), repeatable.
+        #[arg(long = "allow-path")]
+        allow_paths: Vec<String>,
+        /// Exclude this path prefix (wins over --allow-path), repeatable.
+        #[arg(long = "deny-path")]
+        deny_paths: Vec<String>,
+        /// Allow only this MIME type on upload (`image/*` allowed), repeatable.
+        #[arg(long = "mime")]
+        mimes: Vec<String>,
+        /// Expiry time, RFC 3339 (e.g. 2027-01-01T00:00:00Z).
+        #[arg(long)]
+        expires_at: Option<String>,
+        /// A label shown by `key list`.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List an organization's keys (never their secrets), with last use.
+    List {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+    },
+    /// Disable a key (takes effect within KEY_CACHE_SECONDS; its upload URLs stop working).
+    Disable {
+        /// Key id (`key_…`).
+        key_id: String,
+    },
+    /// Delete a key for good.
+    Delete {
+        /// Key id (`key_…`).
+        key_id: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LogsCmd {
+    /// Create upcoming daily partitions and drop those past the longest retention.
+    Maintain,
+}

@@ -1,0 +1,104 @@
+//! `stowctl migrate`, `usage`, `gc` and `logs maintain`: the database and the store over time.
+
+use auth_core::AccountStore;
+use cdn_core::store::ObjectRepo;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use stow_db::{Db, PgObjects};
+
+use crate::cli::*;
+use crate::{CliError, Ctx};
+
+pub(crate) async fn migrate(ctx: &Ctx) -> Result<(Value, String), CliError> {
+    let applied = stow_db::migrate::run(&ctx.database_url).await?;
+    let human = if applied.is_empty() {
+        "database is up to date".to_owned()
+    } else {
+        format!(
+            "applied {} migration(s): {}",
+            applied.len(),
+            applied.join(", ")
+        )
+    };
+    Ok((json!({ "applied": applied }), human))
+}
+
+pub(crate) async fn usage(ctx: &Ctx, org: String) -> Result<(Value, String), CliError> {
+    let accounts = &ctx.accounts;
+    accounts
+        .get_org(&org)
+        .await?
+        .ok_or_else(|| CliError(format!("unknown organization \"{org}\"")))?;
+    let u = stow_db::logs::org_usage(&ctx.db, &org).await?;
+    Ok((
+        json!({ "orgId": org, "month": u.month, "logEvents": u.log_events, "objects": u.objects, "storageBytes": u.storage_bytes }),
+        format!(
+            "{}: {} log events, {} objects, {} bytes stored",
+            u.month, u.log_events, u.objects, u.storage_bytes
+        ),
+    ))
+}
+
+pub(crate) async fn gc_command(
+    ctx: &Ctx,
+    object_store_url: Option<String>,
+    min_age_secs: i64,
+) -> Result<(Value, String), CliError> {
+    let url = match object_store_url {
+        Some(u) => u,
+        None => {
+            let cwd = std::env::current_dir().map_err(|e| CliError(e.to_string()))?;
+            format!("file://{}", cwd.join("data/objects").display())
+        }
+    };
+    let objects = stow_objects::Objects::from_url(&url).map_err(|e| CliError(e.to_string()))?;
+    let (scanned, removed) = gc(&ctx.db, &objects, chrono::Duration::seconds(min_age_secs)).await?;
+    Ok((
+        json!({ "scanned": scanned, "removed": removed }),
+        format!("scanned {scanned} stored objects, removed {removed} unreferenced"),
+    ))
+}
+
+pub(crate) async fn logs(ctx: &Ctx, cmd: LogsCmd) -> Result<(Value, String), CliError> {
+    match cmd {
+        LogsCmd::Maintain => {
+            let r = stow_db::logs::maintain_partitions(&ctx.db).await?;
+            Ok((
+                json!({ "created": r.created, "dropped": r.dropped, "vacuumed": r.vacuumed, "movedFromDefault": r.moved_from_default, "failed": r.failed }),
+                format!(
+                    "partitions: {} created, {} dropped, {} vacuumed, {} failed; {} events moved out of the default partition",
+                    r.created.len(),
+                    r.dropped.len(),
+                    r.vacuumed.len(),
+                    r.failed.len(),
+                    r.moved_from_default
+                ),
+            ))
+        }
+    }
+}
+
+/// Deletes stored bytes older than `min_age` that no row references. Returns (scanned, removed).
+pub async fn gc(
+    db: &Db,
+    objects: &stow_objects::Objects,
+    min_age: chrono::Duration,
+) -> Result<(u64, u64), CliError> {
+    let repo = PgObjects::new(db.clone());
+    let cutoff = chrono::Utc::now() - min_age;
+    let mut listing = objects.list("o");
+    let (mut scanned, mut removed) = (0u64, 0u64);
+    while let Some(item) = listing.next().await {
+        let (location, modified) = item.map_err(|e| CliError(e.to_string()))?;
+        scanned += 1;
+        if modified > cutoff || repo.is_referenced(&location).await? {
+            continue;
+        }
+        objects
+            .delete(&stow_objects::ObjectPath::from(location.as_str()))
+            .await
+            .map_err(|e| CliError(e.to_string()))?;
+        removed += 1;
+    }
+    Ok((scanned, removed))
+}

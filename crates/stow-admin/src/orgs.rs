@@ -1,0 +1,53 @@
+//! `stowctl org …`: organizations (workspaces).
+
+use auth_core::model::slugify;
+use auth_core::{AccountStore, StoreError};
+use serde_json::{json, Value};
+
+use crate::cli::*;
+use crate::{CliError, Ctx};
+
+pub(crate) async fn run(ctx: &Ctx, cmd: OrgCmd) -> Result<(Value, String), CliError> {
+    let accounts = &ctx.accounts;
+    match cmd {
+        OrgCmd::Create { name, plan, slug } => {
+            if name.trim().is_empty() {
+                return Err(CliError("--name must not be empty".into()));
+            }
+            let org = match slug {
+                Some(s) => {
+                    let s = s.trim().to_owned();
+                    if s.is_empty() || s != slugify(&s) {
+                        return Err(CliError(format!(
+                            "--slug {s:?}: use lowercase letters, digits and hyphens"
+                        )));
+                    }
+                    accounts.create_org(&name, &s, &plan).await?
+                }
+                None => {
+                    let base = slugify(&name);
+                    match accounts.create_org(&name, &base, &plan).await {
+                        Err(StoreError::Conflict(_)) => {
+                            let suffix = &ulid::Ulid::new().to_string().to_lowercase()[20..];
+                            accounts
+                                .create_org(&name, &format!("{base}-{suffix}"), &plan)
+                                .await?
+                        }
+                        other => other?,
+                    }
+                }
+            };
+            Ok((
+                json!({ "id": org.id, "name": org.name, "slug": org.slug, "plan": org.plan }),
+                format!("organization {} created (workspace {})", org.id, org.slug),
+            ))
+        }
+        OrgCmd::SetPlan { org, plan } => {
+            let o = accounts.set_org_plan(&org, &plan).await?;
+            Ok((
+                json!({ "id": o.id, "plan": o.plan }),
+                format!("organization {} is on plan {}", o.id, o.plan),
+            ))
+        }
+    }
+}
