@@ -160,7 +160,41 @@ impl KeySpec {
     }
 }
 
+/// Another API host on `config` (same database or not), serving in the background; its base URL.
+pub fn spawn_cdn(config: Config) -> String {
+    let state = cdn_http::build_state(Arc::new(config)).expect("cdn state");
+    let app =
+        cdn_http::Application::with_listener(state, TcpListener::bind("127.0.0.1:0").unwrap())
+            .expect("cdn app");
+    let base = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    base
+}
+
+/// Another ingestion host on `config`, serving in the background; its base URL.
+pub fn spawn_logs(config: Config) -> String {
+    let app = logs_http::Application::with_listener(
+        Arc::new(config),
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+    )
+    .expect("logs app");
+    let base = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    base
+}
+
 impl TestApp {
+    /// A fresh upload URL (`GET /v1/presigned-url{query}` with the developer key).
+    pub async fn upload_url(&self, query: &str) -> Value {
+        let res = self
+            .get(&format!("/v1/presigned-url{query}"), &self.dev_key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 201);
+        res.json().await.unwrap()
+    }
+
     /// Creates a key and returns its secret.
     pub async fn key(&self, spec: KeySpec) -> String {
         let s = secret::generate(spec.kind);

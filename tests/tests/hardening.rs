@@ -82,14 +82,7 @@ async fn part_headers_are_bounded_at_8_kib() {
 #[tokio::test]
 async fn an_upload_url_stops_taking_attempts_after_ten_refusals() {
     let app = spawn().await;
-    let u: Value = app
-        .get("/v1/presigned-url?maxFiles=5", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let u = app.upload_url("?maxFiles=5").await;
     let url = u["uploadUrl"].as_str().unwrap().to_owned();
     let huge = vec![format!("{DISPOSITION}; x=\"{}\"", "a".repeat(64 << 10))];
     for n in 1..=10 {
@@ -110,14 +103,7 @@ async fn an_upload_url_stops_taking_attempts_after_ten_refusals() {
     assert!((1..=60).contains(&retry), "{retry}");
     expect_error_mentioning(res, 429, "RATE_LIMITED", "upload URL").await;
     // another URL of the same key is not affected
-    let other: Value = app
-        .get("/v1/presigned-url", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let other = app.upload_url("").await;
     let res = multipart(
         app.client.post(other["uploadUrl"].as_str().unwrap()),
         raw_form(&[DISPOSITION.to_owned()], b"fine"),
@@ -279,14 +265,7 @@ async fn a_body_that_stops_arriving_is_answered_408_and_leaves_nothing() {
         tweak: |c| c.body_idle_timeout = Duration::from_secs(1),
     })
     .await;
-    let u: Value = app
-        .get("/v1/presigned-url", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let u = app.upload_url("").await;
     let token_path = format!("/v1/presigned-url/{}", u["token"].as_str().unwrap());
     let form_start = format!(
         "--{BOUNDARY}\r\n{DISPOSITION}\r\n\r\n{}",
@@ -462,12 +441,7 @@ async fn no_batch_lands_in_the_default_partition_of_a_fresh_database() {
             .await
             .unwrap();
     }
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let logs =
-        logs_http::Application::with_listener(std::sync::Arc::new(app.config.clone()), listener)
-            .unwrap();
-    let base = format!("http://127.0.0.1:{}", logs.port());
-    tokio::spawn(logs.run_until_stopped());
+    let base = spawn_logs(app.config.clone());
     let ready = app
         .client
         .get(format!("{base}/readyz"))
@@ -583,14 +557,7 @@ async fn a_full_disk_answers_507_and_readiness_says_degraded() {
     };
     let mut config = app.config.clone();
     config.object_store_url = format!("file://{}", disk.0.display());
-    let state = cdn_http::build_state(std::sync::Arc::new(config)).unwrap();
-    let cdn = cdn_http::Application::with_listener(
-        state,
-        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
-    )
-    .unwrap();
-    let base = format!("http://127.0.0.1:{}", cdn.port());
-    tokio::spawn(cdn.run_until_stopped());
+    let base = spawn_cdn(config);
     let upload = |name: &str, size: usize| {
         let form = reqwest::multipart::Form::new().part(
             "file",

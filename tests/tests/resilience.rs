@@ -33,6 +33,29 @@ async fn wait_ready(client: &reqwest::Client, url: &str) {
     panic!("{url} never became ready");
 }
 
+/// `cdn-api` as a real process on `app`'s database and store (with `env` added), ready; the
+/// child and its base URL.
+async fn start_process(app: &TestApp, env: &[(&str, &str)]) -> (tokio::process::Child, String) {
+    let port = free_port();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdn_api_test_shim"));
+    command
+        .env("DATABASE_URL", &app.db_url)
+        .env("CDN_API_ADDR", format!("127.0.0.1:{port}"))
+        .env(
+            "OBJECT_STORE_URL",
+            format!("file://{}", app.objects_dir.display()),
+        )
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let child = command.spawn().unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    wait_ready(&app.client, &format!("{base}/healthz")).await;
+    (child, base)
+}
+
 /// A multipart body whose file part is sent in `chunks` pieces, `gap` apart, then (if `finish`)
 /// closed properly.
 fn slow_body(chunks: usize, gap: Duration, finish: bool) -> reqwest::Body {
@@ -60,23 +83,7 @@ fn slow_body(chunks: usize, gap: Duration, finish: bool) -> reqwest::Body {
 #[tokio::test]
 async fn sigterm_finishes_in_flight_uploads_and_drops_cut_ones() {
     let app = spawn().await;
-    let port = free_port();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdn_api_test_shim"))
-        .env("DATABASE_URL", &app.db_url)
-        .env("CDN_API_ADDR", format!("127.0.0.1:{port}"))
-        .env(
-            "OBJECT_STORE_URL",
-            format!("file://{}", app.objects_dir.display()),
-        )
-        .env("SHUTDOWN_TIMEOUT_SECONDS", "3")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    wait_ready(&app.client, &format!("{base}/healthz")).await;
+    let (mut child, base) = start_process(&app, &[("SHUTDOWN_TIMEOUT_SECONDS", "3")]).await;
 
     let send = |body: reqwest::Body| {
         app.client
@@ -193,21 +200,8 @@ async fn database_outage_gives_503_then_recovers() {
     let mut config = direct.config.clone();
     config.database_url = proxied_url;
     config.db_acquire_timeout = Duration::from_millis(1500);
-    let state = cdn_http::build_state(Arc::new(config.clone())).unwrap();
-    let app = cdn_http::Application::with_listener(
-        state,
-        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
-    )
-    .unwrap();
-    let cdn = format!("http://127.0.0.1:{}", app.port());
-    tokio::spawn(app.run_until_stopped());
-    let logs = logs_http::Application::with_listener(
-        Arc::new(config),
-        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
-    )
-    .unwrap();
-    let logs_base = format!("http://127.0.0.1:{}", logs.port());
-    tokio::spawn(logs.run_until_stopped());
+    let cdn = spawn_cdn(config.clone());
+    let logs_base = spawn_logs(config);
     let client = &direct.client;
     let whoami = |base: String| {
         client
@@ -266,22 +260,7 @@ async fn database_outage_gives_503_then_recovers() {
 #[tokio::test]
 async fn a_retry_after_a_crash_takes_over_the_idempotency_key_within_seconds() {
     let app = spawn().await;
-    let port = free_port();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdn_api_test_shim"))
-        .env("DATABASE_URL", &app.db_url)
-        .env("CDN_API_ADDR", format!("127.0.0.1:{port}"))
-        .env(
-            "OBJECT_STORE_URL",
-            format!("file://{}", app.objects_dir.display()),
-        )
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    wait_ready(&app.client, &format!("{base}/healthz")).await;
+    let (mut child, base) = start_process(&app, &[]).await;
     let upload = |base: String, body: reqwest::Body| {
         app.client
             .post(format!("{base}/v1/objects"))
@@ -335,14 +314,7 @@ async fn cached_objects_are_delivered_through_a_database_outage() {
         .db_url
         .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port));
     config.db_acquire_timeout = Duration::from_millis(1500);
-    let state = cdn_http::build_state(Arc::new(config)).unwrap();
-    let app = cdn_http::Application::with_listener(
-        state,
-        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
-    )
-    .unwrap();
-    let cdn = format!("http://127.0.0.1:{}", app.port());
-    tokio::spawn(app.run_until_stopped());
+    let cdn = spawn_cdn(config);
     let png = png_bytes();
     for name in ["hot.png", "cold.png"] {
         assert_eq!(
