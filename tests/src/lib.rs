@@ -289,24 +289,28 @@ impl TestApp {
         self.stored_locations().await
     }
 
-    /// Waits (bounded) until a request's claim on `idem_key` is committed and in flight.
-    pub async fn wait_in_flight(&self, idem_key: &str) {
+    /// The one `bigint` a query answers (as `n`), e.g. `SELECT count(*) AS n FROM …`.
+    pub async fn count(&self, sql: &str) -> i64 {
         use diesel_async::RunQueryDsl;
         #[derive(diesel::QueryableByName)]
         struct N {
             #[diesel(sql_type = diesel::sql_types::BigInt)]
             n: i64,
         }
+        let mut conn = self.db.conn().await.unwrap();
+        let n: N = diesel::sql_query(sql).get_result(&mut conn).await.unwrap();
+        n.n
+    }
+
+    /// Waits (bounded) until a request's claim on `idem_key` is committed and in flight.
+    pub async fn wait_in_flight(&self, idem_key: &str) {
+        // keys in tests are plain literals; no quoting needed beyond refusing a quote
+        assert!(!idem_key.contains('\''), "{idem_key}");
+        let sql = format!(
+            "SELECT count(*) AS n FROM idempotency_records WHERE idem_key = '{idem_key}' AND state = 'in_flight'"
+        );
         for _ in 0..500 {
-            let mut conn = self.db.conn().await.unwrap();
-            let n: N = diesel::sql_query(
-                "SELECT count(*) AS n FROM idempotency_records WHERE idem_key = $1 AND state = 'in_flight'",
-            )
-            .bind::<diesel::sql_types::Text, _>(idem_key)
-            .get_result(&mut conn)
-            .await
-            .unwrap();
-            if n.n == 1 {
+            if self.count(&sql).await == 1 {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;

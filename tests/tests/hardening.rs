@@ -400,18 +400,8 @@ async fn a_response_echoing_a_nul_is_stored_and_replayed() {
 
 /// Rows in a table (`ONLY` for the default partition itself).
 async fn count(app: &TestApp, from: &str) -> i64 {
-    use diesel_async::RunQueryDsl;
-    #[derive(diesel::QueryableByName)]
-    struct N {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        n: i64,
-    }
-    let mut conn = app.db.conn().await.unwrap();
-    let n: N = diesel::sql_query(format!("SELECT count(*) AS n FROM {from}"))
-        .get_result(&mut conn)
+    app.count(&format!("SELECT count(*) AS n FROM {from}"))
         .await
-        .unwrap();
-    n.n
 }
 
 async fn sql(app: &TestApp, statement: &str) {
