@@ -600,3 +600,53 @@ async fn a_full_disk_answers_507_and_readiness_says_degraded() {
     assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
     assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["small.bin"]);
 }
+
+/// A client that gives up on an idempotent upload (its connection closes mid-body) frees the key
+/// at once: the retry does not wait for the lease to run out.
+#[tokio::test]
+async fn an_abandoned_idempotent_upload_frees_its_key_at_once() {
+    let app = spawn().await;
+    let never_ends = futures::stream::unfold(0, |i| async move {
+        if i == 0 {
+            let head = format!("--{BOUNDARY}\r\n{DISPOSITION}\r\n\r\nsome bytes");
+            return Some((Ok::<_, std::io::Error>(head.into_bytes()), 1));
+        }
+        futures::future::pending::<()>().await;
+        None
+    });
+    let abandoned = tokio::spawn(
+        app.post("/v1/objects", &app.dev_key)
+            .header("Idempotency-Key", "abandoned-1")
+            .header(
+                "content-type",
+                format!("multipart/form-data; boundary={BOUNDARY}"),
+            )
+            .body(reqwest::Body::wrap_stream(never_ends))
+            .send(),
+    );
+    app.wait_in_flight("abandoned-1").await;
+    abandoned.abort(); // the client goes away
+    let gave_up = Instant::now();
+    let retry = || {
+        multipart(
+            app.post("/v1/objects", &app.dev_key)
+                .header("Idempotency-Key", "abandoned-1"),
+            raw_form(&[DISPOSITION.to_owned()], b"some bytes"),
+        )
+        .send()
+    };
+    loop {
+        let res = retry().await.unwrap();
+        if res.status() == 200 {
+            break;
+        }
+        assert_eq!(res.status(), 409);
+        assert!(
+            gave_up.elapsed() < Duration::from_secs(3),
+            "the key waited for its lease (5 s) instead of being released"
+        );
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["a.bin"]);
+}

@@ -103,13 +103,17 @@ impl Drop for Lease {
         if self.settled {
             return;
         }
-        // cancelled mid-request: nothing was acknowledged, so the key is free again
+        // cancelled mid-request: nothing was acknowledged, so the key is free again (without a
+        // runtime, e.g. while one shuts down, the lease simply runs out)
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
         let (repo, scope, owner) = (
             Arc::clone(&self.repo),
             self.scope.clone(),
             self.owner.clone(),
         );
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             if let Err(e) = repo.release(&scope, &owner).await {
                 tracing::warn!(error = %e, "releasing a cancelled request's idempotency key failed; its lease runs out");
             }
