@@ -1,19 +1,16 @@
-//! The one code path that turns a staged file into a stored object, whichever route it came by
-//! (multipart, Base64, bulk, upload URL): name it, check scope and type, commit the row, then
-//! remove the bytes it replaced.
+//! The one code path that places a staged file, whichever route it came by (multipart, Base64,
+//! bulk, upload URL): name it, check scope and type. The commit that follows is
+//! [`crate::state::CdnState::commit`].
 
 use auth_core::policy::{mime_allowed, prefix_matches, PathScope};
 use cdn_core::content_type::{self, extension_for};
 use cdn_core::metadata::Metadata;
 use cdn_core::path::{self, join_key, normalize_folder};
-use cdn_core::store::ObjectRecord;
-use chrono::{SubsecRound, Utc};
 use serde::Serialize;
 use stow_http::{ApiError, Code};
 use utoipa::ToSchema;
 
-use crate::form::{StageGuard, StagedFile};
-use crate::state::CdnState;
+use crate::form::StagedFile;
 
 /// Who may write where, for one upload.
 #[derive(Debug, Clone)]
@@ -144,74 +141,4 @@ pub struct ListedObject {
     pub last_modified: String,
     pub metadata: Metadata,
     pub public_url: String,
-}
-
-impl CdnState {
-    pub fn uploaded(&self, slug: &str, r: &ObjectRecord) -> UploadedObject {
-        UploadedObject {
-            key: r.key.clone(),
-            size: r.size,
-            content_type: r.content_type.clone(),
-            etag: r.etag.clone(),
-            public_url: self.public_url(slug, &r.key),
-            metadata: r.metadata.clone(),
-        }
-    }
-
-    pub fn listed(&self, slug: &str, r: &ObjectRecord) -> ListedObject {
-        ListedObject {
-            key: r.key.clone(),
-            size: r.size,
-            content_type: r.content_type.clone(),
-            etag: r.etag.clone(),
-            last_modified: r
-                .last_modified
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            metadata: r.metadata.clone(),
-            public_url: self.public_url(slug, &r.key),
-        }
-    }
-
-    /// Commits a placed file: the row switches to the new bytes in one statement, then the bytes
-    /// it replaced are removed. Until the commit nothing is visible; after it, the object is
-    /// complete.
-    pub async fn commit(
-        &self,
-        org_id: &str,
-        file: &StagedFile,
-        placement: Placement,
-        metadata: Metadata,
-        guard: &mut StageGuard,
-    ) -> Result<ObjectRecord, ApiError> {
-        let location = file
-            .location
-            .clone()
-            .ok_or_else(|| ApiError::internal("commit of a file that was not stored"))?;
-        let record = ObjectRecord {
-            key: placement.key,
-            size: file.size as i64,
-            content_type: Some(placement.content_type),
-            etag: file.etag(),
-            metadata,
-            storage_path: location.to_string(),
-            last_modified: Utc::now().trunc_subsecs(3),
-        };
-        let replaced = self.repo.upsert(org_id, &record).await?;
-        self.forget_row(org_id, &record.key);
-        metrics::counter!("cdn_uploaded_bytes_total").increment(file.size);
-        metrics::counter!("cdn_uploaded_objects_total").increment(1);
-        guard.keep(&location);
-        if let Some(old) = replaced.filter(|old| *old != record.storage_path) {
-            let objects = self.objects.clone();
-            tokio::spawn(async move {
-                if let Err(e) = objects
-                    .delete(&stow_objects::ObjectPath::from(old.as_str()))
-                    .await
-                {
-                    tracing::warn!(error = %e, location = %old, "removing replaced bytes failed; `stowctl gc` will");
-                }
-            });
-        }
-        Ok(record)
-    }
 }

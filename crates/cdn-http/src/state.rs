@@ -13,6 +13,12 @@ use stow_db::Db;
 use stow_http::Config;
 use stow_objects::Objects;
 
+use crate::form::{StageGuard, StagedFile};
+use crate::pipeline::{ListedObject, Placement, UploadedObject};
+use cdn_core::metadata::Metadata;
+use chrono::{SubsecRound, Utc};
+use stow_http::ApiError;
+
 /// Characters left as they are in `publicUrl` path segments (RFC 3986 unreserved).
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
@@ -43,6 +49,7 @@ impl quick_cache::Weighter<String, bytes::Bytes> for ByteWeighter {
     }
 }
 
+type SlugCache = quick_cache::sync::Cache<String, (Instant, Option<Org>)>;
 type RefusedCache = quick_cache::sync::Cache<[u8; 32], RefusedAttempts>;
 type RowCache = quick_cache::sync::Cache<(String, String), (Instant, Option<ObjectRecord>)>;
 type BytesCache = quick_cache::sync::Cache<String, bytes::Bytes, ByteWeighter>;
@@ -60,7 +67,7 @@ pub struct CdnState {
     rows: RowCache,
     /// Bytes of small objects by storage location (locations are never rewritten).
     pub small_objects: BytesCache,
-    slugs: Mutex<HashMap<String, (Instant, Option<Org>)>>,
+    slugs: SlugCache,
     /// Refused uploads per upload-URL token hash, on this instance.
     refused: RefusedCache,
     /// When delivery last found the database unreachable.
@@ -93,7 +100,7 @@ impl CdnState {
             searches: Mutex::new(HashMap::new()),
             rows: RowCache::new(100_000),
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
-            slugs: Mutex::new(HashMap::new()),
+            slugs: SlugCache::new(10_000),
             refused: RefusedCache::new(100_000),
             outage_at: Mutex::new(None),
         }
@@ -116,22 +123,13 @@ impl CdnState {
     /// The organization behind a workspace slug (cached briefly; slugs never change; served
     /// stale while the database is unreachable, see [`STALE_IF_ERROR`]).
     pub async fn org_by_slug(&self, slug: &str) -> Result<Option<Org>, auth_core::StoreError> {
-        let cached = self
-            .slugs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(slug)
-            .cloned();
+        let cached = self.slugs.get(slug);
         let lookup = self.lookup(cached, SLUG_CACHE_TTL, || {
             self.accounts.find_org_by_slug(slug)
         });
         let (org, fresh) = lookup.await?;
         if let Some(at) = fresh {
-            let mut cache = self.slugs.lock().unwrap_or_else(|e| e.into_inner());
-            if cache.len() > 10_000 {
-                cache.clear();
-            }
-            cache.insert(slug.to_owned(), (at, org.clone()));
+            self.slugs.insert(slug.to_owned(), (at, org.clone()));
         }
         Ok(org)
     }
@@ -238,5 +236,76 @@ impl CdnState {
     /// The largest file this caller may upload.
     pub fn max_file_size(&self, ctx: &AuthContext) -> u64 {
         ctx.plan.max_file_size.max(1) as u64
+    }
+}
+
+/// Rows in their wire shapes, and the upload commit.
+impl CdnState {
+    pub fn uploaded(&self, slug: &str, r: &ObjectRecord) -> UploadedObject {
+        UploadedObject {
+            key: r.key.clone(),
+            size: r.size,
+            content_type: r.content_type.clone(),
+            etag: r.etag.clone(),
+            public_url: self.public_url(slug, &r.key),
+            metadata: r.metadata.clone(),
+        }
+    }
+
+    pub fn listed(&self, slug: &str, r: &ObjectRecord) -> ListedObject {
+        ListedObject {
+            key: r.key.clone(),
+            size: r.size,
+            content_type: r.content_type.clone(),
+            etag: r.etag.clone(),
+            last_modified: r
+                .last_modified
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            metadata: r.metadata.clone(),
+            public_url: self.public_url(slug, &r.key),
+        }
+    }
+
+    /// Commits a placed file: the row switches to the new bytes in one statement, then the bytes
+    /// it replaced are removed. Until the commit nothing is visible; after it, the object is
+    /// complete.
+    pub async fn commit(
+        &self,
+        org_id: &str,
+        file: &StagedFile,
+        placement: Placement,
+        metadata: Metadata,
+        guard: &mut StageGuard,
+    ) -> Result<ObjectRecord, ApiError> {
+        let location = file
+            .location
+            .clone()
+            .ok_or_else(|| ApiError::internal("commit of a file that was not stored"))?;
+        let record = ObjectRecord {
+            key: placement.key,
+            size: file.size as i64,
+            content_type: Some(placement.content_type),
+            etag: file.etag(),
+            metadata,
+            storage_path: location.to_string(),
+            last_modified: Utc::now().trunc_subsecs(3),
+        };
+        let replaced = self.repo.upsert(org_id, &record).await?;
+        self.forget_row(org_id, &record.key);
+        metrics::counter!("cdn_uploaded_bytes_total").increment(file.size);
+        metrics::counter!("cdn_uploaded_objects_total").increment(1);
+        guard.keep(&location);
+        if let Some(old) = replaced.filter(|old| *old != record.storage_path) {
+            let objects = self.objects.clone();
+            tokio::spawn(async move {
+                if let Err(e) = objects
+                    .delete(&stow_objects::ObjectPath::from(old.as_str()))
+                    .await
+                {
+                    tracing::warn!(error = %e, location = %old, "removing replaced bytes failed; `stowctl gc` will");
+                }
+            });
+        }
+        Ok(record)
     }
 }

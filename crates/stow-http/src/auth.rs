@@ -4,9 +4,8 @@
 //! request is refused without reading its body. Validated keys are cached for
 //! `KEY_CACHE_SECONDS` (default 5 s): disabling or deleting a key takes effect within that window.
 
-use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::Payload;
@@ -21,9 +20,13 @@ use crate::request::KeyId;
 
 type CacheEntry = (Instant, Arc<AuthContext>);
 
+/// Validated keys by secret hash; entries older than the TTL are not used (and are evicted by
+/// size like any other).
+const KEY_CACHE_ENTRIES: usize = 10_000;
+
 pub struct Authenticator {
     store: Arc<dyn AccountStore>,
-    cache: Mutex<HashMap<[u8; 32], CacheEntry>>,
+    cache: quick_cache::sync::Cache<[u8; 32], CacheEntry>,
     ttl: Duration,
     limiter: DefaultKeyedRateLimiter<String>,
 }
@@ -34,7 +37,7 @@ impl Authenticator {
         let burst = NonZeroU32::new(burst.max(1)).unwrap_or(NonZeroU32::MIN);
         Self {
             store,
-            cache: Mutex::new(HashMap::new()),
+            cache: quick_cache::sync::Cache::new(KEY_CACHE_ENTRIES),
             ttl,
             limiter: RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst)),
         }
@@ -51,13 +54,11 @@ impl Authenticator {
         }
         let hash = secret::hash(presented);
         let now = Instant::now();
-        let cached = {
-            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            cache
-                .get(&hash)
-                .filter(|(at, _)| now.duration_since(*at) < self.ttl)
-                .map(|(_, ctx)| Arc::clone(ctx))
-        };
+        let cached = self
+            .cache
+            .get(&hash)
+            .filter(|(at, _)| now.duration_since(*at) < self.ttl)
+            .map(|(_, ctx)| ctx);
         let ctx = match cached {
             Some(ctx) => ctx,
             None => {
@@ -68,11 +69,7 @@ impl Authenticator {
                     .ok_or(AuthError::Unknown)?;
                 let ctx = Arc::new(ctx);
                 if !self.ttl.is_zero() {
-                    let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-                    if cache.len() > 10_000 {
-                        cache.retain(|_, (at, _)| now.duration_since(*at) < self.ttl);
-                    }
-                    cache.insert(hash, (now, Arc::clone(&ctx)));
+                    self.cache.insert(hash, (now, Arc::clone(&ctx)));
                 }
                 self.touch_later(&ctx.key.id);
                 ctx
