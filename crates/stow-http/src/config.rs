@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use secrecy::SecretSlice;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogFormat {
     Human,
@@ -25,8 +27,9 @@ pub struct Config {
     /// headers are ignored.
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Secret for signed continuation tokens and query cursors. Set it when running several
-    /// instances, or tokens made by one instance are refused by another.
-    pub signing_secret: Vec<u8>,
+    /// instances, or tokens made by one instance are refused by another. `Debug` shows it as
+    /// redacted; read it with `ExposeSecret::expose_secret`.
+    pub signing_secret: SecretSlice<u8>,
     pub rate_limit_per_second: u32,
     pub rate_limit_burst: u32,
     pub key_cache_ttl: Duration,
@@ -112,16 +115,13 @@ impl Config {
             .trim_end_matches('/')
             .to_owned();
         let signing_secret = match var("STOWAGE_SIGNING_SECRET") {
-            Some(s) if s.len() >= 16 => s.into_bytes(),
+            Some(s) if s.len() >= 16 => SecretSlice::from(s.into_bytes()),
             Some(_) => {
                 return Err(ConfigError(
                     "STOWAGE_SIGNING_SECRET must be at least 16 characters".into(),
                 ))
             }
-            None => {
-                use rand_bytes::fill;
-                fill()
-            }
+            None => SecretSlice::from(rand_bytes::fill()),
         };
         let log_format = match var("LOG_FORMAT").as_deref() {
             None | Some("human") => LogFormat::Human,
@@ -178,7 +178,7 @@ impl Config {
             public_base_url: "http://cdn.test/cdn".into(),
             api_base_url: None,
             trusted_proxies: Vec::new(),
-            signing_secret: b"test-signing-secret-0123456789".to_vec(),
+            signing_secret: SecretSlice::from(b"test-signing-secret-0123456789".to_vec()),
             rate_limit_per_second: 10_000,
             rate_limit_burst: 10_000,
             key_cache_ttl: Duration::from_secs(0),
@@ -208,6 +208,14 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_never_prints_the_signing_secret() {
+        let config = Config::for_tests("postgres://db".into(), "memory://".into());
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("test-signing-secret"), "{shown}");
+        assert!(shown.contains("signing_secret"), "{shown}");
+    }
 
     #[test]
     fn trusted_proxies_are_addresses_or_ranges() {

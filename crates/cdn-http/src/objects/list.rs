@@ -5,6 +5,7 @@ use auth_core::Permission;
 use cdn_core::listing::{self, TokenError};
 use cdn_core::path::normalize_folder;
 use cdn_core::store::ListQuery;
+use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
@@ -64,13 +65,17 @@ pub async fn list(
     let after = match &params.continuation_token {
         None => None,
         Some(t) => Some(
-            listing::read_token(&state.config.signing_secret, &auth.org.id, &folder, t).map_err(
-                |e| match e {
-                    TokenError::Invalid | TokenError::Mismatch => {
-                        ApiError::invalid_request(e.to_string())
-                    }
-                },
-            )?,
+            listing::read_token(
+                state.config.signing_secret.expose_secret(),
+                &auth.org.id,
+                &folder,
+                t,
+            )
+            .map_err(|e| match e {
+                TokenError::Invalid | TokenError::Mismatch => {
+                    ApiError::invalid_request(e.to_string())
+                }
+            })?,
         ),
     };
     let mut rows = state
@@ -89,7 +94,7 @@ pub async fn list(
     rows.truncate(limit);
     let continuation_token = match (more, rows.last()) {
         (true, Some(last)) => Some(listing::make_token(
-            &state.config.signing_secret,
+            state.config.signing_secret.expose_secret(),
             &auth.org.id,
             &folder,
             &last.key,
