@@ -25,10 +25,10 @@ curl -sf -X PUT "$AWS_ENDPOINT_URL/$BUCKET" >/dev/null
 export STOWAGE_TEST_S3_BUCKET=$BUCKET
 filter='test(upload_list_and_deliver) | test(delivery_ranges_conditionals_and_head) | test(deletes_are_idempotent) | test(bulk_uploads_are_independent_per_file) | test(oversize_files_are_refused_while_streaming) | test(replacing_an_object_swaps_bytes_and_removes_the_old_ones) | test(concurrent_uploads_to_one_key_never_mix) | test(content_type_comes_from_the_bytes)'
 if command -v cargo-nextest >/dev/null; then
-  cargo nextest run -p stowage-tests --test objects -E "$filter" --no-fail-fast
+  cargo nextest run -p stowage-tests --test it -E "$filter" --no-fail-fast
 else
   for t in upload_list_and_deliver delivery_ranges_conditionals_and_head deletes_are_idempotent bulk_uploads_are_independent_per_file oversize_files_are_refused_while_streaming replacing_an_object_swaps_bytes_and_removes_the_old_ones concurrent_uploads_to_one_key_never_mix content_type_comes_from_the_bytes; do
-    cargo test -p stowage-tests --test objects "$t"
+    cargo test -p stowage-tests --test it "objects::$t"
   done
 fi
 # Content-Type is set on the stored S3 objects (signed requests through boto3, which moto ships)
