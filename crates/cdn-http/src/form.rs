@@ -50,8 +50,8 @@ pub struct StagedFile {
     pub location: Option<ObjectPath>,
     pub size: u64,
     /// Hex BLAKE3 of the content (etag and idempotency fingerprint). BLAKE3 rather than SHA-256:
-    /// hashing was a quarter of the CPU of a large upload with SHA-256 (SHA-NI); BLAKE3 is
-    /// several times faster and equally collision-resistant.
+    /// hashing was a large share of a big upload's CPU with SHA-256 (docs/benchmarks.md); BLAKE3
+    /// is faster and equally collision-resistant.
     pub digest: String,
     pub head: Vec<u8>,
     pub too_large: bool,

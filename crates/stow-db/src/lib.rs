@@ -68,8 +68,8 @@ impl Db {
                 // Statements are prepared and cached per connection. After five runs Postgres may
                 // switch a prepared statement to a generic plan, which knows neither the time
                 // window (no partition pruning at plan time) nor how selective a filter value is:
-                // a rare-message search walked every partition's time index and took seconds
-                // instead of ~40 ms. Planning each run costs ~2 ms and keeps plans value-aware.
+                // a rare-message search walked every partition's time index and took seconds.
+                // Planning each run costs a little and keeps plans value-aware.
                 conn.batch_execute(&format!(
                     "SET statement_timeout = {statement_ms}; SET plan_cache_mode = force_custom_plan"
                 ))

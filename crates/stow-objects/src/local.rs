@@ -16,9 +16,9 @@
 //! No blocking thread is held while waiting for the client: each batch is its own blocking task.
 //!
 //! Reads for delivery come through here too ([`read`]): `object_store`'s local reader hands out
-//! 8 KiB per blocking-pool task, and 1 MiB objects were delivered at 0.13–0.18× nginx's rate; in
-//! [`READ_CHUNK_BYTES`] chunks, 0.45–0.50× (paired quick runs; 1 MiB chunks measured 0.60× but
-//! would hold four times the memory per download in progress).
+//! 8 KiB per blocking-pool task, one hand-off per 8 KiB; [`READ_CHUNK_BYTES`] chunks cut that
+//! while a download in progress holds little memory (the figures and the chunk sizes tried are in
+//! docs/benchmarks.md and docs/operations.md).
 //! A `.partial` file left by a crash is an unreferenced object to `stowctl gc`, which removes it
 //! once it is older than its minimum age.
 
