@@ -18,12 +18,13 @@ run:
     @echo "Ingestion host: http://${LOGS_API_ADDR:-127.0.0.1:8081}/v1"
     scripts/run-services.sh target/debug
 
-# Everything CI checks: formatting, lints, crate boundaries and every test against real Postgres.
+# Everything CI checks: formatting, lints, crate boundaries, unused dependencies and every test against real Postgres.
 test:
     scripts/ensure-postgres.sh
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
     scripts/check-boundaries.sh
+    cargo machete
     scripts/drop-test-dbs.sh
     if command -v cargo-nextest >/dev/null; then cargo nextest run --workspace --no-fail-fast; else cargo test --workspace --no-fail-fast; fi
     scripts/e2e.sh

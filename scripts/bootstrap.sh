@@ -13,3 +13,7 @@ if ! command -v just >/dev/null 2>&1 && [ ! -x "$TOOLS/bin/just" ]; then
     cargo install --locked --root "$TOOLS" just
   fi
 fi
+if ! command -v cargo-machete >/dev/null 2>&1 && [ ! -x "$TOOLS/bin/cargo-machete" ]; then
+  echo "bootstrap: installing cargo-machete (unused-dependency check of just test; about a minute to build)" >&2
+  cargo install --locked --root "$TOOLS" cargo-machete
+fi
