@@ -357,12 +357,57 @@ fn parse_event(
             f.add(Some(i), k, "unknown field");
         }
     }
-    let level = match map.get("level") {
-        None | Some(Value::Null) => {
+    let null = Value::Null;
+    let get = |k: &str| map.get(k).unwrap_or(&null);
+    let level = level(f, i, get("level"));
+    let message = message(f, i, get("message"));
+    let event_id = event_id(f, i, get("event_id"));
+    let event_type = event_type(f, i, get("event_type"));
+    let occurred_at = occurred_at(f, i, get("occurred_at"), now);
+    let player_id = label(f, i, "player_id", get("player_id"));
+    let target_player_id = label(f, i, "target_player_id", get("target_player_id"));
+    let resource = label(f, i, "resource", get("resource"));
+    let trace_id = label(f, i, "trace_id", get("trace_id"));
+    let environment = label(f, i, "environment", get("environment"));
+    let player_identifiers = identifiers(f, i, "player_identifiers", get("player_identifiers"));
+    let target_player_identifiers = identifiers(
+        f,
+        i,
+        "target_player_identifiers",
+        get("target_player_identifiers"),
+    );
+    let data = data(f, i, get("data"));
+    if f.total > before {
+        return None;
+    }
+    Some((
+        Event {
+            event_id,
+            level: level?,
+            event_type,
+            occurred_at,
+            player_id,
+            target_player_id,
+            player_identifiers,
+            target_player_identifiers,
+            resource,
+            trace_id,
+            environment,
+            message: message?,
+            data,
+        },
+        Value::Object(map),
+    ))
+}
+
+/// `level`: required, one of the five names.
+fn level(f: &mut Findings, i: usize, v: &Value) -> Option<Level> {
+    match v {
+        Value::Null => {
             f.add(Some(i), "level", "is required");
             None
         }
-        Some(Value::String(s)) => {
+        Value::String(s) => {
             let l = Level::parse(s);
             if l.is_none() {
                 f.add(
@@ -373,17 +418,21 @@ fn parse_event(
             }
             l
         }
-        Some(_) => {
+        _ => {
             f.add(Some(i), "level", "must be a string");
             None
         }
-    };
-    let message = match map.get("message") {
-        None | Some(Value::Null) => {
+    }
+}
+
+/// `message`: required, 1 to `MAX_MESSAGE_CHARS` characters, no NUL.
+fn message(f: &mut Findings, i: usize, v: &Value) -> Option<String> {
+    match v {
+        Value::Null => {
             f.add(Some(i), "message", "is required");
             None
         }
-        Some(Value::String(s)) => {
+        Value::String(s) => {
             let n = s.chars().count();
             if n == 0 {
                 f.add(Some(i), "message", "must not be empty");
@@ -402,41 +451,53 @@ fn parse_event(
                 Some(s.clone())
             }
         }
-        Some(_) => {
+        _ => {
             f.add(Some(i), "message", "must be a string");
             None
         }
-    };
-    let event_id = match map.get("event_id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => match valid_id(s) {
+    }
+}
+
+/// `event_id`: optional, a valid id.
+fn event_id(f: &mut Findings, i: usize, v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => match valid_id(s) {
             Ok(()) => Some(s.clone()),
             Err(r) => {
                 f.add(Some(i), "event_id", r);
                 None
             }
         },
-        Some(_) => {
+        _ => {
             f.add(Some(i), "event_id", "must be a string");
             None
         }
-    };
-    let event_type = match map.get("event_type") {
-        None | Some(Value::Null) => DEFAULT_EVENT_TYPE.to_owned(),
-        Some(Value::String(s)) => {
+    }
+}
+
+/// `event_type`: optional (default `log`), a valid type.
+fn event_type(f: &mut Findings, i: usize, v: &Value) -> String {
+    match v {
+        Value::Null => DEFAULT_EVENT_TYPE.to_owned(),
+        Value::String(s) => {
             if let Err(r) = valid_event_type(s) {
                 f.add(Some(i), "event_type", r);
             }
             s.clone()
         }
-        Some(_) => {
+        _ => {
             f.add(Some(i), "event_type", "must be a string");
             String::new()
         }
-    };
-    let occurred_at = match map.get("occurred_at") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => match DateTime::parse_from_rfc3339(s) {
+    }
+}
+
+/// `occurred_at`: optional RFC 3339 time within the accepted window around `now`.
+fn occurred_at(f: &mut Findings, i: usize, v: &Value, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => match DateTime::parse_from_rfc3339(s) {
             Ok(t) => {
                 let t = t.with_timezone(&Utc);
                 if t < now - Duration::days(MAX_PAST_DAYS) {
@@ -463,7 +524,7 @@ fn parse_event(
                 None
             }
         },
-        Some(_) => {
+        _ => {
             f.add(
                 Some(i),
                 "occurred_at",
@@ -471,22 +532,12 @@ fn parse_event(
             );
             None
         }
-    };
-    let null = Value::Null;
-    let get = |k: &str| map.get(k).unwrap_or(&null);
-    let player_id = label(f, i, "player_id", get("player_id"));
-    let target_player_id = label(f, i, "target_player_id", get("target_player_id"));
-    let resource = label(f, i, "resource", get("resource"));
-    let trace_id = label(f, i, "trace_id", get("trace_id"));
-    let environment = label(f, i, "environment", get("environment"));
-    let player_identifiers = identifiers(f, i, "player_identifiers", get("player_identifiers"));
-    let target_player_identifiers = identifiers(
-        f,
-        i,
-        "target_player_identifiers",
-        get("target_player_identifiers"),
-    );
-    let data = match get("data") {
+    }
+}
+
+/// `data`: optional JSON object without NUL anywhere.
+fn data(f: &mut Findings, i: usize, v: &Value) -> Option<Map<String, Value>> {
+    match v {
         Value::Null => None,
         v @ Value::Object(_) if has_nul(v) => {
             f.add(
@@ -501,28 +552,7 @@ fn parse_event(
             f.add(Some(i), "data", "must be a JSON object");
             None
         }
-    };
-    if f.total > before {
-        return None;
     }
-    Some((
-        Event {
-            event_id,
-            level: level?,
-            event_type,
-            occurred_at,
-            player_id,
-            target_player_id,
-            player_identifiers,
-            target_player_identifiers,
-            resource,
-            trace_id,
-            environment,
-            message: message?,
-            data,
-        },
-        Value::Object(map),
-    ))
 }
 
 /// Parses and validates a whole ingestion body at `now` (the receive time).
