@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
+use auth_core::AccountStore;
 use serde::Serialize;
 use stow_db::logs::PgLogs;
 use stow_db::{Db, PgAccounts};
@@ -71,7 +72,7 @@ async fn openapi() -> HttpResponse {
 pub struct LogsState {
     pub config: Arc<Config>,
     pub db: Db,
-    pub accounts: Arc<PgAccounts>,
+    pub accounts: Arc<dyn AccountStore>,
     pub store: Arc<dyn logs_core::LogStore>,
     /// True once this instance has made sure the daily partitions around today exist; batches
     /// wait for it (see [`ingest`]), so no event lands in the default partition of a fresh
@@ -137,7 +138,7 @@ impl Application {
         let state = web::Data::new(LogsState {
             config: Arc::clone(&config),
             db: db.clone(),
-            accounts: Arc::clone(&accounts),
+            accounts: Arc::clone(&accounts) as Arc<dyn AccountStore>,
             store: Arc::new(PgLogs::new(db.clone())),
             partitions_ready: partitions.clone(),
         });
