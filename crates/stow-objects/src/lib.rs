@@ -193,9 +193,22 @@ impl Objects {
     where
         F: std::future::Future<Output = Result<T, ObjectsError>>,
     {
-        match tokio::time::timeout(self.op_timeout, fut).await {
+        let result = match tokio::time::timeout(self.op_timeout, fut).await {
             Ok(r) => r,
             Err(_) => Err(ObjectsError::Unavailable("upload timed out".into())),
+        };
+        self.note_space(&result);
+        result
+    }
+
+    /// Raises the out-of-space flag when `result` is a write that failed for lack of space;
+    /// every write path reports through here (`timed_io`, `bounded`), so which step of a write
+    /// hits the full disk does not matter.
+    fn note_space<T>(&self, result: &Result<T, ObjectsError>) {
+        if matches!(result, Err(ObjectsError::NoSpace(_)))
+            && !self.out_of_space.swap(true, Ordering::Relaxed)
+        {
+            metrics::gauge!("object_store_out_of_space").set(1.0);
         }
     }
 
@@ -209,11 +222,7 @@ impl Objects {
             Ok(r) => r,
             Err(_) => Err(ObjectsError::Unavailable("operation timed out".into())),
         };
-        if matches!(result, Err(ObjectsError::NoSpace(_)))
-            && !self.out_of_space.swap(true, Ordering::Relaxed)
-        {
-            metrics::gauge!("object_store_out_of_space").set(1.0);
-        }
+        self.note_space(&result);
         metrics::histogram!("object_store_operation_duration_seconds")
             .record(started.elapsed().as_secs_f64());
         if matches!(
@@ -484,7 +493,9 @@ impl ObjectWriter {
                 .timed_io(async { local::Upload::start(file).await.map_err(local_error) })
                 .await?;
             for chunk in buffered {
-                upload.write(chunk).await.map_err(local_error)?;
+                self.objects
+                    .bounded(async { upload.write(chunk).await.map_err(local_error) })
+                    .await?;
             }
             return Ok(Sink::Local(upload));
         }

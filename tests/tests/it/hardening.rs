@@ -568,8 +568,8 @@ async fn a_full_disk_answers_507_and_readiness_says_degraded() {
         let mut f = std::fs::File::create(&filler).unwrap();
         while f.write_all(&[0u8; 4096]).is_ok() {}
     }
-    for size in [10_000, 2_000_000] {
-        // written whole, and streamed in batches
+    for size in [2_000_000, 10_000] {
+        // streamed in batches first (readiness must notice a streamed write failing), then whole
         let res = upload("big.bin", size).await.unwrap();
         assert_eq!(
             res.headers()
