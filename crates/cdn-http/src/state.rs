@@ -6,18 +6,17 @@ use std::time::{Duration, Instant};
 
 use auth_core::{AccountStore, AuthContext, Org};
 use cdn_core::idempotency::IdempotencyRepo;
+use cdn_core::metadata::Metadata;
 use cdn_core::store::{ObjectRecord, ObjectRepo};
 use cdn_core::upload_url::{RefusedAttempts, UploadUrlRepo};
+use chrono::{SubsecRound, Utc};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use stow_db::Db;
-use stow_http::Config;
+use stow_http::{ApiError, Config};
 use stow_objects::Objects;
 
 use crate::form::{StageGuard, StagedFile};
 use crate::pipeline::{ListedObject, Placement, UploadedObject};
-use cdn_core::metadata::Metadata;
-use chrono::{SubsecRound, Utc};
-use stow_http::ApiError;
 
 /// Characters left as they are in `publicUrl` path segments (RFC 3986 unreserved).
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -142,6 +141,10 @@ impl CdnState {
             .is_some_and(|at| now.duration_since(at) < OUTAGE_BACKOFF)
     }
 
+    fn mark_outage(&self, now: Instant) {
+        *self.outage_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+    }
+
     /// A cached value while it is younger than `ttl`; else `load`'s answer (with the time to
     /// cache it at); else, when the database is unreachable, the cached value while it is
     /// younger than [`STALE_IF_ERROR`].
@@ -164,7 +167,7 @@ impl CdnState {
                 Ok(fresh) => Ok((fresh, Some(now))),
                 Err(auth_core::StoreError::Unavailable(e)) if age < STALE_IF_ERROR => {
                     tracing::warn!(error = %e, "database unreachable; delivery serves its cached state");
-                    *self.outage_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+                    self.mark_outage(now);
                     metrics::counter!("delivery_stale_if_error_total").increment(1);
                     Ok((value, None))
                 }
@@ -173,7 +176,7 @@ impl CdnState {
         }
         let fresh = load().await;
         if matches!(fresh, Err(auth_core::StoreError::Unavailable(_))) {
-            *self.outage_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+            self.mark_outage(now);
         }
         Ok((fresh?, Some(now)))
     }
