@@ -80,7 +80,7 @@ pub async fn dispatch(
         (status = 200, description = "The bytes"),
         (status = 206, description = "A byte range"),
         (status = 304, description = "Not modified (If-None-Match, or If-Modified-Since without it)"),
-        (status = 404, description = "No such object", body = crate::openapi::CdnError),
+        (status = 404, description = "No such object", body = stow_http::error::CdnErrorBody),
         (status = 416, description = "Range not satisfiable"),
     )
 )]

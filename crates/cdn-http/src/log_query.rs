@@ -126,14 +126,14 @@ async fn target_server(
     request_body = QueryRequest,
     responses(
         (status = 200, description = "One page of events (Cache-Control: private, no-store)", body = QueryResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR or CURSOR_EXPIRED", body = crate::openapi::CdnError),
-        (status = 401, description = "UNAUTHORIZED", body = crate::openapi::CdnError),
-        (status = 403, description = "FORBIDDEN (permission, other server, plan or Logs source)", body = crate::openapi::CdnError),
-        (status = 404, description = "NOT_FOUND (unknown server)", body = crate::openapi::CdnError),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::openapi::CdnError),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = crate::openapi::CdnError),
-        (status = 429, description = "RATE_LIMITED (rate or concurrent-search limit; Retry-After)", body = crate::openapi::CdnError),
-        (status = 503, description = "SERVICE_UNAVAILABLE (timeout or database down; Retry-After)", body = crate::openapi::CdnError),
+        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR or CURSOR_EXPIRED", body = stow_http::error::CdnErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN (permission, other server, plan or Logs source)", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND (unknown server)", body = stow_http::error::CdnErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
+        (status = 429, description = "RATE_LIMITED (rate or concurrent-search limit; Retry-After)", body = stow_http::error::CdnErrorBody),
+        (status = 503, description = "SERVICE_UNAVAILABLE (timeout or database down; Retry-After)", body = stow_http::error::CdnErrorBody),
     )
 )]
 pub async fn query(

@@ -1,32 +1,8 @@
 //! The API host's OpenAPI 3.1 document, generated from the route annotations.
 
-use serde::Serialize;
+use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToSchema};
-
-/// Error body of the API host.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CdnError {
-    /// Always false.
-    pub success: bool,
-    pub error: CdnErrorDetail,
-    pub request_id: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct CdnErrorDetail {
-    /// UNAUTHORIZED, FORBIDDEN, INVALID_PATH, PATH_NOT_ALLOWED, FILE_TOO_LARGE, TOO_MANY_FILES,
-    /// CONTENT_TYPE_NOT_ALLOWED, TOKEN_INVALID, TOKEN_EXPIRED, RATE_LIMITED, CONFLICT,
-    /// INVALID_REQUEST, NOT_FOUND, METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE,
-    /// INVALID_CURSOR, CURSOR_EXPIRED, REQUEST_TIMEOUT, INSUFFICIENT_STORAGE, INTERNAL_ERROR,
-    /// SERVICE_UNAVAILABLE.
-    pub code: String,
-    pub message: String,
-    /// Extra structure for some errors.
-    #[schema(value_type = Option<Object>)]
-    pub details: Option<serde_json::Value>,
-}
+use utoipa::{Modify, OpenApi};
 
 struct Security;
 
@@ -64,6 +40,6 @@ impl Modify for Security {
         stow_http::health::healthz,
         stow_http::health::readyz,
     ),
-    components(schemas(CdnError, CdnErrorDetail))
+    components(schemas(CdnErrorBody, CdnErrorDetail))
 )]
 pub struct ApiDoc;

@@ -139,10 +139,10 @@ fn is_authority(host: &str) -> bool {
     get, path = "/v1/presigned-url", tag = "upload-urls", params(CreateParams), security(("bearer" = [])),
     responses(
         (status = 201, description = "Created (Cache-Control: no-store)", body = UploadUrlResponse),
-        (status = 400, description = "INVALID_REQUEST or INVALID_PATH, naming the parameter", body = crate::openapi::CdnError),
-        (status = 401, description = "UNAUTHORIZED", body = crate::openapi::CdnError),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = crate::openapi::CdnError),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = crate::openapi::CdnError),
+        (status = 400, description = "INVALID_REQUEST or INVALID_PATH, naming the parameter", body = stow_http::error::CdnErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
     )
 )]
 pub async fn create(
@@ -244,16 +244,16 @@ pub struct TokenUploadForm {
     request_body(content = TokenUploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "One file: `{success, object, requestId}`; several: `{success, results, requestId}`", body = crate::objects::UploadResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = crate::openapi::CdnError),
-        (status = 401, description = "TOKEN_INVALID", body = crate::openapi::CdnError),
-        (status = 403, description = "FORBIDDEN (metadata not allowed) or PATH_NOT_ALLOWED", body = crate::openapi::CdnError),
-        (status = 409, description = "CONFLICT", body = crate::openapi::CdnError),
-        (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = crate::openapi::CdnError),
-        (status = 413, description = "FILE_TOO_LARGE", body = crate::openapi::CdnError),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::openapi::CdnError),
-        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::openapi::CdnError),
-        (status = 429, description = "RATE_LIMITED (this upload URL refused 10 uploads within a minute; Retry-After)", body = crate::openapi::CdnError),
-        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = crate::openapi::CdnError),
+        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
+        (status = 401, description = "TOKEN_INVALID", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN (metadata not allowed) or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
+        (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = stow_http::error::CdnErrorBody),
+        (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::CdnErrorBody),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
+        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = stow_http::error::CdnErrorBody),
+        (status = 429, description = "RATE_LIMITED (this upload URL refused 10 uploads within a minute; Retry-After)", body = stow_http::error::CdnErrorBody),
+        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = stow_http::error::CdnErrorBody),
     )
 )]
 pub async fn upload(

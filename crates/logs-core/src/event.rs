@@ -109,8 +109,9 @@ pub struct Batch {
 }
 
 /// One validation finding. `index` is the event's position, `None` for top-level fields.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Detail {
+    /// Event index; absent for top-level fields.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<usize>,
     pub field: String,

@@ -224,16 +224,16 @@ async fn ingest(
     request_body(content = IngestBody, content_type = "application/json", description = "The batch as JSON, at most 1 MiB; may be sent with `Content-Encoding: gzip` or `deflate` (the limit then counts the decompressed JSON)"),
     responses(
         (status = 202, description = "Committed (or replayed)", body = Acceptance),
-        (status = 400, description = "invalid_request, with details", body = crate::IngestErrorBody),
-        (status = 401, description = "unauthorized", body = crate::IngestErrorBody),
-        (status = 403, description = "forbidden or logs_not_enabled", body = crate::IngestErrorBody),
-        (status = 404, description = "server_not_found", body = crate::IngestErrorBody),
-        (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
-        (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
-        (status = 408, description = "request_timeout (the body stopped arriving; retry the same batch)", body = crate::IngestErrorBody),
-        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than identity, gzip or deflate", body = crate::IngestErrorBody),
-        (status = 429, description = "rate_limited (Retry-After)", body = crate::IngestErrorBody),
-        (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
+        (status = 400, description = "invalid_request, with details", body = stow_http::error::IngestErrorBody),
+        (status = 401, description = "unauthorized", body = stow_http::error::IngestErrorBody),
+        (status = 403, description = "forbidden or logs_not_enabled", body = stow_http::error::IngestErrorBody),
+        (status = 404, description = "server_not_found", body = stow_http::error::IngestErrorBody),
+        (status = 409, description = "batch_id_conflict", body = stow_http::error::IngestErrorBody),
+        (status = 413, description = "payload_too_large", body = stow_http::error::IngestErrorBody),
+        (status = 408, description = "request_timeout (the body stopped arriving; retry the same batch)", body = stow_http::error::IngestErrorBody),
+        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than identity, gzip or deflate", body = stow_http::error::IngestErrorBody),
+        (status = 429, description = "rate_limited (Retry-After)", body = stow_http::error::IngestErrorBody),
+        (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = stow_http::error::IngestErrorBody),
     )
 )]
 pub async fn ingest_explicit(
@@ -252,14 +252,14 @@ pub async fn ingest_explicit(
     request_body(content = IngestBody, content_type = "application/json", description = "The batch as JSON, at most 1 MiB; may be sent with `Content-Encoding: gzip` or `deflate` (the limit then counts the decompressed JSON)"),
     responses(
         (status = 202, description = "Committed (or replayed)", body = Acceptance),
-        (status = 400, description = "invalid_request, with details", body = crate::IngestErrorBody),
-        (status = 401, description = "unauthorized", body = crate::IngestErrorBody),
-        (status = 403, description = "forbidden (global key) or logs_not_enabled", body = crate::IngestErrorBody),
-        (status = 409, description = "batch_id_conflict", body = crate::IngestErrorBody),
-        (status = 413, description = "payload_too_large", body = crate::IngestErrorBody),
-        (status = 408, description = "request_timeout (the body stopped arriving; retry the same batch)", body = crate::IngestErrorBody),
-        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than identity, gzip or deflate", body = crate::IngestErrorBody),
-        (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = crate::IngestErrorBody),
+        (status = 400, description = "invalid_request, with details", body = stow_http::error::IngestErrorBody),
+        (status = 401, description = "unauthorized", body = stow_http::error::IngestErrorBody),
+        (status = 403, description = "forbidden (global key) or logs_not_enabled", body = stow_http::error::IngestErrorBody),
+        (status = 409, description = "batch_id_conflict", body = stow_http::error::IngestErrorBody),
+        (status = 413, description = "payload_too_large", body = stow_http::error::IngestErrorBody),
+        (status = 408, description = "request_timeout (the body stopped arriving; retry the same batch)", body = stow_http::error::IngestErrorBody),
+        (status = 415, description = "unsupported_media_type: not application/json, or a Content-Encoding other than identity, gzip or deflate", body = stow_http::error::IngestErrorBody),
+        (status = 503, description = "unavailable or batch_in_progress (Retry-After)", body = stow_http::error::IngestErrorBody),
     )
 )]
 pub async fn ingest_bound(

@@ -12,7 +12,6 @@ use tokio::sync::watch;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use auth_core::AccountStore;
-use serde::Serialize;
 use stow_db::logs::PgLogs;
 use stow_db::{Db, PgAccounts};
 use stow_http::health::{healthz, readyz, Readiness};
@@ -21,28 +20,7 @@ use stow_http::{
     method_not_allowed, not_found, path_config, query_config, Authenticator, BodyLimit, Config,
 };
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToSchema};
-
-/// Error body of the ingestion host.
-#[derive(Serialize, ToSchema)]
-pub struct IngestErrorBody {
-    /// unauthorized, forbidden, invalid_request, payload_too_large, unsupported_media_type,
-    /// batch_id_conflict, batch_in_progress, server_not_found, logs_not_enabled, rate_limited,
-    /// unavailable, not_found, method_not_allowed, request_timeout, internal_error.
-    pub error: String,
-    pub message: String,
-    pub request_id: String,
-    /// For `invalid_request`: every offending event and field.
-    pub details: Option<Vec<DetailDoc>>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct DetailDoc {
-    /// Event index; absent for top-level fields.
-    pub index: Option<usize>,
-    pub field: String,
-    pub reason: String,
-}
+use utoipa::{Modify, OpenApi};
 
 struct Security;
 
@@ -61,7 +39,7 @@ impl Modify for Security {
     info(title = "Stowage log ingestion", description = "Atomic, idempotent batches of game-server log events."),
     modifiers(&Security),
     paths(ingest::ingest_explicit, ingest::ingest_bound, stow_http::whoami::whoami, stow_http::health::healthz, stow_http::health::readyz),
-    components(schemas(IngestErrorBody, DetailDoc))
+    components(schemas(stow_http::error::IngestErrorBody, logs_core::Detail))
 )]
 pub struct ApiDoc;
 

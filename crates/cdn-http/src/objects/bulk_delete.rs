@@ -52,15 +52,15 @@ pub struct BulkDeleteResponse {
     request_body = BulkDeleteRequest,
     responses(
         (status = 200, description = "One result per path", body = BulkDeleteResponse),
-        (status = 400, description = "INVALID_REQUEST or TOO_MANY_FILES", body = crate::openapi::CdnError),
-        (status = 401, description = "UNAUTHORIZED", body = crate::openapi::CdnError),
-        (status = 403, description = "FORBIDDEN", body = crate::openapi::CdnError),
-        (status = 409, description = "CONFLICT", body = crate::openapi::CdnError),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::openapi::CdnError),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = crate::openapi::CdnError),
-        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::openapi::CdnError),
-        (status = 429, description = "RATE_LIMITED", body = crate::openapi::CdnError),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::openapi::CdnError),
+        (status = 400, description = "INVALID_REQUEST or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
+        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = stow_http::error::CdnErrorBody),
+        (status = 429, description = "RATE_LIMITED", body = stow_http::error::CdnErrorBody),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = stow_http::error::CdnErrorBody),
     )
 )]
 pub async fn bulk_delete(

@@ -34,10 +34,10 @@ pub struct DeleteResponse {
     delete, path = "/v1/objects", tag = "objects", params(DeleteParams, ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")), security(("bearer" = [])),
     responses(
         (status = 200, description = "Deleted, or not found", body = DeleteResponse),
-        (status = 400, description = "INVALID_PATH or INVALID_REQUEST", body = crate::openapi::CdnError),
-        (status = 401, description = "UNAUTHORIZED", body = crate::openapi::CdnError),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = crate::openapi::CdnError),
-        (status = 409, description = "CONFLICT", body = crate::openapi::CdnError),
+        (status = 400, description = "INVALID_PATH or INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
     )
 )]
 pub async fn delete_one(

@@ -38,10 +38,10 @@ pub struct ListResponse {
     get, path = "/v1/objects", tag = "objects", params(ListParams), security(("bearer" = [])),
     responses(
         (status = 200, description = "One page of objects", body = ListResponse),
-        (status = 400, description = "INVALID_REQUEST (limit, continuationToken) or INVALID_PATH", body = crate::openapi::CdnError),
-        (status = 401, description = "UNAUTHORIZED", body = crate::openapi::CdnError),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = crate::openapi::CdnError),
-        (status = 429, description = "RATE_LIMITED", body = crate::openapi::CdnError),
+        (status = 400, description = "INVALID_REQUEST (limit, continuationToken) or INVALID_PATH", body = stow_http::error::CdnErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 429, description = "RATE_LIMITED", body = stow_http::error::CdnErrorBody),
     )
 )]
 pub async fn list(

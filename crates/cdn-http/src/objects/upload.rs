@@ -44,15 +44,15 @@ pub struct UploadForm {
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "Stored", body = UploadResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = crate::openapi::CdnError),
-        (status = 401, description = "UNAUTHORIZED", body = crate::openapi::CdnError),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = crate::openapi::CdnError),
-        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = crate::openapi::CdnError),
-        (status = 413, description = "FILE_TOO_LARGE", body = crate::openapi::CdnError),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = crate::openapi::CdnError),
-        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = crate::openapi::CdnError),
-        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = crate::openapi::CdnError),
-        (status = 429, description = "RATE_LIMITED", body = crate::openapi::CdnError),
+        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::CdnErrorBody),
+        (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::CdnErrorBody),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
+        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = stow_http::error::CdnErrorBody),
+        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = stow_http::error::CdnErrorBody),
+        (status = 429, description = "RATE_LIMITED", body = stow_http::error::CdnErrorBody),
     )
 )]
 pub async fn upload(

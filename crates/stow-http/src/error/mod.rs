@@ -1,130 +1,17 @@
 //! The error type every route returns, and its two envelopes. See the crate docs for the policy.
 
+mod code;
+mod envelope;
+
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::request::{current_flavor, current_request_id, Flavor};
+pub use code::Code;
+pub use envelope::{CdnErrorBody, CdnErrorDetail, ErrorBody, IngestErrorBody};
 
-/// Transport-neutral error codes. The status and wire spelling come from here alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
-    Unauthorized,
-    Forbidden,
-    InvalidPath,
-    PathNotAllowed,
-    FileTooLarge,
-    TooManyFiles,
-    ContentTypeNotAllowed,
-    TokenInvalid,
-    TokenExpired,
-    RateLimited,
-    Conflict,
-    InvalidRequest,
-    NotFound,
-    MethodNotAllowed,
-    PayloadTooLarge,
-    UnsupportedMediaType,
-    InvalidCursor,
-    CursorExpired,
-    BatchIdConflict,
-    BatchInProgress,
-    ServerNotFound,
-    LogsNotEnabled,
-    /// No body bytes arrived for the body idle timeout.
-    RequestTimeout,
-    /// The object store is out of space (disk full, quota): writes fail until space is freed.
-    InsufficientStorage,
-    Internal,
-    Unavailable,
-}
-
-impl Code {
-    pub fn status(self) -> StatusCode {
-        use Code::*;
-        match self {
-            Unauthorized | TokenInvalid => StatusCode::UNAUTHORIZED,
-            Forbidden | PathNotAllowed | LogsNotEnabled => StatusCode::FORBIDDEN,
-            InvalidPath | TooManyFiles | InvalidRequest | InvalidCursor | CursorExpired => {
-                StatusCode::BAD_REQUEST
-            }
-            FileTooLarge | PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ContentTypeNotAllowed | UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            TokenExpired => StatusCode::GONE,
-            RateLimited => StatusCode::TOO_MANY_REQUESTS,
-            Conflict | BatchIdConflict => StatusCode::CONFLICT,
-            NotFound | ServerNotFound => StatusCode::NOT_FOUND,
-            MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            RequestTimeout => StatusCode::REQUEST_TIMEOUT,
-            InsufficientStorage => StatusCode::INSUFFICIENT_STORAGE,
-            Internal => StatusCode::INTERNAL_SERVER_ERROR,
-            Unavailable | BatchInProgress => StatusCode::SERVICE_UNAVAILABLE,
-        }
-    }
-
-    /// The API host's spelling.
-    pub fn cdn_name(self) -> &'static str {
-        use Code::*;
-        match self {
-            Unauthorized => "UNAUTHORIZED",
-            Forbidden | LogsNotEnabled => "FORBIDDEN",
-            InvalidPath => "INVALID_PATH",
-            PathNotAllowed => "PATH_NOT_ALLOWED",
-            FileTooLarge => "FILE_TOO_LARGE",
-            TooManyFiles => "TOO_MANY_FILES",
-            ContentTypeNotAllowed => "CONTENT_TYPE_NOT_ALLOWED",
-            TokenInvalid => "TOKEN_INVALID",
-            TokenExpired => "TOKEN_EXPIRED",
-            RateLimited => "RATE_LIMITED",
-            Conflict | BatchIdConflict => "CONFLICT",
-            InvalidRequest => "INVALID_REQUEST",
-            NotFound | ServerNotFound => "NOT_FOUND",
-            MethodNotAllowed => "METHOD_NOT_ALLOWED",
-            PayloadTooLarge => "PAYLOAD_TOO_LARGE",
-            UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
-            InvalidCursor => "INVALID_CURSOR",
-            CursorExpired => "CURSOR_EXPIRED",
-            RequestTimeout => "REQUEST_TIMEOUT",
-            InsufficientStorage => "INSUFFICIENT_STORAGE",
-            Internal => "INTERNAL_ERROR",
-            Unavailable | BatchInProgress => "SERVICE_UNAVAILABLE",
-        }
-    }
-
-    /// The ingestion host's spelling.
-    pub fn ingest_name(self) -> &'static str {
-        use Code::*;
-        match self {
-            Unauthorized | TokenInvalid => "unauthorized",
-            Forbidden | PathNotAllowed => "forbidden",
-            InvalidPath | TooManyFiles | InvalidRequest | InvalidCursor | CursorExpired => {
-                "invalid_request"
-            }
-            FileTooLarge | PayloadTooLarge => "payload_too_large",
-            ContentTypeNotAllowed | UnsupportedMediaType => "unsupported_media_type",
-            TokenExpired | NotFound => "not_found",
-            RateLimited => "rate_limited",
-            Conflict => "conflict",
-            BatchIdConflict => "batch_id_conflict",
-            BatchInProgress => "batch_in_progress",
-            ServerNotFound => "server_not_found",
-            LogsNotEnabled => "logs_not_enabled",
-            MethodNotAllowed => "method_not_allowed",
-            RequestTimeout => "request_timeout",
-            InsufficientStorage => "insufficient_storage",
-            Internal => "internal_error",
-            Unavailable => "unavailable",
-        }
-    }
-
-    pub fn name(self, flavor: Flavor) -> &'static str {
-        match flavor {
-            Flavor::Cdn => self.cdn_name(),
-            Flavor::Ingest => self.ingest_name(),
-        }
-    }
-}
+use crate::request::{current_flavor, current_request_id, Flavor, X_REQUEST_ID};
 
 /// `Retry-After` of a 507: space is freed by an operator, not within a second.
 pub const INSUFFICIENT_STORAGE_RETRY_SECS: u64 = 60;
@@ -189,26 +76,35 @@ impl ApiError {
         ))
     }
 
-    /// The JSON body for `flavor` with request id `request_id`.
-    pub fn body(&self, flavor: Flavor, request_id: &str) -> Value {
-        let code = self.code.name(flavor);
-        match flavor {
-            Flavor::Cdn => {
-                let mut error = json!({ "code": code, "message": self.message });
-                if let Some(d) = &self.details {
-                    error["details"] = d.clone();
-                }
-                json!({ "success": false, "error": error, "requestId": request_id })
-            }
-            Flavor::Ingest => {
-                let mut body =
-                    json!({ "error": code, "message": self.message, "request_id": request_id });
-                if let Some(d) = &self.details {
-                    body["details"] = d.clone();
-                }
-                body
-            }
+    /// The body for `flavor` with request id `request_id`.
+    pub fn body(&self, flavor: Flavor, request_id: &str) -> ErrorBody {
+        ErrorBody::new(
+            flavor,
+            self.code,
+            self.message.clone(),
+            self.details.clone(),
+            request_id.to_owned(),
+        )
+    }
+
+    /// The whole answer: status, `Cache-Control: no-store`, `Retry-After` when set, the body.
+    pub fn response(&self, flavor: Flavor, request_id: &str) -> HttpResponse {
+        let mut res = HttpResponse::build(self.code.status());
+        res.insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
+        if let Some(secs) = self.retry_after {
+            res.insert_header((header::RETRY_AFTER, secs.to_string()));
         }
+        res.json(self.body(flavor, request_id))
+    }
+
+    /// [`Self::response`] with `X-Request-Id`, for answers made outside the request middleware
+    /// (which sets that header on every other answer).
+    pub fn response_with_id(&self, flavor: Flavor, request_id: &str) -> HttpResponse {
+        let mut res = self.response(flavor, request_id);
+        if let Ok(v) = HeaderValue::from_str(request_id) {
+            res.headers_mut().insert(X_REQUEST_ID, v);
+        }
+        res
     }
 }
 
@@ -224,14 +120,7 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        let flavor = current_flavor();
-        let body = self.body(flavor, &current_request_id());
-        let mut res = HttpResponse::build(self.status_code());
-        res.insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
-        if let Some(secs) = self.retry_after {
-            res.insert_header((header::RETRY_AFTER, secs.to_string()));
-        }
-        res.json(body)
+        self.response(current_flavor(), &current_request_id())
     }
 }
 
@@ -348,6 +237,7 @@ fn without_type_names(msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn serde_messages_lose_rust_type_names() {
@@ -381,78 +271,21 @@ mod tests {
     }
 
     #[test]
-    fn every_code_has_both_spellings_and_a_status() {
-        use Code::*;
-        let all = [
-            Unauthorized,
-            Forbidden,
-            InvalidPath,
-            PathNotAllowed,
-            FileTooLarge,
-            TooManyFiles,
-            ContentTypeNotAllowed,
-            TokenInvalid,
-            TokenExpired,
-            RateLimited,
-            Conflict,
-            InvalidRequest,
-            NotFound,
-            MethodNotAllowed,
-            PayloadTooLarge,
-            UnsupportedMediaType,
-            InvalidCursor,
-            CursorExpired,
-            BatchIdConflict,
-            BatchInProgress,
-            ServerNotFound,
-            LogsNotEnabled,
-            RequestTimeout,
-            InsufficientStorage,
-            Internal,
-            Unavailable,
-        ];
-        for c in all {
-            assert_eq!(c.cdn_name(), c.cdn_name().to_uppercase());
-            assert_eq!(c.ingest_name(), c.ingest_name().to_lowercase());
-            assert!(c.status().is_client_error() || c.status().is_server_error());
-        }
-        // the pinned statuses
-        assert_eq!(Unauthorized.status(), 401);
-        assert_eq!(Forbidden.status(), 403);
-        assert_eq!(InvalidPath.status(), 400);
-        assert_eq!(PathNotAllowed.status(), 403);
-        assert_eq!(FileTooLarge.status(), 413);
-        assert_eq!(TooManyFiles.status(), 400);
-        assert_eq!(ContentTypeNotAllowed.status(), 415);
-        assert_eq!(TokenInvalid.status(), 401);
-        assert_eq!(TokenExpired.status(), 410);
-        assert_eq!(RateLimited.status(), 429);
-        assert_eq!(Conflict.status(), 409);
-        assert_eq!(BatchIdConflict.status(), 409);
-        assert_eq!(BatchInProgress.status(), 503);
-        assert_eq!(ServerNotFound.status(), 404);
-        assert_eq!(LogsNotEnabled.status(), 403);
-        assert_eq!(Unavailable.status(), 503);
-        assert_eq!(RequestTimeout.status(), 408);
-        assert_eq!(InsufficientStorage.status(), 507);
-        assert!(ApiError::new(InsufficientStorage, "full")
-            .retry_after
-            .is_some());
-        assert_eq!(LogsNotEnabled.ingest_name(), "logs_not_enabled");
-        assert_eq!(BatchInProgress.ingest_name(), "batch_in_progress");
-    }
-
-    #[test]
     fn envelopes() {
         let e = ApiError::new(Code::PathNotAllowed, "nope").with_details(json!([1]));
-        let cdn = e.body(Flavor::Cdn, "req_1");
+        let cdn = serde_json::to_value(e.body(Flavor::Cdn, "req_1")).unwrap();
         assert_eq!(cdn["success"], false);
         assert_eq!(cdn["error"]["code"], "PATH_NOT_ALLOWED");
         assert_eq!(cdn["error"]["message"], "nope");
         assert_eq!(cdn["requestId"], "req_1");
-        let ing = ApiError::new(Code::BatchIdConflict, "x").body(Flavor::Ingest, "req_2");
+        assert_eq!(cdn["error"]["details"], json!([1]));
+        let ing = serde_json::to_value(
+            ApiError::new(Code::BatchIdConflict, "x").body(Flavor::Ingest, "req_2"),
+        )
+        .unwrap();
         assert_eq!(ing["error"], "batch_id_conflict");
         assert_eq!(ing["request_id"], "req_2");
+        assert!(ing.get("details").is_none());
         assert!(ApiError::new(Code::RateLimited, "slow")
             .retry_after
             .is_some());
