@@ -171,6 +171,8 @@ impl Application {
         let app_state = state.clone();
         let body_idle_timeout = config.body_idle_timeout;
         let server = HttpServer::new(move || {
+            // runs on every worker thread: the parser's own answers get our envelope there
+            stow_http::framework_error::register(stow_http::Flavor::Cdn);
             App::new()
                 .wrap(from_fn(stow_http::request::cdn_context))
                 .app_data(BodyLimit(JSON_LIMIT))
@@ -185,7 +187,7 @@ impl Application {
         })
         .workers(config.workers)
         .shutdown_timeout(config.shutdown_timeout.as_secs())
-        .client_request_timeout(Duration::from_secs(60))
+        .client_request_timeout(config.request_head_timeout)
         .listen(listener)
         .map_err(|e| StartError::Config(e.to_string()))?
         .run();

@@ -133,6 +133,8 @@ impl Application {
         });
         let body_idle_timeout = config.body_idle_timeout;
         let server = HttpServer::new(move || {
+            // runs on every worker thread: the parser's own answers get our envelope there
+            stow_http::framework_error::register(stow_http::Flavor::Ingest);
             App::new()
                 .wrap(from_fn(stow_http::request::ingest_context))
                 .app_data(BodyLimit(logs_core::event::MAX_BODY_BYTES))
@@ -147,7 +149,7 @@ impl Application {
         })
         .workers(config.workers)
         .shutdown_timeout(config.shutdown_timeout.as_secs())
-        .client_request_timeout(Duration::from_secs(30))
+        .client_request_timeout(config.request_head_timeout)
         .listen(listener)
         .map_err(|e| StartError(e.to_string()))?
         .run();

@@ -42,6 +42,9 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// A request body that sends no byte for this long is answered 408 (`BODY_IDLE_TIMEOUT_SECONDS`).
     pub body_idle_timeout: Duration,
+    /// A request head (request line and headers) that has not fully arrived this long after the
+    /// connection opened is answered 408 (`REQUEST_HEAD_TIMEOUT_SECONDS`).
+    pub request_head_timeout: Duration,
     pub log_format: LogFormat,
     pub workers: usize,
 }
@@ -158,6 +161,7 @@ impl Config {
             cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
             shutdown_timeout: Duration::from_secs(parsed("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
             body_idle_timeout: positive_secs("BODY_IDLE_TIMEOUT_SECONDS", 30)?,
+            request_head_timeout: positive_secs("REQUEST_HEAD_TIMEOUT_SECONDS", 30)?,
             log_format,
             workers: parsed(
                 "WORKERS",
@@ -190,6 +194,7 @@ impl Config {
             cursor_ttl: Duration::from_secs(900),
             shutdown_timeout: Duration::from_secs(5),
             body_idle_timeout: Duration::from_secs(30),
+            request_head_timeout: Duration::from_secs(30),
             log_format: LogFormat::Human,
             workers: 2,
         }

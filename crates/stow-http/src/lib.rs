@@ -13,6 +13,7 @@ pub mod auth;
 pub mod body;
 pub mod config;
 pub mod error;
+pub mod framework_error;
 pub mod health;
 pub mod idle;
 pub mod log_access;

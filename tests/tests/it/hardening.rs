@@ -650,3 +650,99 @@ async fn an_abandoned_idempotent_upload_frees_its_key_at_once() {
     }
     assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["a.bin"]);
 }
+
+/// Sends `bytes` on a raw connection and reads the whole answer (the server closes after these).
+async fn raw_exchange(base: &str, bytes: &[u8]) -> (String, Duration) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut conn = tokio::net::TcpStream::connect(base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    conn.write_all(bytes).await.unwrap();
+    let started = Instant::now();
+    let mut response = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), conn.read_to_end(&mut response)).await;
+    assert!(read.is_ok(), "no answer within 20 s");
+    (
+        String::from_utf8_lossy(&response).into_owned(),
+        started.elapsed(),
+    )
+}
+
+#[tokio::test]
+async fn the_frameworks_own_answers_carry_the_envelope_and_a_request_id() {
+    let app = spawn_with(Options {
+        tweak: |c| c.request_head_timeout = Duration::from_secs(1),
+    })
+    .await;
+    let huge_header = format!(
+        "GET /v1/whoami HTTP/1.1\r\nHost: test\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(stow_http::framework_error::MAX_HEAD_BYTES)
+    );
+    let many_headers = format!(
+        "GET /v1/whoami HTTP/1.1\r\nHost: test\r\n{}\r\n",
+        (0..=stow_http::framework_error::MAX_HEADER_LINES)
+            .map(|i| format!("X-H{i}: v\r\n"))
+            .collect::<String>()
+    );
+    let cases: [(&[u8], u16, &str, &str); 4] = [
+        (
+            b"GET /v1/whoami HTTP/1.1\r\nHost: test\r\nBad Header Line\r\n\r\n",
+            400,
+            "INVALID_REQUEST",
+            "invalid_request",
+        ),
+        (
+            huge_header.as_bytes(),
+            431,
+            "HEADERS_TOO_LARGE",
+            "headers_too_large",
+        ),
+        (
+            many_headers.as_bytes(),
+            431,
+            "HEADERS_TOO_LARGE",
+            "headers_too_large",
+        ),
+        // a head that never ends: answered when the head timeout passes
+        (
+            b"GET /v1/whoami HTTP/1.1\r\nHost: te",
+            408,
+            "REQUEST_TIMEOUT",
+            "request_timeout",
+        ),
+    ];
+    for (bytes, status, cdn_code, ingest_code) in cases {
+        for (base, code) in [(&app.cdn, cdn_code), (&app.logs, ingest_code)] {
+            let (response, waited) = raw_exchange(base, bytes).await;
+            let (head, body) = response
+                .split_once("\r\n\r\n")
+                .unwrap_or_else(|| panic!("no head: {response:?}"));
+            assert!(
+                head.starts_with(&format!("HTTP/1.1 {status}")),
+                "{base}: {response}"
+            );
+            let head = head.to_ascii_lowercase();
+            assert!(head.contains("content-type: application/json"), "{head}");
+            let id = head
+                .lines()
+                .find_map(|l| l.strip_prefix("x-request-id: "))
+                .unwrap_or_else(|| panic!("no x-request-id: {head}"));
+            assert!(id.starts_with("req_"), "{head}");
+            let body: Value =
+                serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {head}\n\n{body}"));
+            if base == &app.cdn {
+                assert_eq!(body["success"], false, "{body}");
+                assert_eq!(body["error"]["code"], code, "{body}");
+                assert_eq!(body["requestId"], id, "{body}");
+            } else {
+                assert_eq!(body["error"], code, "{body}");
+                assert_eq!(body["request_id"], id, "{body}");
+            }
+            if status == 408 {
+                // answered by the 1 s timeout, not at once (actix-http's deadline is taken from a
+                // clock it updates every 500 ms, so it can come up to that much early)
+                assert!(waited >= Duration::from_millis(400), "{waited:?}");
+            }
+        }
+    }
+}

@@ -38,6 +38,7 @@ mod date;
 #[cfg(feature = "__compress")]
 pub mod encoding;
 pub mod error;
+pub mod framework_error;
 mod extensions;
 pub mod h1;
 #[cfg(feature = "http2")]

@@ -634,7 +634,9 @@ where
                         // send_response would update InnerDispatcher state to SendPayload or None
                         // (If response body is empty)
                         // continue loop to poll it
-                        self.as_mut().send_error_response(res, BoxBody::new(()))?;
+                        // Stowage patch: the application's hook builds these answers.
+                        let (res, body) = crate::framework_error::framework_error(res);
+                        self.as_mut().send_error_response(res, body)?;
                     }
 
                     // return with upgrade request and poll it exclusively
@@ -1073,12 +1075,19 @@ where
 
                 trace!("timed out on slow request; replying with 408 and closing connection");
 
-                let _ = self.as_mut().send_error_response(
-                    Response::with_body(StatusCode::REQUEST_TIMEOUT, ()),
-                    BoxBody::new(()),
-                );
+                // Stowage patch: the application's hook builds this answer, which has a body, so
+                // the connection is not shut down at once: reading stops, the timer is cleared
+                // (it would fire again), and the connection closes once the answer is written.
+                let (res, body) = crate::framework_error::framework_error(Response::with_body(
+                    StatusCode::REQUEST_TIMEOUT,
+                    (),
+                ));
+                let _ = self.as_mut().send_error_response(res, body);
 
-                self.project().flags.insert(Flags::SHUTDOWN);
+                let this = self.project();
+                this.head_timer.clear(line!());
+                this.flags.insert(Flags::READ_DISCONNECT);
+                this.flags.remove(Flags::KEEP_ALIVE);
             }
         };
 
