@@ -71,7 +71,7 @@ pub async fn spawn_with(opts: Options) -> TestApp {
 
     let state = cdn_http::build_state(Arc::clone(&config_arc)).expect("cdn state");
     let db = state.db.clone();
-    let objects = state.objects.clone();
+    let objects = state.blobs.clone();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let app = cdn_http::Application::with_listener(state, listener).expect("cdn app");
     let cdn = format!("http://127.0.0.1:{}", app.port());

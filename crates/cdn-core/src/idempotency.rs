@@ -52,7 +52,7 @@ pub enum Claim {
 }
 
 #[async_trait]
-pub trait IdempotencyRepo: Send + Sync {
+pub trait IdempotencyStore: Send + Sync {
     /// Claims the key for `owner` with a lease until `now` + [`LEASE_SECS`]: a new key, or an
     /// in-flight one whose lease ran out before `now`.
     async fn claim(

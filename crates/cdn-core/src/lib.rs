@@ -17,4 +17,4 @@ pub mod testsuite;
 pub mod upload_url;
 
 pub use path::{join_key, normalize_folder, normalize_key, PathError, MAX_KEY_BYTES};
-pub use store::{ObjectRecord, ObjectRepo};
+pub use store::{ObjectRecord, ObjectRecordStore};

@@ -7,22 +7,22 @@ use async_trait::async_trait;
 use auth_core::{prefix_matches, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
-use crate::idempotency::{Claim, IdemScope, IdempotencyRepo, LEASE_SECS};
+use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::is_hidden;
-use crate::store::{ListQuery, ObjectRecord, ObjectRepo};
-use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlRepo};
+use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore};
+use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[derive(Default)]
-pub struct MemoryObjects {
+pub struct MemoryObjectRecords {
     rows: Mutex<BTreeMap<(String, String), ObjectRecord>>,
 }
 
 #[async_trait]
-impl ObjectRepo for MemoryObjects {
+impl ObjectRecordStore for MemoryObjectRecords {
     async fn upsert(
         &self,
         org_id: &str,
@@ -83,7 +83,7 @@ fn lease_until(now: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 #[async_trait]
-impl IdempotencyRepo for MemoryIdempotency {
+impl IdempotencyStore for MemoryIdempotency {
     async fn claim(
         &self,
         scope: &IdemScope,
@@ -178,7 +178,7 @@ pub struct MemoryUploadUrls {
 }
 
 #[async_trait]
-impl UploadUrlRepo for MemoryUploadUrls {
+impl UploadUrlStore for MemoryUploadUrls {
     async fn create(&self, record: &UploadUrlRecord) -> Result<(), StoreError> {
         lock(&self.rows).insert(record.token_hash, record.clone());
         Ok(())
@@ -228,7 +228,7 @@ mod tests {
     #[test]
     fn memory_objects_pass_the_shared_suite() {
         block_on(crate::testsuite::object_repo_suite(
-            &MemoryObjects::default(),
+            &MemoryObjectRecords::default(),
             "org_a",
             "org_b",
         ));

@@ -32,7 +32,7 @@ pub struct ListQuery {
 }
 
 #[async_trait]
-pub trait ObjectRepo: Send + Sync {
+pub trait ObjectRecordStore: Send + Sync {
     /// Inserts or replaces the row for `(org, record.key)`. Returns the storage path of the
     /// replaced object, whose bytes the caller removes after this commit.
     async fn upsert(

@@ -4,10 +4,10 @@
 
 use chrono::{Duration, Utc};
 
-use crate::idempotency::{Claim, IdemScope, IdempotencyRepo, LEASE_SECS};
+use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::metadata::Metadata;
-use crate::store::{ListQuery, ObjectRecord, ObjectRepo};
-use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlRepo};
+use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore};
+use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 
 fn record(key: &str, path: &str) -> ObjectRecord {
     ObjectRecord {
@@ -35,7 +35,7 @@ fn keys(v: &[ObjectRecord]) -> Vec<&str> {
 }
 
 /// `org_a` and `org_b` must exist (Postgres checks the foreign key).
-pub async fn object_repo_suite(repo: &dyn ObjectRepo, org_a: &str, org_b: &str) {
+pub async fn object_repo_suite(repo: &dyn ObjectRecordStore, org_a: &str, org_b: &str) {
     assert_eq!(
         repo.upsert(org_a, &record("images/a.png", "p1"))
             .await
@@ -138,7 +138,7 @@ pub async fn object_repo_suite(repo: &dyn ObjectRepo, org_a: &str, org_b: &str) 
     assert!(!repo.is_referenced("p2").await.unwrap());
 }
 
-pub async fn idempotency_suite(repo: &dyn IdempotencyRepo) {
+pub async fn idempotency_suite(repo: &dyn IdempotencyStore) {
     let now = Utc::now();
     let s = IdemScope {
         scope: "key_1".into(),
@@ -254,7 +254,7 @@ pub async fn idempotency_suite(repo: &dyn IdempotencyRepo) {
 }
 
 /// `org_id` and `key_id` must exist.
-pub async fn upload_url_suite(repo: &dyn UploadUrlRepo, org_id: &str, key_id: &str) {
+pub async fn upload_url_suite(repo: &dyn UploadUrlStore, org_id: &str, key_id: &str) {
     use chrono::SubsecRound;
     let now = Utc::now().trunc_subsecs(6); // Postgres keeps microseconds
     let rec = UploadUrlRecord {

@@ -218,7 +218,7 @@ pub enum Reservation {
 }
 
 #[async_trait]
-pub trait UploadUrlRepo: Send + Sync {
+pub trait UploadUrlStore: Send + Sync {
     async fn create(&self, record: &UploadUrlRecord) -> Result<(), StoreError>;
     async fn get(&self, token_hash: &[u8; 32]) -> Result<Option<UploadUrlRecord>, StoreError>;
     /// Atomically takes `n` slots, or none.

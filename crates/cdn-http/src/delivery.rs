@@ -186,7 +186,7 @@ pub async fn deliver(
             Some(b) => b,
             None => {
                 let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
-                let b = match state.objects.read_all(&location).await {
+                let b = match state.blobs.read_all(&location).await {
                     Ok(b) => b,
                     Err(stow_objects::ObjectsError::NotFound) => return Err(not_found()),
                     Err(e) => return Err(e.into()),
@@ -205,7 +205,7 @@ pub async fn deliver(
     }
     let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
     let stream = match state
-        .objects
+        .blobs
         .get(
             &location,
             range.clone().or(Some(0..size)).filter(|_| size > 0),

@@ -17,7 +17,7 @@ use actix_web::http::header::ContentType;
 use actix_web::http::StatusCode;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse};
 use cdn_core::idempotency::{
-    validate_key, Claim, IdemScope, IdempotencyRepo, LEASE_SECS, RENEW_EVERY_SECS,
+    validate_key, Claim, IdemScope, IdempotencyStore, LEASE_SECS, RENEW_EVERY_SECS,
 };
 use chrono::Utc;
 use serde_json::Value;
@@ -36,7 +36,7 @@ pub struct Ticket {
 
 /// This request's claim on a key, renewed in the background until it is settled or dropped.
 struct Lease {
-    repo: Arc<dyn IdempotencyRepo>,
+    repo: Arc<dyn IdempotencyStore>,
     scope: IdemScope,
     owner: String,
     renewer: tokio::task::JoinHandle<()>,
@@ -44,7 +44,7 @@ struct Lease {
 }
 
 impl Lease {
-    fn start(repo: Arc<dyn IdempotencyRepo>, scope: IdemScope, owner: String) -> Self {
+    fn start(repo: Arc<dyn IdempotencyStore>, scope: IdemScope, owner: String) -> Self {
         let renewer = tokio::spawn({
             let (repo, scope, owner) = (Arc::clone(&repo), scope.clone(), owner.clone());
             async move {

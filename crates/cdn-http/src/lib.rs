@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
-use stow_db::{Db, PgAccounts, PgIdempotency, PgObjects, PgUploadUrls};
+use stow_db::{Db, PgAccounts, PgIdempotency, PgObjectRecords, PgUploadUrls};
 use stow_http::health::{healthz, readyz, Readiness};
 use stow_http::idle::BodyIdleTimeout;
 use stow_http::{
@@ -53,7 +53,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         db.clone(),
         objects,
         Arc::new(PgAccounts::new(db.clone())),
-        Arc::new(PgObjects::new(db.clone())),
+        Arc::new(PgObjectRecords::new(db.clone())),
         Arc::new(PgIdempotency::new(db.clone())),
         Arc::new(PgUploadUrls::new(db.clone())),
         Arc::new(stow_db::logs::PgLogs::new(db)),
@@ -164,7 +164,7 @@ impl Application {
         ));
         let readiness = web::Data::new(Readiness {
             db: state.db.clone(),
-            objects: Some(state.objects.clone()),
+            objects: Some(state.blobs.clone()),
             gates: Vec::new(),
         });
         let state = web::Data::new(state);

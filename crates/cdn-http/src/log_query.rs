@@ -48,7 +48,7 @@ impl From<EventRow> for EventOut {
     fn from(r: EventRow) -> Self {
         Self {
             event_id: r.event_id,
-            server_id: r.server_id,
+            server_id: r.cfx_id,
             level: r.level,
             event_type: r.event_type,
             occurred_at: ts(r.occurred_at),

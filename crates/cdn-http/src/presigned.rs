@@ -335,7 +335,7 @@ async fn upload_through(
         fail_fast: false,
         store: !ticket.is_retry(),
     };
-    let form = read_form(req.headers(), payload, &state.objects, &org.id, limits).await;
+    let form = read_form(req.headers(), payload, &state.blobs, &org.id, limits).await;
     if ticket.is_retry() {
         return ticket.replay(req, &form?.fingerprint);
     }

@@ -5,10 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use auth_core::{AccountStore, AuthContext, Org};
-use cdn_core::idempotency::IdempotencyRepo;
+use cdn_core::idempotency::IdempotencyStore;
 use cdn_core::metadata::Metadata;
-use cdn_core::store::{ObjectRecord, ObjectRepo};
-use cdn_core::upload_url::{RefusedAttempts, UploadUrlRepo};
+use cdn_core::store::{ObjectRecord, ObjectRecordStore};
+use cdn_core::upload_url::{RefusedAttempts, UploadUrlStore};
 use chrono::{SubsecRound, Utc};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use stow_db::Db;
@@ -56,11 +56,13 @@ type BytesCache = quick_cache::sync::Cache<String, bytes::Bytes, ByteWeighter>;
 pub struct CdnState {
     pub config: Arc<Config>,
     pub db: Db,
-    pub objects: Objects,
+    /// Object bytes by immutable location (a directory or S3).
+    pub blobs: Objects,
     pub accounts: Arc<dyn AccountStore>,
-    pub repo: Arc<dyn ObjectRepo>,
-    pub idempotency: Arc<dyn IdempotencyRepo>,
-    pub upload_urls: Arc<dyn UploadUrlRepo>,
+    /// Object rows (key → location, size, type, metadata), in Postgres.
+    pub records: Arc<dyn ObjectRecordStore>,
+    pub idempotency: Arc<dyn IdempotencyStore>,
+    pub upload_urls: Arc<dyn UploadUrlStore>,
     pub logs: Arc<dyn logs_core::LogStore>,
     searches: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
     rows: RowCache,
@@ -80,19 +82,19 @@ impl CdnState {
     pub fn new(
         config: Arc<Config>,
         db: Db,
-        objects: Objects,
+        blobs: Objects,
         accounts: Arc<dyn AccountStore>,
-        repo: Arc<dyn ObjectRepo>,
-        idempotency: Arc<dyn IdempotencyRepo>,
-        upload_urls: Arc<dyn UploadUrlRepo>,
+        records: Arc<dyn ObjectRecordStore>,
+        idempotency: Arc<dyn IdempotencyStore>,
+        upload_urls: Arc<dyn UploadUrlStore>,
         logs: Arc<dyn logs_core::LogStore>,
     ) -> Self {
         Self {
             config,
             db,
-            objects,
+            blobs,
             accounts,
-            repo,
+            records,
             idempotency,
             upload_urls,
             logs,
@@ -208,7 +210,7 @@ impl CdnState {
         let cache_key = (org_id.to_owned(), key.to_owned());
         let cached = self.rows.get(&cache_key);
         let (row, fresh) = self
-            .lookup(cached, DELIVERY_ROW_TTL, || self.repo.get(org_id, key))
+            .lookup(cached, DELIVERY_ROW_TTL, || self.records.get(org_id, key))
             .await?;
         if let Some(at) = fresh {
             self.rows.insert(cache_key, (at, row.clone()));
@@ -293,13 +295,13 @@ impl CdnState {
             storage_path: location.to_string(),
             last_modified: Utc::now().trunc_subsecs(3),
         };
-        let replaced = self.repo.upsert(org_id, &record).await?;
+        let replaced = self.records.upsert(org_id, &record).await?;
         self.forget_row(org_id, &record.key);
         metrics::counter!("cdn_uploaded_bytes_total").increment(file.size);
         metrics::counter!("cdn_uploaded_objects_total").increment(1);
         guard.keep(&location);
         if let Some(old) = replaced.filter(|old| *old != record.storage_path) {
-            let objects = self.objects.clone();
+            let objects = self.blobs.clone();
             tokio::spawn(async move {
                 if let Err(e) = objects
                     .delete(&stow_objects::ObjectPath::from(old.as_str()))

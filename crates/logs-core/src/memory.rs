@@ -61,7 +61,7 @@ impl LogStore for MemoryLogs {
             let row = EventRow {
                 id: st.next_id,
                 event_id: e.event_id.clone().unwrap_or_else(new_event_id),
-                server_id: t.cfx_id.clone(),
+                cfx_id: t.cfx_id.clone(),
                 batch_id: batch.batch_id.clone(),
                 level: e.level.as_str().to_owned(),
                 event_type: e.event_type.clone(),

@@ -11,7 +11,7 @@ use crate::event::{Batch, Level};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestTarget {
     pub org_id: String,
-    /// Registered-server id.
+    /// Registered-server id (`srv_…`), not the join code.
     pub server_id: String,
     /// Join code as registered.
     pub cfx_id: String,
@@ -41,8 +41,8 @@ pub struct EventRow {
     /// Internal, monotonic; the pagination tiebreak.
     pub id: i64,
     pub event_id: String,
-    /// The join code.
-    pub server_id: String,
+    /// The server's join code as registered (the wire's `serverId`; not the registered id).
+    pub cfx_id: String,
     pub batch_id: String,
     pub level: String,
     pub event_type: String,
@@ -76,6 +76,7 @@ pub struct IdentifierFilter {
 /// One page of a search: newest first, strictly after `after` in that order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventQuery {
+    /// Registered-server id (`srv_…`), not the join code.
     pub server_id: String,
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,

@@ -92,7 +92,7 @@ pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b
     );
     assert!(all
         .iter()
-        .all(|r| r.server_id == a.1 && r.batch_id == "batch-0001"));
+        .all(|r| r.cfx_id == a.1 && r.batch_id == "batch-0001"));
     assert!(all.iter().any(|r| r.event_id == "evt-00000002"));
     assert!(
         all.iter().all(|r| r.event_id.len() >= 8),
@@ -256,7 +256,7 @@ pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b
         .await
         .unwrap();
     assert_eq!(other.len(), 4);
-    assert!(other.iter().all(|r| r.server_id == b.1));
+    assert!(other.iter().all(|r| r.cfx_id == b.1));
 
     message_search_across_days(store, &ta, now).await;
 }

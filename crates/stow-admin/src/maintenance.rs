@@ -1,10 +1,10 @@
 //! `stowctl migrate`, `usage`, `gc` and `logs maintain`: the database and the store over time.
 
 use auth_core::AccountStore;
-use cdn_core::store::ObjectRepo;
+use cdn_core::store::ObjectRecordStore;
 use futures::StreamExt;
 use serde_json::{json, Value};
-use stow_db::{Db, PgObjects};
+use stow_db::{Db, PgObjectRecords};
 
 use crate::cli::*;
 use crate::{CliError, Ctx};
@@ -84,7 +84,7 @@ pub async fn gc(
     objects: &stow_objects::Objects,
     min_age: chrono::Duration,
 ) -> Result<(u64, u64), CliError> {
-    let repo = PgObjects::new(db.clone());
+    let repo = PgObjectRecords::new(db.clone());
     let cutoff = chrono::Utc::now() - min_age;
     let mut listing = objects.list("o");
     let (mut scanned, mut removed) = (0u64, 0u64);

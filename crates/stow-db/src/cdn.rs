@@ -2,10 +2,10 @@
 
 use async_trait::async_trait;
 use auth_core::StoreError;
-use cdn_core::idempotency::{Claim, IdemScope, IdempotencyRepo, LEASE_SECS};
+use cdn_core::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use cdn_core::metadata::Metadata;
-use cdn_core::store::{ListQuery, ObjectRecord, ObjectRepo};
-use cdn_core::upload_url::{Reservation, UploadUrlRecord, UploadUrlRepo};
+use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore};
+use cdn_core::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -48,11 +48,11 @@ impl From<ObjectRow> for ObjectRecord {
     }
 }
 
-pub struct PgObjects {
+pub struct PgObjectRecords {
     db: Db,
 }
 
-impl PgObjects {
+impl PgObjectRecords {
     pub fn new(db: Db) -> Self {
         Self { db }
     }
@@ -65,7 +65,7 @@ fn folder_upper_bound(folder: &str) -> String {
 }
 
 #[async_trait]
-impl ObjectRepo for PgObjects {
+impl ObjectRecordStore for PgObjectRecords {
     async fn upsert(&self, org_id: &str, r: &ObjectRecord) -> Result<Option<String>, StoreError> {
         let mut conn = self.db.conn().await?;
         let metadata = serde_json::to_value(&r.metadata).unwrap_or(Value::Null);
@@ -232,7 +232,7 @@ fn lease_until(now: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 #[async_trait]
-impl IdempotencyRepo for PgIdempotency {
+impl IdempotencyStore for PgIdempotency {
     async fn claim(
         &self,
         s: &IdemScope,
@@ -409,7 +409,7 @@ impl TryFrom<UploadUrlRow> for UploadUrlRecord {
 }
 
 #[async_trait]
-impl UploadUrlRepo for PgUploadUrls {
+impl UploadUrlStore for PgUploadUrls {
     async fn create(&self, r: &UploadUrlRecord) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
         diesel::insert_into(upload_urls::table)

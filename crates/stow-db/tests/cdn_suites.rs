@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use auth_core::model::{new_id, NewKey};
 use auth_core::{secret, AccountStore, CredentialType, PermissionSet};
-use stow_db::{testing, Db, DbConfig, PgAccounts, PgIdempotency, PgObjects, PgUploadUrls};
+use stow_db::{testing, Db, DbConfig, PgAccounts, PgIdempotency, PgObjectRecords, PgUploadUrls};
 
 async fn db() -> Db {
     let url = testing::fresh_database().await.expect("fresh database");
@@ -14,7 +14,7 @@ async fn postgres_objects_pass_the_shared_suite() {
     let accounts = PgAccounts::new(db.clone());
     let a = accounts.create_org("A", "a", "pro").await.unwrap();
     let b = accounts.create_org("B", "b", "pro").await.unwrap();
-    cdn_core::testsuite::object_repo_suite(&PgObjects::new(db), &a.id, &b.id).await;
+    cdn_core::testsuite::object_repo_suite(&PgObjectRecords::new(db), &a.id, &b.id).await;
 }
 
 #[tokio::test]
@@ -52,7 +52,7 @@ async fn postgres_upload_urls_pass_the_shared_suite() {
 /// during a rollout: a completed one replays, an in-flight one lapses after 300 s.
 #[tokio::test]
 async fn idempotency_records_of_the_previous_release_are_read() {
-    use cdn_core::idempotency::{Claim, IdemScope, IdempotencyRepo};
+    use cdn_core::idempotency::{Claim, IdemScope, IdempotencyStore};
     use diesel_async::SimpleAsyncConnection;
     let db = db().await;
     let mut conn = db.conn().await.unwrap();

@@ -137,10 +137,10 @@ async fn store_base64(
         body.filename.as_deref(),
         &key_policy(auth),
     )?;
-    let mut guard = StageGuard::new(state.objects.clone());
+    let mut guard = StageGuard::new(state.blobs.clone());
     guard.track_external(location.clone());
     state
-        .objects
+        .blobs
         .put(&location, bytes.into(), Some(&placement.content_type))
         .await?;
     let record = state

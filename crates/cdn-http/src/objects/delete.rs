@@ -80,12 +80,12 @@ pub(super) async fn delete_path(
             format!("`{key}` is outside the paths this key may delete"),
         ));
     }
-    let deleted = state.repo.delete(&auth.org.id, &key).await?;
+    let deleted = state.records.delete(&auth.org.id, &key).await?;
     state.forget_row(&auth.org.id, &key);
     match deleted {
         Some(record) => {
             if let Err(e) = state
-                .objects
+                .blobs
                 .delete(&stow_objects::ObjectPath::from(
                     record.storage_path.as_str(),
                 ))

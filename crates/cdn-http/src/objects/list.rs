@@ -79,7 +79,7 @@ pub async fn list(
         ),
     };
     let mut rows = state
-        .repo
+        .records
         .list(
             &auth.org.id,
             &ListQuery {

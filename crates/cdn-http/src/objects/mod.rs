@@ -59,7 +59,7 @@ where
     let form = read_form(
         req.headers(),
         payload,
-        &state.objects,
+        &state.blobs,
         &auth.org.id,
         limits(ticket.is_retry()),
     )

@@ -300,7 +300,7 @@ async fn select_page(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, S
         .map(|r| EventRow {
             id: r.id,
             event_id: r.event_id,
-            server_id: r.cfx_id,
+            cfx_id: r.cfx_id,
             batch_id: r.batch_id,
             level: r.level,
             event_type: r.event_type,
