@@ -5,7 +5,9 @@
 //! Both run the same suite ([`testsuite`], behind the `testsuite` feature).
 
 pub mod canonical;
+pub mod join_code;
 pub mod key;
+pub mod log_access;
 pub mod memory;
 pub mod model;
 pub mod permission;

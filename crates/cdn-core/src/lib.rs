@@ -8,6 +8,7 @@ pub mod listing;
 pub mod memory;
 pub mod metadata;
 pub mod path;
+pub mod placement;
 #[cfg(test)]
 mod proptests;
 pub mod range;

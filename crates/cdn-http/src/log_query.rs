@@ -100,7 +100,7 @@ async fn target_server(
     auth: &Auth,
     named: Option<&str>,
 ) -> Result<Server, ApiError> {
-    use stow_http::log_access::{self, Denied};
+    use auth_core::log_access::{self, Denied};
     log_access::resolve(state.accounts.as_ref(), auth, named)
         .await
         .map_err(|d| match d {

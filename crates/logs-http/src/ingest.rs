@@ -87,7 +87,7 @@ async fn resolve(
     ctx: &AuthContext,
     named: Option<&str>,
 ) -> Result<Server, ApiError> {
-    use stow_http::log_access::{self, Denied};
+    use auth_core::log_access::{self, Denied};
     ctx.require(Permission::LogsWrite)?;
     log_access::resolve(state.accounts.as_ref(), ctx, named).await.map_err(|d| match d {
         Denied::NoServerNamed => forbidden(

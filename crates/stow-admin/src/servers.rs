@@ -10,17 +10,8 @@ pub(crate) async fn run(ctx: &Ctx, cmd: ServerCmd) -> Result<(Value, String), Cl
     let accounts = &ctx.accounts;
     match cmd {
         ServerCmd::Register { org, cfx_id, name } => {
-            let code = cfx_id.trim();
-            if code.is_empty()
-                || code.len() > 64
-                || !code
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            {
-                return Err(CliError(format!(
-                    "--cfx-id {cfx_id:?}: a join code is 1 to 64 letters, digits, `-` or `_`"
-                )));
-            }
+            let code = auth_core::join_code::parse(&cfx_id)
+                .map_err(|e| CliError(format!("--cfx-id {cfx_id:?}: {e}")))?;
             let s = accounts
                 .register_server(&org, code, name.as_deref())
                 .await?;

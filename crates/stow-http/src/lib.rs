@@ -16,7 +16,6 @@ pub mod error;
 pub mod framework_error;
 pub mod health;
 pub mod idle;
-pub mod log_access;
 pub mod metrics;
 pub mod request;
 pub mod telemetry;

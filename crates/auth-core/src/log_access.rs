@@ -1,8 +1,9 @@
 //! Which registered server a log call (ingestion or query) acts on, and whether it may.
 //!
-//! Shared by both hosts; each maps a [`Denied`] reason to its own error code and envelope.
+//! The rule is the same for ingestion (`logs-api`) and queries (`cdn-api`); each host maps a
+//! [`Denied`] reason to its own error code, message and envelope.
 
-use auth_core::{AccountStore, AuthContext, Server, StoreError};
+use crate::{AccountStore, AuthContext, Server, StoreError};
 
 /// Why a log call may not proceed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,9 +77,9 @@ pub async fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use auth_core::memory::MemoryAccounts;
-    use auth_core::model::{new_id, NewKey};
-    use auth_core::{secret, CredentialType, PermissionSet};
+    use crate::memory::MemoryAccounts;
+    use crate::model::{new_id, NewKey};
+    use crate::{secret, CredentialType, PermissionSet};
 
     async fn ctx(store: &MemoryAccounts, org_id: &str, server: Option<&Server>) -> AuthContext {
         let s = secret::generate(CredentialType::Developer);
@@ -107,8 +108,12 @@ mod tests {
         store.find_auth_context(&s.hash).await.unwrap().unwrap()
     }
 
-    #[tokio::test]
-    async fn every_outcome() {
+    #[test]
+    fn every_outcome() {
+        futures::executor::block_on(every_outcome_async());
+    }
+
+    async fn every_outcome_async() {
         let store = MemoryAccounts::new();
         let org = store.create_org("A", "a", "pro").await.unwrap();
         let other = store.create_org("B", "b", "pro").await.unwrap();
