@@ -139,13 +139,14 @@ impl LogStore for MemoryLogs {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn memory_logs_pass_the_shared_suite() {
-        futures::executor::block_on(crate::testsuite::log_store_suite(
-            &super::MemoryLogs::default(),
-            "org_a",
-            ("srv_a", "abc"),
-            ("srv_b", "def"),
-        ));
+    async fn fixture() -> crate::testsuite::Fixture {
+        crate::testsuite::Fixture {
+            store: Box::new(super::MemoryLogs::default()),
+            org: "org_a".into(),
+            a: ("srv_a".into(), "abc".into()),
+            b: ("srv_b".into(), "def".into()),
+        }
     }
+
+    crate::log_store_suite!(futures::executor::block_on, fixture);
 }

@@ -8,19 +8,67 @@ use serde_json::json;
 use crate::event::{parse_batch, Level};
 use crate::store::{EventQuery, IdentifierFilter, IngestOutcome, IngestTarget, LogStore, Owner};
 
-/// `org`, and the two servers `(id, join code)`, must exist.
-pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b: (&str, &str)) {
+/// What each case runs on: a fresh, empty store, with organization `org` and two registered
+/// servers `(id, join code)` that exist in the store's account data.
+pub struct Fixture {
+    pub store: Box<dyn LogStore>,
+    pub org: String,
+    pub a: (String, String),
+    pub b: (String, String),
+}
+
+/// One `#[test]` per case of this suite, each on a fresh fixture, so a failure names its case.
+/// `$run` drives a future to completion (`futures::executor::block_on`, or a Tokio runtime's);
+/// `$fixture` is an `async fn() -> Fixture`.
+#[macro_export]
+macro_rules! log_store_suite {
+    ($run:path, $fixture:path) => {
+        $crate::log_store_suite!(@cases $run, $fixture;
+            ingest_is_atomic_idempotent_and_counted,
+            queries_are_newest_first_with_every_field,
+            each_filter_narrows_the_search,
+            keyset_pages_walk_every_event_once,
+            servers_are_kept_apart,
+            message_search_across_days);
+    };
+    (@cases $run:path, $fixture:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                $run(async {
+                    let fixture = $fixture().await;
+                    $crate::testsuite::$case(&fixture).await;
+                })
+            }
+        )*
+    };
+}
+
+/// The first batch on server `a`, a changed batch under the same id on server `b`.
+struct Seeded {
+    now: chrono::DateTime<Utc>,
+    ta: IngestTarget,
+    base: EventQuery,
+}
+
+fn targets(f: &Fixture) -> (IngestTarget, IngestTarget) {
+    let target = |(id, code): &(String, String)| IngestTarget {
+        org_id: f.org.clone(),
+        server_id: id.clone(),
+        cfx_id: code.clone(),
+    };
+    (target(&f.a), target(&f.b))
+}
+
+/// Ingests four events on each server and checks the ingestion outcomes on the way.
+async fn seed(f: &Fixture) -> Seeded {
+    let (store, org, a) = (
+        f.store.as_ref(),
+        f.org.as_str(),
+        (f.a.0.as_str(), f.a.1.as_str()),
+    );
+    let (ta, tb) = targets(f);
     let now = Utc::now().trunc_subsecs(6);
-    let ta = IngestTarget {
-        org_id: org.into(),
-        server_id: a.0.into(),
-        cfx_id: a.1.into(),
-    };
-    let tb = IngestTarget {
-        org_id: org.into(),
-        server_id: b.0.into(),
-        cfx_id: b.1.into(),
-    };
     let t = |mins: i64| (now - Duration::minutes(mins)).to_rfc3339();
     let body = json!({ "batch_id": "batch-0001", "events": [
         { "level": "info", "message": "Player Joined the server", "event_type": "player.join", "occurred_at": t(10), "player_id": "p1",
@@ -83,6 +131,16 @@ pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b
         after: None,
         limit: 100,
     };
+    Seeded { now, ta, base }
+}
+
+pub async fn ingest_is_atomic_idempotent_and_counted(f: &Fixture) {
+    seed(f).await;
+}
+
+pub async fn queries_are_newest_first_with_every_field(f: &Fixture) {
+    let Seeded { base, .. } = seed(f).await;
+    let (store, a) = (f.store.as_ref(), (f.a.0.as_str(), f.a.1.as_str()));
     let all = store.query(&base).await.unwrap();
     assert_eq!(all.len(), 4);
     assert!(
@@ -102,7 +160,11 @@ pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b
         all.iter().find(|r| r.message == "chat: gg").unwrap().data,
         Some(json!({ "channel": "ooc" }))
     );
+}
 
+pub async fn each_filter_narrows_the_search(f: &Fixture) {
+    let Seeded { base, .. } = seed(f).await;
+    let store = f.store.as_ref();
     let q = |f: fn(&mut EventQuery)| {
         let mut q = base.clone();
         f(&mut q);
@@ -229,7 +291,12 @@ pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b
             .is_empty(),
         "window"
     );
+}
 
+pub async fn keyset_pages_walk_every_event_once(f: &Fixture) {
+    let Seeded { base, .. } = seed(f).await;
+    let store = f.store.as_ref();
+    let all = store.query(&base).await.unwrap();
     // keyset pagination walks every event exactly once
     let mut seen = Vec::new();
     let mut after = None;
@@ -247,7 +314,11 @@ pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b
         seen.extend(page.into_iter().map(|r| r.id));
     }
     assert_eq!(seen, all.iter().map(|r| r.id).collect::<Vec<_>>());
+}
 
+pub async fn servers_are_kept_apart(f: &Fixture) {
+    let Seeded { base, .. } = seed(f).await;
+    let (store, b) = (f.store.as_ref(), (f.b.0.as_str(), f.b.1.as_str()));
     let other = store
         .query(&EventQuery {
             server_id: b.0.into(),
@@ -257,17 +328,13 @@ pub async fn log_store_suite(store: &dyn LogStore, org: &str, a: (&str, &str), b
         .unwrap();
     assert_eq!(other.len(), 4);
     assert!(other.iter().all(|r| r.cfx_id == b.1));
-
-    message_search_across_days(store, &ta, now).await;
 }
 
 /// A message search over a week: matches on several days come newest first, pages that span days
 /// are complete, and a cursor walk sees each match once (an adapter may search day by day).
-async fn message_search_across_days(
-    store: &dyn LogStore,
-    target: &IngestTarget,
-    now: chrono::DateTime<Utc>,
-) {
+pub async fn message_search_across_days(f: &Fixture) {
+    let Seeded { now, ta, .. } = seed(f).await;
+    let (store, target) = (f.store.as_ref(), &ta);
     let ago = |hours: i64| (now - Duration::hours(hours)).to_rfc3339();
     let hit = |n: i64, hours: i64| json!({ "level": "warn", "message": format!("SpeedHack #{n} detected"), "occurred_at": ago(hours) });
     let miss = |hours: i64| json!({ "level": "info", "message": "speed limit", "occurred_at": ago(hours) });

@@ -3,8 +3,8 @@ use auth_core::AccountStore;
 use stow_db::logs::PgLogs;
 use stow_db::{testing, Db, DbConfig, PgAccounts};
 
-#[tokio::test]
-async fn postgres_logs_pass_the_shared_suite() {
+/// A fresh database with its partitions, one organization and two registered servers.
+async fn fixture() -> logs_core::testsuite::Fixture {
     let url = testing::fresh_database().await.expect("fresh database");
     let db = Db::connect(&DbConfig::new(url)).expect("pool");
     stow_db::logs::maintain_partitions(&db).await.unwrap();
@@ -18,13 +18,26 @@ async fn postgres_logs_pass_the_shared_suite() {
         .register_server(&org.id, "def", None)
         .await
         .unwrap();
-    logs_core::testsuite::log_store_suite(
-        &PgLogs::new(db),
-        &org.id,
-        (&a.id, "abc"),
-        (&b.id, "def"),
-    )
-    .await;
+    logs_core::testsuite::Fixture {
+        store: Box::new(PgLogs::new(db)),
+        org: org.id,
+        a: (a.id, "abc".into()),
+        b: (b.id, "def".into()),
+    }
+}
+
+/// Each case on its own Tokio runtime (the pool's connections live on it).
+fn run<F: std::future::Future>(case: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(case)
+}
+
+mod postgres_logs {
+    use super::*;
+    logs_core::log_store_suite!(run, fixture);
 }
 
 #[tokio::test]
