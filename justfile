@@ -18,18 +18,23 @@ run:
     @echo "Ingestion host: http://${LOGS_API_ADDR:-127.0.0.1:8081}/v1"
     scripts/run-services.sh target/debug
 
-# Everything CI checks: formatting, lints, crate boundaries, unused dependencies and every test against real Postgres.
+# Everything CI checks: formatting, lints, crate boundaries, unused dependencies, dependency licences and sources (cargo-deny) and every test against real Postgres.
 test:
     scripts/ensure-postgres.sh
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
     scripts/check-boundaries.sh
     cargo machete
+    cargo deny --offline check licenses bans sources
     scripts/drop-test-dbs.sh
     if command -v cargo-nextest >/dev/null; then cargo nextest run --workspace --no-fail-fast; else cargo test --workspace --no-fail-fast; fi
     scripts/e2e.sh
     scripts/s3-tests.sh
     scripts/contract.sh
+
+# Known vulnerabilities in dependencies (RustSec); needs network access to fetch the advisory database.
+audit:
+    cargo deny check advisories
 
 # Only the headless-Chromium upload through an upload URL (also part of `just test`).
 

@@ -17,3 +17,7 @@ if ! command -v cargo-machete >/dev/null 2>&1 && [ ! -x "$TOOLS/bin/cargo-machet
   echo "bootstrap: installing cargo-machete (unused-dependency check of just test; about a minute to build)" >&2
   cargo install --locked --root "$TOOLS" cargo-machete
 fi
+if ! command -v cargo-deny >/dev/null 2>&1 && [ ! -x "$TOOLS/bin/cargo-deny" ]; then
+  echo "bootstrap: installing cargo-deny (licence, duplicate and source check of just test; about five minutes to build on 2 cores)" >&2
+  cargo install --locked --root "$TOOLS" cargo-deny
+fi
