@@ -3,6 +3,7 @@
 //! reservation in Postgres after the form is read and before any row is committed, so
 //! concurrent requests (on any number of instances) never store more than `maxFiles` files.
 
+use crate::objects::{typed, BulkResponse, UploadResponse};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::policy::PathScope;
@@ -12,7 +13,7 @@ use cdn_core::upload_url::{
 };
 use chrono::{Duration, Utc};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
 
@@ -467,7 +468,11 @@ async fn store_through_token(
         let record = outcome?;
         return Ok((
             StatusCode::OK,
-            json!({ "success": true, "object": state.uploaded(slug, &record), "requestId": current_request_id() }),
+            typed(&UploadResponse {
+                success: true,
+                object: state.uploaded(slug, &record),
+                request_id: current_request_id(),
+            })?,
         ));
     }
     let results: Vec<BulkResult> = results
@@ -479,6 +484,10 @@ async fn store_through_token(
         .collect();
     Ok((
         StatusCode::OK,
-        json!({ "success": true, "results": results, "requestId": current_request_id() }),
+        typed(&BulkResponse {
+            success: true,
+            results,
+            request_id: current_request_id(),
+        })?,
     ))
 }

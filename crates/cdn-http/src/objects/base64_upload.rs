@@ -1,5 +1,6 @@
 //! `POST /v1/objects/base64`: one file as Base64 (or a data URL) in JSON.
 
+use crate::objects::typed;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
@@ -8,7 +9,7 @@ use base64::Engine;
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::metadata::{self, Metadata};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
@@ -148,6 +149,10 @@ async fn store_base64(
         .await?;
     Ok((
         StatusCode::OK,
-        json!({ "success": true, "object": state.uploaded(&auth.org.slug, &record), "requestId": current_request_id() }),
+        typed(&UploadResponse {
+            success: true,
+            object: state.uploaded(&auth.org.slug, &record),
+            request_id: current_request_id(),
+        })?,
     ))
 }

@@ -1,12 +1,13 @@
 //! `POST /v1/objects/bulk`: many files in one multipart request, each placed and reported on
 //! its own.
 
+use crate::objects::typed;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
 use cdn_core::metadata::{self, Metadata};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
@@ -218,6 +219,10 @@ async fn store_bulk(
     }
     Ok((
         StatusCode::OK,
-        json!({ "success": true, "results": results, "requestId": current_request_id() }),
+        typed(&BulkResponse {
+            success: true,
+            results,
+            request_id: current_request_id(),
+        })?,
     ))
 }

@@ -1,5 +1,6 @@
 //! `POST /v1/objects/bulk-delete`: delete many objects, each reported on its own.
 
+use crate::objects::typed;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
@@ -115,9 +116,11 @@ pub async fn bulk_delete(
             },
         });
     }
-    let outcome = Ok((
-        StatusCode::OK,
-        json!({ "success": true, "results": results, "requestId": current_request_id() }),
-    ));
+    let outcome = typed(&BulkDeleteResponse {
+        success: true,
+        results,
+        request_id: current_request_id(),
+    })
+    .map(|body| (StatusCode::OK, body));
     ticket.finish(&fingerprint, outcome).await
 }

@@ -1,12 +1,12 @@
 //! `DELETE /v1/objects?path=<key>`: delete one object (idempotent: a missing key is `not_found`).
 
+use crate::objects::typed;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::normalize_key;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
 
@@ -57,12 +57,17 @@ pub async fn delete_one(
     if ticket.is_retry() {
         return ticket.replay(&req, &fingerprint);
     }
-    let outcome = delete_path(&state, &auth, raw).await.map(|(key, status)| {
-        (
-            StatusCode::OK,
-            json!({ "success": true, "key": key, "status": status, "requestId": current_request_id() }),
-        )
-    });
+    let outcome = delete_path(&state, &auth, raw)
+        .await
+        .and_then(|(key, status)| {
+            typed(&DeleteResponse {
+                success: true,
+                key,
+                status: status.to_owned(),
+                request_id: current_request_id(),
+            })
+        })
+        .map(|body| (StatusCode::OK, body));
     ticket.finish(&fingerprint, outcome).await
 }
 

@@ -35,6 +35,12 @@ pub fn key_policy(auth: &Auth) -> UploadPolicy {
     }
 }
 
+/// The JSON of a typed answer: the documented response type is the one serialized (and stored for
+/// idempotent replays as these bytes).
+pub(crate) fn typed<T: serde::Serialize>(body: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(body).map_err(ApiError::internal)
+}
+
 pub(crate) fn metadata_error(e: metadata::MetadataError) -> ApiError {
     ApiError::invalid_request(format!("invalid metadata: {e}"))
 }

@@ -1,11 +1,12 @@
 //! `POST /v1/objects`: one file as multipart.
 
+use crate::objects::typed;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
 use cdn_core::metadata::{self};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
@@ -106,6 +107,10 @@ async fn store_single(
         .await?;
     Ok((
         StatusCode::OK,
-        json!({ "success": true, "object": state.uploaded(&auth.org.slug, &record), "requestId": current_request_id() }),
+        typed(&UploadResponse {
+            success: true,
+            object: state.uploaded(&auth.org.slug, &record),
+            request_id: current_request_id(),
+        })?,
     ))
 }
