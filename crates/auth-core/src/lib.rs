@@ -22,4 +22,4 @@ pub use key::{ApiKey, AuthContext, AuthError, CredentialType};
 pub use model::{NewKey, Org, Plan, Server};
 pub use permission::{Permission, PermissionSet};
 pub use policy::{mime_allowed, prefix_matches, PathScope};
-pub use store::{AccountStore, StoreError};
+pub use store::{AccountStore, Cause, StoreError};

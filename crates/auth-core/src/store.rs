@@ -1,5 +1,7 @@
 //! The account storage trait. Errors are transport-neutral; the HTTP edge maps them.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -16,11 +18,80 @@ pub enum StoreError {
     Conflict(String),
     /// The backing store cannot be reached or timed out; retrying later may succeed.
     #[error("storage unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] Cause),
     /// Anything else; the text is for logs, never for responses.
     #[error("storage error: {0}")]
-    Internal(String),
+    Internal(#[source] Cause),
 }
+
+/// What went wrong below a store: text for logs, and the error it came from when there is one,
+/// kept as the [`std::error::Error::source`] so a caller can walk or downcast it instead of
+/// parsing text. Shared (`Arc`) so errors stay `Clone`; compared by text.
+#[derive(Debug, Clone)]
+pub struct Cause {
+    message: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+/// Any error a store may keep as a cause (boxed errors, as some libraries return, included).
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Cause {
+    /// `error`'s text, keeping `error` as the source.
+    pub fn from_error(error: impl Into<BoxError>) -> Self {
+        let error: BoxError = error.into();
+        Self {
+            message: error.to_string(),
+            source: Some(Arc::from(error)),
+        }
+    }
+
+    /// `what: error`, keeping `error` as the source.
+    pub fn context(what: &str, error: impl Into<BoxError>) -> Self {
+        let error: BoxError = error.into();
+        Self {
+            message: format!("{what}: {error}"),
+            source: Some(Arc::from(error)),
+        }
+    }
+}
+
+impl From<String> for Cause {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            source: None,
+        }
+    }
+}
+
+impl From<&str> for Cause {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message
+    }
+}
+
+impl Eq for Cause {}
 
 #[async_trait]
 pub trait AccountStore: Send + Sync {
@@ -51,4 +122,30 @@ pub trait AccountStore: Send + Sync {
     /// The key with this secret hash, with its organization, plan and bound server.
     async fn find_auth_context(&self, hash: &[u8; 32]) -> Result<Option<AuthContext>, StoreError>;
     async fn touch_key(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_keeps_the_error_it_came_from() {
+        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "read timed out");
+        let e = StoreError::Unavailable(Cause::context("connecting", io));
+        assert_eq!(
+            e.to_string(),
+            "storage unavailable: connecting: read timed out"
+        );
+        let cause = std::error::Error::source(&e).expect("the cause");
+        let io = cause.source().expect("the io error");
+        assert_eq!(
+            io.downcast_ref::<std::io::Error>().map(|e| e.kind()),
+            Some(std::io::ErrorKind::TimedOut)
+        );
+        assert!(
+            std::error::Error::source(&StoreError::Internal("plain".into()))
+                .and_then(|c| c.source())
+                .is_none()
+        );
+    }
 }

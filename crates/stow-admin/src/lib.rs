@@ -33,7 +33,7 @@ impl From<StoreError> for CliError {
             StoreError::Unavailable(m) => {
                 format!("database unavailable: {m} (is Postgres running? check DATABASE_URL)")
             }
-            StoreError::Internal(m) => m,
+            StoreError::Internal(m) => m.to_string(),
         })
     }
 }

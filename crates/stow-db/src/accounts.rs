@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use auth_core::key::{ApiKey, AuthContext, CredentialType};
 use auth_core::model::{new_id, NewKey, Org, Plan, Server};
-use auth_core::{AccountStore, PermissionSet, StoreError};
+use auth_core::{AccountStore, Cause, PermissionSet, StoreError};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -120,7 +120,7 @@ impl TryFrom<KeyRow> for ApiKey {
             credential_type: CredentialType::parse(&r.credential_type)
                 .ok_or_else(|| StoreError::Internal("bad credential type".into()))?,
             permissions: PermissionSet::from_names(&r.permissions)
-                .map_err(|e| StoreError::Internal(e.to_string()))?,
+                .map_err(|e| StoreError::Internal(Cause::from_error(e)))?,
             id: r.id,
             org_id: r.org_id,
             server_id: r.server_id,

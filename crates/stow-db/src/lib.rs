@@ -16,7 +16,7 @@ pub mod testing;
 
 use std::time::Duration;
 
-use auth_core::StoreError;
+use auth_core::{Cause, StoreError};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
@@ -90,7 +90,7 @@ impl Db {
             .create_timeout(Some(config.acquire_timeout))
             .recycle_timeout(Some(config.acquire_timeout))
             .build()
-            .map_err(|e| StoreError::Internal(format!("building pool: {e}")))?;
+            .map_err(|e| StoreError::Internal(Cause::context("building pool", e)))?;
         Ok(Self { pool })
     }
 
@@ -126,7 +126,7 @@ pub fn pool_error(e: PoolError) -> StoreError {
         PoolError::Backend(diesel_async::pooled_connection::PoolError::QueryError(q)) => {
             db_error(q)
         }
-        other => StoreError::Unavailable(other.to_string()),
+        other => StoreError::Unavailable(Cause::from_error(other)),
     }
 }
 
@@ -141,12 +141,12 @@ pub fn db_error(e: DieselError) -> StoreError {
         }
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _)
         | DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
-            StoreError::Unavailable(e.to_string())
+            StoreError::Unavailable(Cause::from_error(e))
         }
         DieselError::DatabaseError(_, info) if is_transient_message(info.message()) => {
-            StoreError::Unavailable(e.to_string())
+            StoreError::Unavailable(Cause::from_error(e))
         }
-        _ => StoreError::Internal(e.to_string()),
+        _ => StoreError::Internal(Cause::from_error(e)),
     }
 }
 

@@ -7,7 +7,7 @@ use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
-use auth_core::StoreError;
+use auth_core::{Cause, StoreError};
 
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
 
@@ -19,18 +19,19 @@ pub async fn run(url: &str) -> Result<Vec<String>, StoreError> {
     let url = url.to_owned();
     tokio::task::spawn_blocking(move || run_blocking(&url))
         .await
-        .map_err(|e| StoreError::Internal(format!("migration task: {e}")))?
+        .map_err(|e| StoreError::Internal(Cause::context("migration task", e)))?
 }
 
 fn run_blocking(url: &str) -> Result<Vec<String>, StoreError> {
-    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(url)
-        .map_err(|e| StoreError::Unavailable(format!("connecting to {}: {e}", redact(url))))?;
+    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(url).map_err(|e| {
+        StoreError::Unavailable(Cause::context(&format!("connecting to {}", redact(url)), e))
+    })?;
     conn.batch_execute(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
         .map_err(crate::db_error)?;
     let applied = conn
         .run_pending_migrations(MIGRATIONS)
         .map(|versions| versions.iter().map(|v| v.to_string()).collect())
-        .map_err(|e| StoreError::Internal(format!("running migrations: {e}")));
+        .map_err(|e| StoreError::Internal(Cause::context("running migrations", e)));
     let unlock = conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"));
     let applied = applied?;
     unlock.map_err(crate::db_error)?;

@@ -5,7 +5,7 @@
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 
-use auth_core::StoreError;
+use auth_core::{Cause, StoreError};
 
 const TEMPLATE_LOCK: i64 = 0x5354_4f57_5445_4d50;
 
@@ -32,7 +32,7 @@ fn template_name() -> String {
 async fn admin_conn() -> Result<AsyncPgConnection, StoreError> {
     AsyncPgConnection::establish(&admin_url())
         .await
-        .map_err(|e| StoreError::Unavailable(format!("test database server: {e}")))
+        .map_err(|e| StoreError::Unavailable(Cause::context("test database server", e)))
 }
 
 async fn database_exists(conn: &mut AsyncPgConnection, name: &str) -> Result<bool, StoreError> {

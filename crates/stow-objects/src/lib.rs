@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use auth_core::Cause;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -50,12 +51,12 @@ pub enum ObjectsError {
     #[error("object not found")]
     NotFound,
     #[error("object store unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] Cause),
     /// The store has no space left (disk full, quota): writes fail until space is freed.
     #[error("object store is out of space: {0}")]
-    NoSpace(String),
+    NoSpace(#[source] Cause),
     #[error("object store error: {0}")]
-    Other(String),
+    Other(#[source] Cause),
     #[error("invalid OBJECT_STORE_URL: {0}")]
     Config(String),
 }
@@ -64,7 +65,7 @@ impl From<object_store::Error> for ObjectsError {
     fn from(e: object_store::Error) -> Self {
         match e {
             object_store::Error::NotFound { .. } => ObjectsError::NotFound,
-            other => ObjectsError::Other(other.to_string()),
+            other => ObjectsError::Other(Cause::from_error(other)),
         }
     }
 }
@@ -322,7 +323,7 @@ impl Objects {
             tokio::task::spawn_blocking(move || local::put(&file, &chunks).map_err(|e| (file, e)));
         self.timed_io(async {
             task.await
-                .map_err(|e| ObjectsError::Other(e.to_string()))?
+                .map_err(|e| ObjectsError::Other(Cause::context("write task", e)))?
                 .map_err(|(file, e)| write_error(&format!("writing {}", file.display()), e))
         })
         .await
@@ -341,12 +342,14 @@ impl Objects {
                 .timed_io(async {
                     local::read(file, range).await.map_err(|e| match e.kind() {
                         std::io::ErrorKind::NotFound => ObjectsError::NotFound,
-                        _ => ObjectsError::Other(format!("reading {shown}: {e}")),
+                        _ => ObjectsError::Other(Cause::context(&format!("reading {shown}"), e)),
                     })
                 })
                 .await?;
             return Ok(stream
-                .map_err(move |e| ObjectsError::Other(format!("reading {shown}: {e}")))
+                .map_err(move |e| {
+                    ObjectsError::Other(Cause::context(&format!("reading {shown}"), e))
+                })
                 .boxed());
         }
         let opts = GetOptions {
@@ -409,7 +412,7 @@ impl Objects {
             .await
         {
             Ok(_) | Err(ObjectsError::NotFound) => Ok(()),
-            Err(e) => Err(ObjectsError::Unavailable(e.to_string())),
+            Err(e) => Err(ObjectsError::Unavailable(Cause::from_error(e))),
         }
     }
 }
@@ -568,9 +571,9 @@ fn write_error(context: &str, e: std::io::Error) -> ObjectsError {
     use std::io::ErrorKind;
     match e.kind() {
         ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
-            ObjectsError::NoSpace(format!("{context}: {e}"))
+            ObjectsError::NoSpace(Cause::context(context, e))
         }
-        _ => ObjectsError::Other(format!("{context}: {e}")),
+        _ => ObjectsError::Other(Cause::context(context, e)),
     }
 }
 
