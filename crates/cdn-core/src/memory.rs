@@ -225,28 +225,16 @@ mod tests {
     use super::*;
     use futures::executor::block_on;
 
-    #[test]
-    fn memory_objects_pass_the_shared_suite() {
-        block_on(crate::testsuite::object_repo_suite(
-            &MemoryObjectRecords::default(),
-            "org_a",
-            "org_b",
-        ));
+    async fn fixture() -> crate::testsuite::Fixture {
+        crate::testsuite::Fixture {
+            records: Box::new(MemoryObjectRecords::default()),
+            idempotency: Box::new(MemoryIdempotency::default()),
+            upload_urls: Box::new(MemoryUploadUrls::default()),
+            org_a: "org_a".into(),
+            org_b: "org_b".into(),
+            key_id: "key_a".into(),
+        }
     }
 
-    #[test]
-    fn memory_idempotency_passes_the_shared_suite() {
-        block_on(crate::testsuite::idempotency_suite(
-            &MemoryIdempotency::default(),
-        ));
-    }
-
-    #[test]
-    fn memory_upload_urls_pass_the_shared_suite() {
-        block_on(crate::testsuite::upload_url_suite(
-            &MemoryUploadUrls::default(),
-            "org_a",
-            "key_a",
-        ));
-    }
+    crate::cdn_store_suite!(block_on, fixture);
 }

@@ -34,8 +34,51 @@ fn keys(v: &[ObjectRecord]) -> Vec<&str> {
     v.iter().map(|r| r.key.as_str()).collect()
 }
 
-/// `org_a` and `org_b` must exist (Postgres checks the foreign key).
-pub async fn object_repo_suite(repo: &dyn ObjectRecordStore, org_a: &str, org_b: &str) {
+/// What each case runs on: fresh, empty stores, two organizations and a key of the first that
+/// exist wherever a store checks references (Postgres checks its foreign keys).
+pub struct Fixture {
+    pub records: Box<dyn ObjectRecordStore>,
+    pub idempotency: Box<dyn IdempotencyStore>,
+    pub upload_urls: Box<dyn UploadUrlStore>,
+    pub org_a: String,
+    pub org_b: String,
+    pub key_id: String,
+}
+
+/// One `#[test]` per case of the CDN store suites, each on a fresh fixture, so a failure names its
+/// case. `$run` drives a future to completion; `$fixture` is an `async fn() -> Fixture`. A case
+/// that needs the state an earlier one leaves runs that one first (its checks included).
+#[macro_export]
+macro_rules! cdn_store_suite {
+    ($run:path, $fixture:path) => {
+        $crate::cdn_store_suite!(@cases $run, $fixture;
+            records_upsert_replaces_and_keeps_organizations_apart,
+            records_list_in_byte_order_recursively_and_by_pages,
+            records_list_without_denied_prefixes_or_other_organizations,
+            records_delete_and_report_references,
+            idempotency_scope_includes_route_and_credential,
+            idempotency_completion_is_the_owners_and_kept_as_bytes,
+            idempotency_release_is_the_owners,
+            idempotency_leases_lapse_and_are_taken_over,
+            idempotency_sweep_frees_finished_keys,
+            upload_urls_are_stored_and_read_back,
+            upload_url_reservations_count_files_and_expire);
+    };
+    (@cases $run:path, $fixture:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                $run(async {
+                    let fixture = $fixture().await;
+                    $crate::testsuite::$case(&fixture).await;
+                })
+            }
+        )*
+    };
+}
+
+pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) {
+    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
     assert_eq!(
         repo.upsert(org_a, &record("images/a.png", "p1"))
             .await
@@ -57,7 +100,11 @@ pub async fn object_repo_suite(repo: &dyn ObjectRecordStore, org_a: &str, org_b:
         None,
         "organizations are separate"
     );
+}
 
+pub async fn records_list_in_byte_order_recursively_and_by_pages(f: &Fixture) {
+    records_upsert_replaces_and_keeps_organizations_apart(f).await;
+    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
     for k in [
         "images/b.png",
         "images2/c.png",
@@ -113,6 +160,11 @@ pub async fn object_repo_suite(repo: &dyn ObjectRecordStore, org_a: &str, org_b:
         .await
         .unwrap();
     assert_eq!(keys(&page3), vec!["images/sub/d.png"]);
+}
+
+pub async fn records_list_without_denied_prefixes_or_other_organizations(f: &Fixture) {
+    records_list_in_byte_order_recursively_and_by_pages(f).await;
+    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
     let mut denied = q("images", None, 100);
     denied.denied = vec!["images/sub".into()];
     assert_eq!(
@@ -128,7 +180,11 @@ pub async fn object_repo_suite(repo: &dyn ObjectRecordStore, org_a: &str, org_b:
         keys(&repo.list(org_b, &q("", None, 10)).await.unwrap()),
         vec!["images/other-org.png"]
     );
+}
 
+pub async fn records_delete_and_report_references(f: &Fixture) {
+    records_list_without_denied_prefixes_or_other_organizations(f).await;
+    let (repo, org_a) = (f.records.as_ref(), f.org_a.as_str());
     assert!(repo.is_referenced("p2").await.unwrap());
     assert!(!repo.is_referenced("p1").await.unwrap());
     let deleted = repo.delete(org_a, "images/a.png").await.unwrap().unwrap();
@@ -138,7 +194,19 @@ pub async fn object_repo_suite(repo: &dyn ObjectRecordStore, org_a: &str, org_b:
     assert!(!repo.is_referenced("p2").await.unwrap());
 }
 
-pub async fn idempotency_suite(repo: &dyn IdempotencyStore) {
+/// The scopes the idempotency cases share.
+struct Scopes {
+    now: chrono::DateTime<Utc>,
+    s: IdemScope,
+    other_route: IdemScope,
+}
+
+pub async fn idempotency_scope_includes_route_and_credential(f: &Fixture) {
+    scopes(f).await;
+}
+
+async fn scopes(f: &Fixture) -> Scopes {
+    let repo = f.idempotency.as_ref();
     let now = Utc::now();
     let s = IdemScope {
         scope: "key_1".into(),
@@ -167,6 +235,24 @@ pub async fn idempotency_suite(repo: &dyn IdempotencyStore) {
         "scope includes the credential"
     );
 
+    Scopes {
+        now,
+        s,
+        other_route,
+    }
+}
+
+pub async fn idempotency_completion_is_the_owners_and_kept_as_bytes(f: &Fixture) {
+    completed(f).await;
+}
+
+async fn completed(f: &Fixture) -> Scopes {
+    let Scopes {
+        now,
+        s,
+        other_route,
+    } = scopes(f).await;
+    let repo = f.idempotency.as_ref();
     // any response bytes are kept as sent, an escaped NUL included
     let body = br#"{"ok":true,"path":"a\u0000b"}"#.to_vec();
     repo.complete(&s, "b", b"fp", 200, b"{}").await.unwrap();
@@ -194,6 +280,24 @@ pub async fn idempotency_suite(repo: &dyn IdempotencyStore) {
         "a done record has no lease"
     );
 
+    Scopes {
+        now,
+        s,
+        other_route,
+    }
+}
+
+pub async fn idempotency_release_is_the_owners(f: &Fixture) {
+    released(f).await;
+}
+
+async fn released(f: &Fixture) -> Scopes {
+    let Scopes {
+        now,
+        s,
+        other_route,
+    } = completed(f).await;
+    let repo = f.idempotency.as_ref();
     repo.release(&other_route, "someone-else").await.unwrap();
     assert_eq!(
         repo.claim(&other_route, "b", now).await.unwrap(),
@@ -207,6 +311,24 @@ pub async fn idempotency_suite(repo: &dyn IdempotencyStore) {
         "a failed request can be retried"
     );
 
+    Scopes {
+        now,
+        s,
+        other_route,
+    }
+}
+
+pub async fn idempotency_leases_lapse_and_are_taken_over(f: &Fixture) {
+    leased(f).await;
+}
+
+async fn leased(f: &Fixture) -> Scopes {
+    let Scopes {
+        now,
+        s,
+        other_route,
+    } = released(f).await;
+    let repo = f.idempotency.as_ref();
     // a lease lives LEASE_SECS past its last renewal, then the next request takes it over
     let leased = IdemScope {
         key: "leased".into(),
@@ -248,13 +370,28 @@ pub async fn idempotency_suite(repo: &dyn IdempotencyStore) {
         "the old owner neither completes nor releases the new owner's claim"
     );
 
+    Scopes {
+        now,
+        s,
+        other_route,
+    }
+}
+
+pub async fn idempotency_sweep_frees_finished_keys(f: &Fixture) {
+    let Scopes { now, s, .. } = leased(f).await;
+    let repo = f.idempotency.as_ref();
+    let secs = Duration::seconds;
     let swept = repo.sweep(now + secs(LEASE_SECS + 10)).await.unwrap();
     assert!(swept >= 4, "swept {swept}");
     assert_eq!(repo.claim(&s, "d", now).await.unwrap(), Claim::Claimed);
 }
 
-/// `org_id` and `key_id` must exist.
-pub async fn upload_url_suite(repo: &dyn UploadUrlStore, org_id: &str, key_id: &str) {
+pub async fn upload_urls_are_stored_and_read_back(f: &Fixture) {
+    stored_url(f).await;
+}
+
+async fn stored_url(f: &Fixture) -> (UploadUrlRecord, chrono::DateTime<Utc>) {
+    let (repo, org_id, key_id) = (f.upload_urls.as_ref(), f.org_a.as_str(), f.key_id.as_str());
     use chrono::SubsecRound;
     let now = Utc::now().trunc_subsecs(6); // Postgres keeps microseconds
     let rec = UploadUrlRecord {
@@ -272,6 +409,12 @@ pub async fn upload_url_suite(repo: &dyn UploadUrlStore, org_id: &str, key_id: &
     };
     repo.create(&rec).await.unwrap();
     assert_eq!(repo.get(&rec.token_hash).await.unwrap(), Some(rec.clone()));
+    (rec, now)
+}
+
+pub async fn upload_url_reservations_count_files_and_expire(f: &Fixture) {
+    let (rec, now) = stored_url(f).await;
+    let repo = f.upload_urls.as_ref();
     assert_eq!(repo.get(&[9u8; 32]).await.unwrap(), None);
     assert_eq!(
         repo.reserve(&[9u8; 32], 1, now).await.unwrap(),

@@ -8,30 +8,17 @@ async fn db() -> Db {
     Db::connect(&DbConfig::new(url)).expect("pool")
 }
 
-#[tokio::test]
-async fn postgres_objects_pass_the_shared_suite() {
+/// A fresh database with two organizations and a key of the first.
+async fn fixture() -> cdn_core::testsuite::Fixture {
     let db = db().await;
     let accounts = PgAccounts::new(db.clone());
     let a = accounts.create_org("A", "a", "pro").await.unwrap();
     let b = accounts.create_org("B", "b", "pro").await.unwrap();
-    cdn_core::testsuite::object_repo_suite(&PgObjectRecords::new(db), &a.id, &b.id).await;
-}
-
-#[tokio::test]
-async fn postgres_idempotency_passes_the_shared_suite() {
-    cdn_core::testsuite::idempotency_suite(&PgIdempotency::new(db().await)).await;
-}
-
-#[tokio::test]
-async fn postgres_upload_urls_pass_the_shared_suite() {
-    let db = db().await;
-    let accounts = PgAccounts::new(db.clone());
-    let org = accounts.create_org("A", "a", "pro").await.unwrap();
     let s = secret::generate(CredentialType::Developer);
     let key = accounts
         .create_key(&NewKey {
             id: new_id("key"),
-            org_id: org.id.clone(),
+            org_id: a.id.clone(),
             server_id: None,
             credential_type: CredentialType::Developer,
             name: None,
@@ -45,7 +32,28 @@ async fn postgres_upload_urls_pass_the_shared_suite() {
         })
         .await
         .unwrap();
-    cdn_core::testsuite::upload_url_suite(&PgUploadUrls::new(db), &org.id, &key.id).await;
+    cdn_core::testsuite::Fixture {
+        records: Box::new(PgObjectRecords::new(db.clone())),
+        idempotency: Box::new(PgIdempotency::new(db.clone())),
+        upload_urls: Box::new(PgUploadUrls::new(db)),
+        org_a: a.id,
+        org_b: b.id,
+        key_id: key.id,
+    }
+}
+
+/// Each case on its own Tokio runtime (the pool's connections live on it).
+fn run<F: std::future::Future>(case: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(case)
+}
+
+mod postgres_cdn_stores {
+    use super::*;
+    cdn_core::cdn_store_suite!(run, fixture);
 }
 
 /// Records written by the release before migration 6 (jsonb response, no lease) keep working
