@@ -257,9 +257,9 @@ impl AccountStore for MemoryAccounts {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn memory_store_passes_the_shared_suite() {
-        let store = super::MemoryAccounts::new();
-        futures::executor::block_on(crate::testsuite::account_store_suite(&store));
+    async fn store() -> Box<dyn crate::AccountStore> {
+        Box::new(super::MemoryAccounts::new())
     }
+
+    crate::account_store_suite!(futures::executor::block_on, store);
 }

@@ -1,5 +1,6 @@
 //! One behavioural suite for every [`AccountStore`] implementation (memory and Postgres).
-//! Each call must get an empty store (holding only the built-in plans).
+//! Each case gets an empty store (holding only the built-in plans) and is its own test, made by
+//! [`account_store_suite!`]; a case that needs an earlier one's records runs it first.
 
 #![allow(clippy::unwrap_used)]
 
@@ -11,7 +12,31 @@ use crate::permission::PermissionSet;
 use crate::secret;
 use crate::store::{AccountStore, StoreError};
 
-pub async fn account_store_suite(store: &dyn AccountStore) {
+/// One `#[test]` per case, each on a fresh store. `$run` drives a future to completion;
+/// `$store` is an `async fn() -> Box<dyn AccountStore>` giving an empty store.
+#[macro_export]
+macro_rules! account_store_suite {
+    ($run:path, $store:path) => {
+        $crate::account_store_suite!(@cases $run, $store;
+            plans_are_built_in_and_upserted,
+            organizations_need_a_known_plan_and_a_free_slug,
+            servers_register_once_per_join_code,
+            keys_authenticate_list_expire_and_disable);
+    };
+    (@cases $run:path, $store:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                $run(async {
+                    let store = $store().await;
+                    $crate::testsuite::$case(store.as_ref()).await;
+                })
+            }
+        )*
+    };
+}
+
+pub async fn plans_are_built_in_and_upserted(store: &dyn AccountStore) {
     // plans
     for p in Plan::builtin() {
         assert_eq!(store.get_plan(&p.name).await.unwrap(), Some(p));
@@ -31,7 +56,14 @@ pub async fn account_store_suite(store: &dyn AccountStore) {
             .retention_days,
         21
     );
+}
 
+pub async fn organizations_need_a_known_plan_and_a_free_slug(store: &dyn AccountStore) {
+    organizations(store).await;
+}
+
+async fn organizations(store: &dyn AccountStore) -> crate::model::Org {
+    plans_are_built_in_and_upserted(store).await;
     // organizations
     let err = store.create_org("X", "x", "nope").await.unwrap_err();
     assert!(
@@ -62,6 +94,15 @@ pub async fn account_store_suite(store: &dyn AccountStore) {
     ));
     assert_eq!(store.get_org("org_missing").await.unwrap(), None);
 
+    org
+}
+
+pub async fn servers_register_once_per_join_code(store: &dyn AccountStore) {
+    servers(store).await;
+}
+
+async fn servers(store: &dyn AccountStore) -> (crate::model::Org, crate::model::Server) {
+    let org = organizations(store).await;
     // servers
     let server = store
         .register_server(&org.id, "AbC123", Some("Main"))
@@ -104,6 +145,11 @@ pub async fn account_store_suite(store: &dyn AccountStore) {
         Err(StoreError::NotFound(_))
     ));
 
+    (org, server)
+}
+
+pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore) {
+    let (org, server) = servers(store).await;
     // keys
     let secret = secret::generate(CredentialType::Server);
     let new_key = NewKey {

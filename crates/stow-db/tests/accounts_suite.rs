@@ -1,12 +1,25 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use stow_db::{testing, Db, DbConfig, PgAccounts};
 
-#[tokio::test]
-async fn postgres_accounts_pass_the_shared_suite() {
+/// An empty store on a fresh database.
+async fn store() -> Box<dyn auth_core::AccountStore> {
     let url = testing::fresh_database().await.expect("fresh database");
     let db = Db::connect(&DbConfig::new(url)).expect("pool");
-    let store = PgAccounts::new(db);
-    auth_core::testsuite::account_store_suite(&store).await;
+    Box::new(PgAccounts::new(db))
+}
+
+/// Each case on its own Tokio runtime (the pool's connections live on it).
+fn run<F: std::future::Future>(case: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(case)
+}
+
+mod postgres_accounts {
+    use super::*;
+    auth_core::account_store_suite!(run, store);
 }
 
 #[tokio::test]
