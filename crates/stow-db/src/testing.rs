@@ -7,6 +7,17 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 
 use auth_core::{Cause, StoreError};
 
+/// Runs one shared-suite case to completion on a runtime of its own (the case's pool and its
+/// connections live on it), for the suite macros' `#[test]` functions.
+pub fn run_case<F: std::future::Future>(case: F) -> F::Output {
+    #[allow(clippy::expect_used)]
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime")
+        .block_on(case)
+}
+
 const TEMPLATE_LOCK: i64 = 0x5354_4f57_5445_4d50;
 
 pub fn admin_url() -> String {

@@ -8,18 +8,9 @@ async fn store() -> Box<dyn auth_core::AccountStore> {
     Box::new(PgAccounts::new(db))
 }
 
-/// Each case on its own Tokio runtime (the pool's connections live on it).
-fn run<F: std::future::Future>(case: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(case)
-}
-
 mod postgres_accounts {
     use super::*;
-    auth_core::account_store_suite!(run, store);
+    auth_core::account_store_suite!(testing::run_case, store);
 }
 
 #[tokio::test]

@@ -42,18 +42,9 @@ async fn fixture() -> cdn_core::testsuite::Fixture {
     }
 }
 
-/// Each case on its own Tokio runtime (the pool's connections live on it).
-fn run<F: std::future::Future>(case: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(case)
-}
-
 mod postgres_cdn_stores {
     use super::*;
-    cdn_core::cdn_store_suite!(run, fixture);
+    cdn_core::cdn_store_suite!(testing::run_case, fixture);
 }
 
 /// Records written by the release before migration 6 (jsonb response, no lease) keep working

@@ -26,18 +26,9 @@ async fn fixture() -> logs_core::testsuite::Fixture {
     }
 }
 
-/// Each case on its own Tokio runtime (the pool's connections live on it).
-fn run<F: std::future::Future>(case: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(case)
-}
-
 mod postgres_logs {
     use super::*;
-    logs_core::log_store_suite!(run, fixture);
+    logs_core::log_store_suite!(testing::run_case, fixture);
 }
 
 #[tokio::test]
