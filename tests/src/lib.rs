@@ -372,6 +372,56 @@ pub fn webp_bytes() -> Vec<u8> {
 }
 
 /// Asserts an API-host error body and returns it.
+/// Sends a request and reads its JSON answer, for the many tests that look only at the body.
+pub trait RequestExt {
+    fn json_body(self) -> impl std::future::Future<Output = Value> + Send;
+    /// Sends the request and returns the answer's status.
+    fn sent_status(self) -> impl std::future::Future<Output = u16> + Send;
+    /// Sends the request and checks it is refused with `status` and `code` ([`expect_error`]).
+    fn refused(
+        self,
+        status: u16,
+        code: &'static str,
+    ) -> impl std::future::Future<Output = Value> + Send;
+}
+
+impl RequestExt for reqwest::RequestBuilder {
+    #[allow(clippy::expect_used)]
+    fn json_body(self) -> impl std::future::Future<Output = Value> + Send {
+        async move {
+            self.send()
+                .await
+                .expect("the request is sent")
+                .json()
+                .await
+                .expect("a JSON answer")
+        }
+    }
+
+    #[allow(clippy::expect_used)]
+    fn sent_status(self) -> impl std::future::Future<Output = u16> + Send {
+        async move {
+            self.send()
+                .await
+                .expect("the request is sent")
+                .status()
+                .as_u16()
+        }
+    }
+
+    #[allow(clippy::expect_used)]
+    fn refused(
+        self,
+        status: u16,
+        code: &'static str,
+    ) -> impl std::future::Future<Output = Value> + Send {
+        async move {
+            let res = self.send().await.expect("the request is sent");
+            expect_error(res, status, code).await
+        }
+    }
+}
+
 pub async fn expect_error(res: reqwest::Response, status: u16, code: &str) -> Value {
     let actual = res.status().as_u16();
     let header_id = res

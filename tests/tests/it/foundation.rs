@@ -30,14 +30,7 @@ async fn whoami_reports_the_key_without_its_secret() {
     );
     assert_eq!(body["allowedMimeTypes"], Value::Null);
 
-    let body: Value = app
-        .get("/v1/whoami", &app.server_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body: Value = app.get("/v1/whoami", &app.server_key).json_body().await;
     assert_eq!(body["credentialType"], "server");
     assert_eq!(body["server"]["cfxId"], "abc123");
     assert_eq!(body["server"]["id"], app.server.id);
@@ -76,14 +69,7 @@ async fn restricted_key_shows_its_restrictions() {
             ..KeySpec::perms(&[Permission::CdnRead])
         })
         .await;
-    let body: Value = app
-        .get("/v1/whoami", &key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body: Value = app.get("/v1/whoami", &key).json_body().await;
     assert_eq!(body["permissions"], json!({"cdn": ["read"], "logs": []}));
     assert_eq!(body["restrictions"]["allowedPrefixes"], json!(["images"]));
     assert_eq!(
@@ -116,7 +102,7 @@ async fn bad_credentials_are_401_never_500() {
                 reqwest::header::HeaderValue::from_bytes(h).unwrap(),
             );
         }
-        expect_error(req.send().await.unwrap(), 401, "UNAUTHORIZED").await;
+        req.refused(401, "UNAUTHORIZED").await;
         let mut req = app.client.get(format!("{}/v1/whoami", app.logs));
         if let Some(h) = &header {
             req = req.header(
@@ -165,10 +151,7 @@ async fn disabled_expired_and_deleted_keys_are_refused() {
     use auth_core::AccountStore;
     let app = spawn().await;
     let key = app.key(KeySpec::developer(PermissionSet::all())).await;
-    assert_eq!(
-        app.get("/v1/whoami", &key).send().await.unwrap().status(),
-        200
-    );
+    assert_eq!(app.get("/v1/whoami", &key).sent_status().await, 200);
     let id = app
         .get("/v1/whoami", &key)
         .send()
@@ -221,12 +204,9 @@ async fn missing_permission_is_403() {
         .unwrap();
     expect_error(res, 403, "FORBIDDEN").await;
     let write_only = app.key(KeySpec::perms(&[Permission::CdnWrite])).await;
-    expect_error(
-        app.get("/v1/objects", &write_only).send().await.unwrap(),
-        403,
-        "FORBIDDEN",
-    )
-    .await;
+    app.get("/v1/objects", &write_only)
+        .refused(403, "FORBIDDEN")
+        .await;
 }
 
 #[tokio::test]
@@ -344,14 +324,7 @@ async fn rate_limits_are_per_key() {
     assert!(retry >= 1);
     expect_error(res, 429, "RATE_LIMITED").await;
     // another key is unaffected
-    assert_eq!(
-        app.get("/v1/whoami", &app.dev_key)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(app.get("/v1/whoami", &app.dev_key).sent_status().await, 200);
 }
 
 #[tokio::test]
@@ -383,12 +356,8 @@ async fn openapi_documents_cover_every_route() {
     let doc: Value = app
         .client
         .get(format!("{}/v1/openapi.json", app.cdn))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     for p in [
         "/v1/objects",
@@ -407,12 +376,8 @@ async fn openapi_documents_cover_every_route() {
     let doc: Value = app
         .client
         .get(format!("{}/v1/openapi.json", app.logs))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     for p in ["/v1/servers/{cfxServerId}/logs", "/v1/logs", "/v1/whoami"] {
         assert!(doc["paths"][p].is_object(), "missing {p}");
     }
@@ -428,7 +393,7 @@ async fn prometheus_metrics() {
         .await
         .unwrap();
     let url = app.local_url(object["object"]["publicUrl"].as_str().unwrap());
-    assert_eq!(app.client.get(&url).send().await.unwrap().status(), 200);
+    assert_eq!(app.client.get(&url).sent_status().await, 200);
     app.client
         .post(format!("{}/v1/servers/abc123/logs", app.logs))
         .bearer_auth(&app.dev_key)

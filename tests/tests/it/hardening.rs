@@ -340,12 +340,8 @@ async fn upload_urls_ignore_forwarded_hosts_from_untrusted_peers() {
         .header("X-Forwarded-Host", "evil.example")
         .header("X-Forwarded-Proto", "https")
         .header("Forwarded", "host=evil2.example;proto=https")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     let url = res["uploadUrl"].as_str().unwrap();
     assert!(
         url.starts_with(&format!("{}/v1/presigned-url/", app.cdn)),
@@ -360,12 +356,8 @@ async fn upload_urls_ignore_forwarded_hosts_from_untrusted_peers() {
         .get("/v1/presigned-url", &trusting.dev_key)
         .header("X-Forwarded-Host", "cdn.example.com")
         .header("X-Forwarded-Proto", "https")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     let url = res["uploadUrl"].as_str().unwrap();
     assert!(
         url.starts_with("https://cdn.example.com/v1/presigned-url/"),
@@ -497,12 +489,8 @@ async fn maintenance_moves_stray_events_out_of_the_default_partition() {
             "from": (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339(),
             "to": (chrono::Utc::now() + chrono::Duration::minutes(5)).to_rfc3339(),
         }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(found["events"].as_array().unwrap().len(), 2, "{found}");
 }
 

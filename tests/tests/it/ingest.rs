@@ -462,12 +462,8 @@ async fn events_are_stored_with_defaults() {
     let body: Value = app
         .post("/v1/logs/query", &app.server_key)
         .json(&json!({"from": (before - chrono::Duration::minutes(1)).to_rfc3339(), "to": (chrono::Utc::now() + chrono::Duration::minutes(1)).to_rfc3339()}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     let e = &body["events"][0];
     assert_eq!(e["event_id"], "evt-12345678");
     assert_eq!(e["event_type"], "log");

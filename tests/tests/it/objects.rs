@@ -49,12 +49,8 @@ async fn upload_list_and_deliver() {
 
     let list: Value = app
         .get("/v1/objects?path=screens", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     let o = &list["objects"][0];
     assert_eq!(o["key"], "screens/2026/renamed.png");
     assert_eq!(o["etag"], etag.as_str());
@@ -95,12 +91,8 @@ async fn unicode_keys_work_end_to_end() {
     let body: Value = app
         .post("/v1/objects", &app.dev_key)
         .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(body["object"]["key"], "照片/😀/猫 cat.txt");
     let url = body["object"]["publicUrl"].as_str().unwrap();
     assert_eq!(
@@ -116,12 +108,8 @@ async fn unicode_keys_work_end_to_end() {
     let body: Value = app
         .post("/v1/objects", &app.dev_key)
         .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(body["object"]["key"], "\u{e9}.txt");
 }
 
@@ -163,16 +151,10 @@ async fn traversal_and_bad_paths_are_rejected_and_nothing_is_stored() {
     let form = Form::new()
         .part("file", file_part(png_bytes(), "a.png"))
         .text("path", format!("{}/", "a".repeat(1100)));
-    expect_error(
-        app.post("/v1/objects", &app.dev_key)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "INVALID_PATH",
-    )
-    .await;
+    app.post("/v1/objects", &app.dev_key)
+        .multipart(form)
+        .refused(400, "INVALID_PATH")
+        .await;
     assert!(app.list_keys(&app.dev_key, None).await.is_empty());
     let left = app.settle_locations(0).await;
     assert!(left.is_empty(), "no bytes left behind: {left:?}");
@@ -219,21 +201,12 @@ async fn scope_is_enforced_on_whole_segments() {
     )
     .await;
     // listing: restricted key needs a path inside its scope
-    expect_error(
-        app.get("/v1/objects", &key).send().await.unwrap(),
-        403,
-        "PATH_NOT_ALLOWED",
-    )
-    .await;
-    expect_error(
-        app.get("/v1/objects?path=images2", &key)
-            .send()
-            .await
-            .unwrap(),
-        403,
-        "PATH_NOT_ALLOWED",
-    )
-    .await;
+    app.get("/v1/objects", &key)
+        .refused(403, "PATH_NOT_ALLOWED")
+        .await;
+    app.get("/v1/objects?path=images2", &key)
+        .refused(403, "PATH_NOT_ALLOWED")
+        .await;
     // denied prefixes are filtered out of listings
     app.upload(
         &app.dev_key,
@@ -248,15 +221,9 @@ async fn scope_is_enforced_on_whole_segments() {
     );
     assert_eq!(app.list_keys(&app.dev_key, Some("images")).await.len(), 3);
     // deleting outside the scope
-    expect_error(
-        app.delete("/v1/objects?path=images/private/secret.png", &key)
-            .send()
-            .await
-            .unwrap(),
-        403,
-        "PATH_NOT_ALLOWED",
-    )
-    .await;
+    app.delete("/v1/objects?path=images/private/secret.png", &key)
+        .refused(403, "PATH_NOT_ALLOWED")
+        .await;
     assert_eq!(app.settle_locations(3).await.len(), 3);
 }
 
@@ -285,12 +252,8 @@ async fn content_type_comes_from_the_bytes() {
     let body: Value = app
         .post("/v1/objects", &images_only)
         .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(body["object"]["contentType"], "image/webp");
     // ... and fails image/png
     let form = Form::new().part(
@@ -299,16 +262,10 @@ async fn content_type_comes_from_the_bytes() {
             .mime_str("image/png")
             .unwrap(),
     );
-    expect_error(
-        app.post("/v1/objects", &png_only)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap(),
-        415,
-        "CONTENT_TYPE_NOT_ALLOWED",
-    )
-    .await;
+    app.post("/v1/objects", &png_only)
+        .multipart(form)
+        .refused(415, "CONTENT_TYPE_NOT_ALLOWED")
+        .await;
     // HTML declared image/png does not pass image/png
     let form = Form::new().part(
         "file",
@@ -319,16 +276,10 @@ async fn content_type_comes_from_the_bytes() {
         .mime_str("image/png")
         .unwrap(),
     );
-    expect_error(
-        app.post("/v1/objects", &png_only)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap(),
-        415,
-        "CONTENT_TYPE_NOT_ALLOWED",
-    )
-    .await;
+    app.post("/v1/objects", &png_only)
+        .multipart(form)
+        .refused(415, "CONTENT_TYPE_NOT_ALLOWED")
+        .await;
     // declared type, then extension, then octet-stream
     let form = Form::new().part(
         "file",
@@ -339,34 +290,22 @@ async fn content_type_comes_from_the_bytes() {
     let body: Value = app
         .post("/v1/objects", &app.dev_key)
         .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(body["object"]["contentType"], "text/plain");
     let form = Form::new().part("file", file_part(b"{}".to_vec(), "data.json"));
     let body: Value = app
         .post("/v1/objects", &app.dev_key)
         .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(body["object"]["contentType"], "application/json");
     let form = Form::new().part("file", file_part(b"\x00\x01".to_vec(), "blob"));
     let body: Value = app
         .post("/v1/objects", &app.dev_key)
         .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(body["object"]["contentType"], "application/octet-stream");
     assert_eq!(
         app.settle_locations(4).await.len(),
@@ -602,23 +541,14 @@ async fn concurrent_uploads_to_one_key_never_mix() {
                 .post(url)
                 .bearer_auth(key)
                 .multipart(form)
-                .send()
+                .sent_status()
                 .await
-                .unwrap()
-                .status()
         }));
     }
     for t in tasks {
         assert_eq!(t.await.unwrap(), 200);
     }
-    let list: Value = app
-        .get("/v1/objects", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = app.get("/v1/objects", &app.dev_key).json_body().await;
     let o = &list["objects"][0];
     let size = o["size"].as_u64().unwrap() as usize;
     let body = app
@@ -658,14 +588,7 @@ async fn listing_pages_never_repeat_or_skip() {
         if let Some(t) = &token {
             url.push_str(&format!("&continuationToken={}", urlencode(t)));
         }
-        let body: Value = app
-            .get(&url, &app.dev_key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body: Value = app.get(&url, &app.dev_key).json_body().await;
         let page: Vec<String> = body["objects"]
             .as_array()
             .unwrap()
@@ -689,72 +612,42 @@ async fn listing_pages_never_repeat_or_skip() {
 
     // limits and tokens
     for bad in ["0", "1001", "abc", "-1"] {
-        expect_error(
-            app.get(&format!("/v1/objects?limit={bad}"), &app.dev_key)
-                .send()
-                .await
-                .unwrap(),
-            400,
-            "INVALID_REQUEST",
-        )
-        .await;
+        app.get(&format!("/v1/objects?limit={bad}"), &app.dev_key)
+            .refused(400, "INVALID_REQUEST")
+            .await;
     }
     assert_eq!(
         app.get("/v1/objects?limit=1000", &app.dev_key)
-            .send()
-            .await
-            .unwrap()
-            .status(),
+            .sent_status()
+            .await,
         200
     );
     let body: Value = app
         .get("/v1/objects?path=docs&limit=1", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     let t = body["continuationToken"].as_str().unwrap().to_owned();
-    expect_error(
-        app.get(
-            "/v1/objects?path=docs&continuationToken=forged",
-            &app.dev_key,
-        )
-        .send()
-        .await
-        .unwrap(),
-        400,
-        "INVALID_REQUEST",
+    app.get(
+        "/v1/objects?path=docs&continuationToken=forged",
+        &app.dev_key,
     )
+    .refused(400, "INVALID_REQUEST")
     .await;
     let tampered = format!("A{t}");
-    expect_error(
-        app.get(
-            &format!(
-                "/v1/objects?path=docs&continuationToken={}",
-                urlencode(&tampered)
-            ),
-            &app.dev_key,
-        )
-        .send()
-        .await
-        .unwrap(),
-        400,
-        "INVALID_REQUEST",
+    app.get(
+        &format!(
+            "/v1/objects?path=docs&continuationToken={}",
+            urlencode(&tampered)
+        ),
+        &app.dev_key,
     )
+    .refused(400, "INVALID_REQUEST")
     .await;
-    expect_error(
-        app.get(
-            &format!("/v1/objects?path=docs2&continuationToken={}", urlencode(&t)),
-            &app.dev_key,
-        )
-        .send()
-        .await
-        .unwrap(),
-        400,
-        "INVALID_REQUEST",
+    app.get(
+        &format!("/v1/objects?path=docs2&continuationToken={}", urlencode(&t)),
+        &app.dev_key,
     )
+    .refused(400, "INVALID_REQUEST")
     .await;
 }
 
@@ -786,27 +679,15 @@ async fn base64_uploads() {
         json!({"data": "aGk=", "unknown": 1}),
         json!({"data": "aGk=", "metadata": [1]}),
     ] {
-        expect_error(
-            app.post("/v1/objects/base64", &app.dev_key)
-                .json(&bad)
-                .send()
-                .await
-                .unwrap(),
-            400,
-            "INVALID_REQUEST",
-        )
-        .await;
-    }
-    expect_error(
         app.post("/v1/objects/base64", &app.dev_key)
-            .json(&json!({"data": b64, "path": "../x"}))
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "INVALID_PATH",
-    )
-    .await;
+            .json(&bad)
+            .refused(400, "INVALID_REQUEST")
+            .await;
+    }
+    app.post("/v1/objects/base64", &app.dev_key)
+        .json(&json!({"data": b64, "path": "../x"}))
+        .refused(400, "INVALID_PATH")
+        .await;
     assert_eq!(app.settle_locations(2).await.len(), 2);
 }
 
@@ -964,12 +845,8 @@ async fn bulk_uploads_are_independent_per_file() {
     let body: Value = app
         .post("/v1/objects/bulk", &key)
         .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     let r = body["results"].as_array().unwrap();
     assert_eq!(r[0]["key"], "ok/rep/a.txt");
     assert_eq!(r[1]["fieldName"], "files[1]");
@@ -982,28 +859,16 @@ async fn bulk_uploads_are_independent_per_file() {
             "payload",
             json!({"items": [{"fieldName": "files[7]"}]}).to_string(),
         );
-    expect_error(
-        app.post("/v1/objects/bulk", &key)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "INVALID_REQUEST",
-    )
-    .await;
+    app.post("/v1/objects/bulk", &key)
+        .multipart(form)
+        .refused(400, "INVALID_REQUEST")
+        .await;
     // missing payload
     let form = Form::new().part("files[0]", file_part(b"a".to_vec(), "a.txt"));
-    expect_error(
-        app.post("/v1/objects/bulk", &key)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "INVALID_REQUEST",
-    )
-    .await;
+    app.post("/v1/objects/bulk", &key)
+        .multipart(form)
+        .refused(400, "INVALID_REQUEST")
+        .await;
     // over the per-request file limit: nothing stored
     let before = app.settle_locations(3).await.len();
     let mut form = Form::new().text("payload", json!({"items": []}).to_string());
@@ -1013,16 +878,10 @@ async fn bulk_uploads_are_independent_per_file() {
             file_part(vec![b'x'; 10], &format!("{i}.txt")),
         );
     }
-    expect_error(
-        app.post("/v1/objects/bulk", &key)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "TOO_MANY_FILES",
-    )
-    .await;
+    app.post("/v1/objects/bulk", &key)
+        .multipart(form)
+        .refused(400, "TOO_MANY_FILES")
+        .await;
     assert_eq!(app.settle_locations(before).await.len(), before);
 }
 
@@ -1045,40 +904,22 @@ async fn deletes_are_idempotent() {
     assert_eq!(body["success"], true);
     let body: Value = app
         .delete("/v1/objects?path=d/a.txt", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(body["status"], "not_found");
     assert_eq!(
         app.client
             .get(format!("{}/cdn/test-org/d/a.txt", app.cdn))
-            .send()
-            .await
-            .unwrap()
-            .status(),
+            .sent_status()
+            .await,
         404
     );
-    expect_error(
-        app.delete("/v1/objects?path=../x", &app.dev_key)
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "INVALID_PATH",
-    )
-    .await;
-    expect_error(
-        app.delete("/v1/objects", &app.dev_key)
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "INVALID_REQUEST",
-    )
-    .await;
+    app.delete("/v1/objects?path=../x", &app.dev_key)
+        .refused(400, "INVALID_PATH")
+        .await;
+    app.delete("/v1/objects", &app.dev_key)
+        .refused(400, "INVALID_REQUEST")
+        .await;
 
     let res = app
         .post("/v1/objects/bulk-delete", &app.dev_key)
@@ -1099,36 +940,22 @@ async fn deletes_are_idempotent() {
     assert_eq!(r[3]["key"], "d/b.txt");
     assert_eq!(r[3]["status"], "not_found");
     let many: Vec<String> = (0..1001).map(|i| format!("x{i}")).collect();
-    expect_error(
-        app.post("/v1/objects/bulk-delete", &app.dev_key)
-            .json(&json!({"paths": many}))
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "TOO_MANY_FILES",
-    )
-    .await;
+    app.post("/v1/objects/bulk-delete", &app.dev_key)
+        .json(&json!({"paths": many}))
+        .refused(400, "TOO_MANY_FILES")
+        .await;
     let ok: Vec<String> = (0..1000).map(|i| format!("x{i}")).collect();
     assert_eq!(
         app.post("/v1/objects/bulk-delete", &app.dev_key)
             .json(&json!({"paths": ok}))
-            .send()
-            .await
-            .unwrap()
-            .status(),
+            .sent_status()
+            .await,
         200
     );
-    expect_error(
-        app.post("/v1/objects/bulk-delete", &app.dev_key)
-            .json(&json!({"paths": []}))
-            .send()
-            .await
-            .unwrap(),
-        400,
-        "INVALID_REQUEST",
-    )
-    .await;
+    app.post("/v1/objects/bulk-delete", &app.dev_key)
+        .json(&json!({"paths": []}))
+        .refused(400, "INVALID_REQUEST")
+        .await;
     let left = app.settle_locations(0).await;
     assert!(left.is_empty(), "deleted bytes are removed: {left:?}");
 }
@@ -1338,28 +1165,22 @@ async fn delivery_ranges_conditionals_and_head() {
     assert_eq!(
         app.client
             .get(format!("{}/cdn/nobody/r.bin", app.cdn))
-            .send()
-            .await
-            .unwrap()
-            .status(),
+            .sent_status()
+            .await,
         404
     );
     assert_eq!(
         app.client
             .get(format!("{}/cdn/test-org/.env", app.cdn))
-            .send()
-            .await
-            .unwrap()
-            .status(),
+            .sent_status()
+            .await,
         404
     );
     assert_eq!(
         app.client
             .get(format!("{}/cdn/test-org/missing", app.cdn))
-            .send()
-            .await
-            .unwrap()
-            .status(),
+            .sent_status()
+            .await,
         404
     );
     // empty files
@@ -1493,12 +1314,8 @@ async fn key_mime_restrictions_hold_on_every_upload_route() {
     let body: Value = app
         .post("/v1/objects/bulk", &png_only)
         .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(body["results"][0]["success"], true);
     assert_eq!(body["results"][1]["error"], "CONTENT_TYPE_NOT_ALLOWED");
     // upload URLs made by this key inherit its list (tested in upload_urls.rs); nothing else stored

@@ -244,15 +244,7 @@ async fn database_outage_gives_503_then_recovers() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(recovered, "both services recover without a restart");
-    assert_eq!(
-        client
-            .get(format!("{cdn}/readyz"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(client.get(format!("{cdn}/readyz")).sent_status().await, 200);
 }
 
 /// kill -9 during an idempotent upload: the key's claim dies with the process (its lease is no
@@ -355,11 +347,7 @@ async fn cached_objects_are_delivered_through_a_database_outage() {
 async fn hot_etag(app: &TestApp, key: &str) -> String {
     let body: Value = app
         .get(&format!("/v1/objects?path={key}"), &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     format!("\"{}\"", body["objects"][0]["etag"].as_str().unwrap())
 }

@@ -511,11 +511,8 @@ async fn file_limit_holds_across_two_instances() {
             client
                 .post(format!("{base}/v1/presigned-url/{token}"))
                 .multipart(form)
-                .send()
+                .sent_status()
                 .await
-                .unwrap()
-                .status()
-                .as_u16()
         }));
     }
     let mut statuses = Vec::new();
