@@ -28,7 +28,7 @@ if command -v cargo-nextest >/dev/null; then
   cargo nextest run -p stowage-tests --test it -E "$filter" --no-fail-fast
 else
   for t in upload_list_and_deliver delivery_ranges_conditionals_and_head deletes_are_idempotent bulk_uploads_are_independent_per_file oversize_files_are_refused_while_streaming replacing_an_object_swaps_bytes_and_removes_the_old_ones concurrent_uploads_to_one_key_never_mix content_type_comes_from_the_bytes; do
-    cargo test -p stowage-tests --test it "objects::$t"
+    cargo test -p stowage-tests --test it "$t"
   done
 fi
 # Content-Type is set on the stored S3 objects (signed requests through boto3, which moto ships)

@@ -387,38 +387,28 @@ pub trait RequestExt {
 
 impl RequestExt for reqwest::RequestBuilder {
     #[allow(clippy::expect_used)]
-    fn json_body(self) -> impl std::future::Future<Output = Value> + Send {
-        async move {
-            self.send()
-                .await
-                .expect("the request is sent")
-                .json()
-                .await
-                .expect("a JSON answer")
-        }
+    async fn json_body(self) -> Value {
+        self.send()
+            .await
+            .expect("the request is sent")
+            .json()
+            .await
+            .expect("a JSON answer")
     }
 
     #[allow(clippy::expect_used)]
-    fn sent_status(self) -> impl std::future::Future<Output = u16> + Send {
-        async move {
-            self.send()
-                .await
-                .expect("the request is sent")
-                .status()
-                .as_u16()
-        }
+    async fn sent_status(self) -> u16 {
+        self.send()
+            .await
+            .expect("the request is sent")
+            .status()
+            .as_u16()
     }
 
     #[allow(clippy::expect_used)]
-    fn refused(
-        self,
-        status: u16,
-        code: &'static str,
-    ) -> impl std::future::Future<Output = Value> + Send {
-        async move {
-            let res = self.send().await.expect("the request is sent");
-            expect_error(res, status, code).await
-        }
+    async fn refused(self, status: u16, code: &'static str) -> Value {
+        let res = self.send().await.expect("the request is sent");
+        expect_error(res, status, code).await
     }
 }
 

@@ -30,13 +30,18 @@ use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{
-    Attribute, Attributes, GetOptions, GetRange, ObjectStore, PutMultipartOpts, PutOptions,
-    PutPayload, WriteMultipart,
+    Attribute, Attributes, GetOptions, GetRange, ObjectStore, PutOptions, PutPayload,
 };
 
 pub use object_store::path::Path as ObjectPath;
 
+mod error;
 mod local;
+mod writer;
+
+use error::write_error;
+pub use error::ObjectsError;
+pub use writer::ObjectWriter;
 
 pub use local::READ_CHUNK_BYTES;
 
@@ -45,30 +50,6 @@ pub use local::READ_CHUNK_BYTES;
 pub const SINGLE_PUT_LIMIT: usize = 5 * 1024 * 1024;
 /// Part size of multipart uploads (S3's minimum part size).
 pub const PART_SIZE: usize = 5 * 1024 * 1024;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ObjectsError {
-    #[error("object not found")]
-    NotFound,
-    #[error("object store unavailable: {0}")]
-    Unavailable(#[source] Cause),
-    /// The store has no space left (disk full, quota): writes fail until space is freed.
-    #[error("object store is out of space: {0}")]
-    NoSpace(#[source] Cause),
-    #[error("object store error: {0}")]
-    Other(#[source] Cause),
-    #[error("invalid OBJECT_STORE_URL: {0}")]
-    Config(String),
-}
-
-impl From<object_store::Error> for ObjectsError {
-    fn from(e: object_store::Error) -> Self {
-        match e {
-            object_store::Error::NotFound { .. } => ObjectsError::NotFound,
-            other => ObjectsError::Other(Cause::from_error(other)),
-        }
-    }
-}
 
 /// A cloneable handle on the configured store.
 #[derive(Clone)]
@@ -247,15 +228,7 @@ impl Objects {
 
     /// Starts writing a new object at `location`.
     pub fn writer(&self, location: Path, content_type: Option<String>) -> ObjectWriter {
-        ObjectWriter {
-            objects: self.clone(),
-            location,
-            content_type,
-            buffer: Vec::new(),
-            buffered: 0,
-            sink: Sink::Buffer,
-            written: 0,
-        }
+        ObjectWriter::new(self.clone(), location, content_type)
     }
 
     /// Whether the last write attempt failed for lack of space (and none succeeded since).
@@ -417,298 +390,5 @@ impl Objects {
     }
 }
 
-/// Where an [`ObjectWriter`]'s bytes go once they outgrow its buffer.
-enum Sink {
-    /// Still buffering (small bodies are written with one `put`).
-    Buffer,
-    /// Remote stores: `object_store`'s multipart upload.
-    Multipart(WriteMultipart),
-    /// The local filesystem: streamed and flushed as it arrives ([`local::Upload`]).
-    Local(local::Upload),
-}
-
-/// Streams one new object into the store; nothing is visible until [`ObjectWriter::finish`].
-pub struct ObjectWriter {
-    objects: Objects,
-    location: Path,
-    content_type: Option<String>,
-    /// Chunks as received (no copy) until the body outgrows a single `put`.
-    buffer: Vec<Bytes>,
-    buffered: usize,
-    sink: Sink,
-    written: u64,
-}
-
-impl ObjectWriter {
-    pub fn location(&self) -> &Path {
-        &self.location
-    }
-
-    pub fn written(&self) -> u64 {
-        self.written
-    }
-
-    /// Updates the content type recorded with the object (S3 only) before the upload starts.
-    pub fn set_content_type(&mut self, content_type: Option<String>) {
-        self.content_type = content_type;
-    }
-
-    /// Appends a chunk. The chunk is kept by reference, never copied.
-    pub async fn write(&mut self, chunk: Bytes) -> Result<(), ObjectsError> {
-        self.written += chunk.len() as u64;
-        let objects = &self.objects;
-        match &mut self.sink {
-            Sink::Multipart(mp) => {
-                objects
-                    .bounded(async { mp.wait_for_capacity(4).await.map_err(ObjectsError::from) })
-                    .await?;
-                mp.put(chunk);
-                return Ok(());
-            }
-            Sink::Local(upload) => {
-                return objects
-                    .bounded(async { upload.write(chunk).await.map_err(local_error) })
-                    .await;
-            }
-            Sink::Buffer => {}
-        }
-        self.buffered += chunk.len();
-        self.buffer.push(chunk);
-        let limit = if objects.local.is_some() {
-            local::BATCH_BYTES
-        } else {
-            SINGLE_PUT_LIMIT
-        };
-        if self.buffered > limit {
-            self.sink = self.start_streaming().await?;
-        }
-        Ok(())
-    }
-
-    /// Opens the sink for a body too large to buffer and hands it what was buffered.
-    async fn start_streaming(&mut self) -> Result<Sink, ObjectsError> {
-        let buffered = std::mem::take(&mut self.buffer);
-        self.buffered = 0;
-        if let Some(file) = self.objects.local_file(&self.location) {
-            let file = file?;
-            let mut upload = self
-                .objects
-                .timed_io(async { local::Upload::start(file).await.map_err(local_error) })
-                .await?;
-            for chunk in buffered {
-                self.objects
-                    .bounded(async { upload.write(chunk).await.map_err(local_error) })
-                    .await?;
-            }
-            return Ok(Sink::Local(upload));
-        }
-        let opts = PutMultipartOpts {
-            attributes: self.objects.attributes(self.content_type.as_deref()),
-            ..Default::default()
-        };
-        let upload = self
-            .objects
-            .timed(self.objects.store.put_multipart_opts(&self.location, opts))
-            .await?;
-        let mut mp = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
-        for chunk in buffered {
-            mp.put(chunk);
-        }
-        Ok(Sink::Multipart(mp))
-    }
-
-    /// Completes the object. On error nothing is visible at the location.
-    pub async fn finish(self) -> Result<(), ObjectsError> {
-        let objects = self.objects;
-        let result = match self.sink {
-            Sink::Multipart(mp) => objects.timed(mp.finish()).await.map(drop),
-            Sink::Local(upload) => {
-                objects
-                    .timed_io(async { upload.finish().await.map_err(local_error) })
-                    .await
-            }
-            Sink::Buffer => match objects.local_file(&self.location) {
-                Some(file) => objects.put_local(file?, self.buffer).await,
-                None => {
-                    let opts = PutOptions {
-                        attributes: objects.attributes(self.content_type.as_deref()),
-                        ..Default::default()
-                    };
-                    let payload: PutPayload = self.buffer.into_iter().collect();
-                    objects
-                        .timed(objects.store.put_opts(&self.location, payload, opts))
-                        .await
-                        .map(drop)
-                }
-            },
-        };
-        if result.is_ok() {
-            objects.wrote();
-        }
-        result
-    }
-
-    /// Abandons the object; any staged bytes are removed.
-    pub async fn abort(self) {
-        match self.sink {
-            Sink::Multipart(mp) => {
-                if let Err(e) = mp.abort().await {
-                    tracing::warn!(error = %e, location = %self.location, "aborting multipart upload failed");
-                }
-            }
-            Sink::Local(upload) => upload.abort().await,
-            Sink::Buffer => {}
-        }
-    }
-}
-
-fn local_error(e: std::io::Error) -> ObjectsError {
-    write_error("local object store", e)
-}
-
-/// A failed local write: out of space (`ENOSPC`, `EDQUOT`) or anything else.
-fn write_error(context: &str, e: std::io::Error) -> ObjectsError {
-    use std::io::ErrorKind;
-    match e.kind() {
-        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
-            ObjectsError::NoSpace(Cause::context(context, e))
-        }
-        _ => ObjectsError::Other(Cause::context(context, e)),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_full_disk_is_out_of_space_not_a_plain_error() {
-        use std::io::{Error, ErrorKind};
-        for kind in [ErrorKind::StorageFull, ErrorKind::QuotaExceeded] {
-            assert!(
-                matches!(local_error(Error::from(kind)), ObjectsError::NoSpace(_)),
-                "{kind:?}"
-            );
-        }
-        // ENOSPC as the OS reports it
-        assert!(matches!(
-            local_error(Error::from_raw_os_error(28)),
-            ObjectsError::NoSpace(_)
-        ));
-        assert!(matches!(
-            local_error(Error::from(ErrorKind::PermissionDenied)),
-            ObjectsError::Other(_)
-        ));
-    }
-
-    #[tokio::test]
-    async fn small_and_large_writes_round_trip() {
-        let dir = std::env::temp_dir().join(format!("stow-objects-{}", ulid::Ulid::new()));
-        let url = format!("file://{}", dir.display());
-        for objects in [Objects::memory(), Objects::from_url(&url).unwrap()] {
-            for size in [
-                0usize,
-                10,
-                local::BATCH_BYTES,
-                local::BATCH_BYTES + 1,
-                3 * local::BATCH_BYTES + 3,
-                SINGLE_PUT_LIMIT,
-                SINGLE_PUT_LIMIT + 1,
-                3 * PART_SIZE + 7,
-            ] {
-                let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-                let loc = Objects::fresh_location("org_t");
-                let mut w = objects.writer(loc.clone(), Some("application/octet-stream".into()));
-                for chunk in data.chunks(64 * 1024) {
-                    w.write(Bytes::copy_from_slice(chunk)).await.unwrap();
-                }
-                assert!(
-                    !objects.exists(&loc).await.unwrap(),
-                    "visible before finish"
-                );
-                w.finish().await.unwrap();
-                let listed: Vec<String> = objects.list("o").map(|i| i.unwrap().0).collect().await;
-                assert_eq!(listed, vec![loc.to_string()], "staged leftovers");
-                assert_eq!(
-                    objects.read_all(&loc).await.unwrap().as_ref(),
-                    data.as_slice()
-                );
-                if size > 10 {
-                    let mut s = objects.get(&loc, Some(2..9)).await.unwrap();
-                    let mut got = Vec::new();
-                    while let Some(c) = s.next().await {
-                        got.extend_from_slice(&c.unwrap());
-                    }
-                    assert_eq!(got, data[2..9].to_vec());
-                }
-                let whole: Vec<Bytes> = objects
-                    .get(&loc, None)
-                    .await
-                    .unwrap()
-                    .try_collect()
-                    .await
-                    .unwrap();
-                assert_eq!(whole.concat(), data, "streamed read of {size} bytes");
-                objects.delete(&loc).await.unwrap();
-                assert!(!objects.exists(&loc).await.unwrap());
-                assert!(
-                    matches!(objects.get(&loc, None).await, Err(ObjectsError::NotFound)),
-                    "a deleted object reads as not found"
-                );
-                objects.delete(&loc).await.unwrap();
-            }
-        }
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[tokio::test]
-    async fn aborted_large_write_leaves_nothing() {
-        let dir = std::env::temp_dir().join(format!("stow-objects-{}", ulid::Ulid::new()));
-        let objects = Objects::from_url(&format!("file://{}", dir.display())).unwrap();
-        let loc = Objects::fresh_location("org_t");
-        let mut w = objects.writer(loc.clone(), None);
-        w.write(Bytes::from(vec![1u8; SINGLE_PUT_LIMIT + PART_SIZE + 1]))
-            .await
-            .unwrap();
-        w.abort().await;
-        assert!(!objects.exists(&loc).await.unwrap());
-        let listed: Vec<_> = objects.list("o").collect().await;
-        assert!(listed.is_empty(), "{listed:?}");
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    /// Deleting an organization's last object keeps its directory. While deletes removed empty
-    /// directories, an upload starting at that moment could find its directory gone between
-    /// checking for it and creating its file: an intermittent 500 (seen in `just test`).
-    #[tokio::test]
-    async fn deleting_the_last_object_keeps_its_directory() {
-        let dir = std::env::temp_dir().join(format!("stow-objects-{}", ulid::Ulid::new()));
-        let objects = Objects::from_url(&format!("file://{}", dir.display())).unwrap();
-        let only = Objects::fresh_location("org_r");
-        objects
-            .put(&only, Bytes::from_static(b"x"), None)
-            .await
-            .unwrap();
-        objects.delete(&only).await.unwrap();
-        assert!(
-            dir.join("o/org_r").is_dir(),
-            "the organization's directory was removed"
-        );
-        let listed: Vec<_> = objects.list("o").collect().await;
-        assert!(listed.is_empty(), "{listed:?}");
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn bad_urls_are_config_errors() {
-        assert!(matches!(
-            Objects::from_url("ftp://x"),
-            Err(ObjectsError::Config(_))
-        ));
-        assert!(matches!(
-            Objects::from_url("not a url"),
-            Err(ObjectsError::Config(_))
-        ));
-        assert!(Objects::from_url("memory://").is_ok());
-    }
-}
+mod tests;

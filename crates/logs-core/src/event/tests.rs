@@ -1,4 +1,5 @@
 use super::*;
+use chrono::Duration;
 use serde_json::json;
 
 fn now() -> DateTime<Utc> {

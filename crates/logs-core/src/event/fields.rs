@@ -1,0 +1,274 @@
+//! One step per field of an event: each reads its field, records what is wrong with it in the
+//! batch's findings, and returns the value to keep.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Map, Value};
+
+use super::*;
+
+pub(super) fn label(f: &mut Findings, i: usize, field: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s)
+            if s.chars().count() <= MAX_LABEL_CHARS && !s.chars().any(char::is_control) =>
+        {
+            Some(s.clone())
+        }
+        Value::String(s) if s.chars().count() > MAX_LABEL_CHARS => {
+            f.add(
+                Some(i),
+                field,
+                format!("must be at most {MAX_LABEL_CHARS} characters"),
+            );
+            None
+        }
+        Value::String(_) => {
+            f.add(Some(i), field, "must not contain control characters");
+            None
+        }
+        _ => {
+            f.add(Some(i), field, "must be a string");
+            None
+        }
+    }
+}
+
+/// Postgres `text` and `jsonb` cannot hold U+0000, so no stored event can contain it: a string
+/// with one is refused by name rather than failing the insert.
+const NUL_REASON: &str = "must not contain NUL (U+0000) characters";
+
+/// Whether any key or string anywhere in `v` contains U+0000.
+pub(super) fn has_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(has_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
+    }
+}
+
+pub(super) fn identifiers(
+    f: &mut Findings,
+    i: usize,
+    field: &str,
+    v: &Value,
+) -> Option<BTreeMap<String, String>> {
+    match v {
+        Value::Null => None,
+        Value::Object(map) => {
+            if map.len() > MAX_IDENTIFIERS {
+                f.add(
+                    Some(i),
+                    field,
+                    format!(
+                        "must have at most {MAX_IDENTIFIERS} entries (got {})",
+                        map.len()
+                    ),
+                );
+                return None;
+            }
+            let mut out = BTreeMap::new();
+            for (k, val) in map {
+                if k.is_empty() || k.chars().count() > MAX_IDENTIFIER_KEY_CHARS {
+                    f.add(
+                        Some(i),
+                        field,
+                        format!(
+                            "identifier kinds must be 1 to {MAX_IDENTIFIER_KEY_CHARS} characters"
+                        ),
+                    );
+                    continue;
+                }
+                if k.contains('\0') {
+                    f.add(Some(i), field, format!("identifier kinds {NUL_REASON}"));
+                    continue;
+                }
+                match val {
+                    Value::String(s) if s.contains('\0') => {
+                        f.add(Some(i), field, format!("value of `{k}` {NUL_REASON}"))
+                    }
+                    Value::String(s) if s.chars().count() <= MAX_LABEL_CHARS => {
+                        out.insert(k.clone(), s.clone());
+                    }
+                    Value::String(_) => f.add(
+                        Some(i),
+                        field,
+                        format!("value of `{k}` must be at most {MAX_LABEL_CHARS} characters"),
+                    ),
+                    _ => f.add(Some(i), field, format!("value of `{k}` must be a string")),
+                }
+            }
+            Some(out)
+        }
+        _ => {
+            f.add(
+                Some(i),
+                field,
+                "must be an object of identifier kind to string value",
+            );
+            None
+        }
+    }
+}
+
+/// `level`: required, one of the five names.
+pub(super) fn level(f: &mut Findings, i: usize, v: &Value) -> Option<Level> {
+    match v {
+        Value::Null => {
+            f.add(Some(i), "level", "is required");
+            None
+        }
+        Value::String(s) => {
+            let l = Level::parse(s);
+            if l.is_none() {
+                f.add(
+                    Some(i),
+                    "level",
+                    "must be one of debug, info, warn, error, fatal",
+                );
+            }
+            l
+        }
+        _ => {
+            f.add(Some(i), "level", "must be a string");
+            None
+        }
+    }
+}
+
+/// `message`: required, 1 to `MAX_MESSAGE_CHARS` characters, no NUL.
+pub(super) fn message(f: &mut Findings, i: usize, v: &Value) -> Option<String> {
+    match v {
+        Value::Null => {
+            f.add(Some(i), "message", "is required");
+            None
+        }
+        Value::String(s) => {
+            let n = s.chars().count();
+            if n == 0 {
+                f.add(Some(i), "message", "must not be empty");
+                None
+            } else if n > MAX_MESSAGE_CHARS {
+                f.add(
+                    Some(i),
+                    "message",
+                    format!("must be at most {MAX_MESSAGE_CHARS} characters (got {n})"),
+                );
+                None
+            } else if s.contains('\0') {
+                f.add(Some(i), "message", NUL_REASON);
+                None
+            } else {
+                Some(s.clone())
+            }
+        }
+        _ => {
+            f.add(Some(i), "message", "must be a string");
+            None
+        }
+    }
+}
+
+/// `event_id`: optional, a valid id.
+pub(super) fn event_id(f: &mut Findings, i: usize, v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => match valid_id(s) {
+            Ok(()) => Some(s.clone()),
+            Err(r) => {
+                f.add(Some(i), "event_id", r);
+                None
+            }
+        },
+        _ => {
+            f.add(Some(i), "event_id", "must be a string");
+            None
+        }
+    }
+}
+
+/// `event_type`: optional (default `log`), a valid type.
+pub(super) fn event_type(f: &mut Findings, i: usize, v: &Value) -> String {
+    match v {
+        Value::Null => DEFAULT_EVENT_TYPE.to_owned(),
+        Value::String(s) => {
+            if let Err(r) = valid_event_type(s) {
+                f.add(Some(i), "event_type", r);
+            }
+            s.clone()
+        }
+        _ => {
+            f.add(Some(i), "event_type", "must be a string");
+            String::new()
+        }
+    }
+}
+
+/// `occurred_at`: optional RFC 3339 time within the accepted window around `now`.
+pub(super) fn occurred_at(
+    f: &mut Findings,
+    i: usize,
+    v: &Value,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => match DateTime::parse_from_rfc3339(s) {
+            Ok(t) => {
+                let t = t.with_timezone(&Utc);
+                if t < now - Duration::days(MAX_PAST_DAYS) {
+                    f.add(
+                        Some(i),
+                        "occurred_at",
+                        format!("is more than {MAX_PAST_DAYS} days in the past"),
+                    );
+                } else if t > now + Duration::minutes(MAX_FUTURE_MINUTES) {
+                    f.add(
+                        Some(i),
+                        "occurred_at",
+                        format!("is more than {MAX_FUTURE_MINUTES} minutes in the future"),
+                    );
+                }
+                Some(t)
+            }
+            Err(_) => {
+                f.add(
+                    Some(i),
+                    "occurred_at",
+                    "must be an RFC 3339 timestamp, e.g. 2026-01-01T12:00:00Z",
+                );
+                None
+            }
+        },
+        _ => {
+            f.add(
+                Some(i),
+                "occurred_at",
+                "must be an RFC 3339 timestamp string",
+            );
+            None
+        }
+    }
+}
+
+/// `data`: optional JSON object without NUL anywhere.
+pub(super) fn data(f: &mut Findings, i: usize, v: &Value) -> Option<Map<String, Value>> {
+    match v {
+        Value::Null => None,
+        v @ Value::Object(_) if has_nul(v) => {
+            f.add(
+                Some(i),
+                "data",
+                format!("{NUL_REASON} in any key or string"),
+            );
+            None
+        }
+        Value::Object(m) => Some(m.clone()),
+        _ => {
+            f.add(Some(i), "data", "must be a JSON object");
+            None
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Postgres implementations of the CDN storage traits, one module per trait.
+
+mod idempotency;
+mod records;
+mod upload_urls;
+
+pub use idempotency::PgIdempotency;
+pub use records::PgObjectRecords;
+pub use upload_urls::PgUploadUrls;
