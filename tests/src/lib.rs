@@ -1,5 +1,7 @@
 //! Integration-test harness: every test gets its own freshly migrated database (cloned from a
 //! template), its own object-store directory, and the real actix applications on port 0.
+//!
+//! Kept whole, over 400 lines: it is the one harness every integration test module imports.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,4 +1,6 @@
 //! Shared behavioural suites for the CDN storage traits (run against memory and Postgres).
+//!
+//! Kept whole, over 400 lines: it is one suite over the three CDN stores (one `pub async fn` per case).
 
 #![allow(clippy::unwrap_used)]
 

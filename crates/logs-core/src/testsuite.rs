@@ -1,4 +1,6 @@
 //! Shared behavioural suite for [`LogStore`] implementations.
+//!
+//! Kept whole, over 400 lines: it is one suite (one `pub async fn` per case), read top to bottom.
 
 #![allow(clippy::unwrap_used)]
 

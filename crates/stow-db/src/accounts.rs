@@ -1,4 +1,6 @@
 //! Postgres [`AccountStore`].
+//!
+//! Kept whole, over 400 lines: it is one trait's adapter, one method after another in the trait's order.
 
 use async_trait::async_trait;
 use auth_core::key::{ApiKey, AuthContext, CredentialType};

@@ -1,5 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Keys, auth, whoami, common HTTP behaviour, health.
+//!
+//! Kept as one module (over 400 lines): each test is one scenario of the same area.
 
 use auth_core::{Permission, PermissionSet};
 use stowage_tests::*;

@@ -1,5 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Log ingestion on the ingestion host.
+//!
+//! Kept as one module (over 400 lines): each test is one scenario of the same route.
 
 use auth_core::{AccountStore, Permission};
 use stowage_tests::*;

@@ -1,5 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Scoped upload URLs.
+//!
+//! Kept as one module (over 400 lines): each test is one scenario of the same route pair.
 
 use std::sync::Arc;
 

@@ -1,3 +1,6 @@
+//! Tests of batch parsing, one per rule of docs/api.md's ingestion section; kept as one file
+//! (over 400 lines) beside the parser they test.
+
 use super::*;
 use chrono::Duration;
 use serde_json::json;
