@@ -19,11 +19,9 @@ use std::time::Duration;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use stow_db::{Db, PgAccounts, PgIdempotency, PgObjectRecords, PgUploadUrls};
-use stow_http::health::{healthz, readyz, Readiness};
+use stow_http::health::Readiness;
 use stow_http::idle::BodyIdleTimeout;
-use stow_http::{
-    method_not_allowed, not_found, path_config, query_config, Authenticator, BodyLimit, Config,
-};
+use stow_http::{not_found, path_config, query_config, Authenticator, BodyLimit, Config};
 use stow_objects::Objects;
 use utoipa::OpenApi;
 
@@ -60,7 +58,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
     ))
 }
 
-fn cors() -> actix_cors::Cors {
+pub(crate) fn cors() -> actix_cors::Cors {
     actix_cors::Cors::default()
         .allow_any_origin()
         .send_wildcard()
@@ -76,59 +74,13 @@ async fn openapi() -> HttpResponse {
 
 /// Registers every route of the API host.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    let nm = || web::to(method_not_allowed);
     // Delivery first: the hottest path, a static prefix matched without a regex (a `{key:.*}`
     // resource pattern is a regex match per request) and before every other route is tried
     // (`/v1/presigned-url/{token}` is a regex match); `deliver` parses workspace and key itself.
     cfg.service(web::scope("/cdn").default_service(web::to(delivery::dispatch)))
-        .route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz))
         .route("/metrics", web::get().to(stow_http::metrics::render))
-        .route("/v1/openapi.json", web::get().to(openapi))
-        .service(
-            web::resource("/v1/whoami")
-                .route(web::get().to(stow_http::whoami::whoami))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/objects")
-                .route(web::get().to(objects::list))
-                .route(web::post().to(objects::upload))
-                .route(web::delete().to(objects::delete_one))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/objects/base64")
-                .app_data(BodyLimit(objects::BASE64_BODY_LIMIT))
-                .route(web::post().to(objects::upload_base64))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/objects/bulk")
-                .route(web::post().to(objects::upload_bulk))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/objects/bulk-delete")
-                .route(web::post().to(objects::bulk_delete))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/presigned-url")
-                .route(web::get().to(presigned::create))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/presigned-url/{token}")
-                .wrap(cors())
-                .route(web::post().to(presigned::upload))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/logs/query")
-                .route(web::post().to(log_query::query))
-                .default_service(nm()),
-        );
+        .route("/v1/openapi.json", web::get().to(openapi));
+    openapi::api_routes(cfg);
 }
 
 pub struct Application {

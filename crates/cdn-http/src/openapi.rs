@@ -1,45 +1,60 @@
-//! The API host's OpenAPI 3.1 document, generated from the route annotations.
+//! The API host's routes and its OpenAPI 3.1 document, from one table (`stow_http::api_routes!`)
+//! and the handlers' annotations.
 
+use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use stow_http::BodyLimit;
 
-struct Security;
+use crate::{delivery, log_query, objects, presigned};
 
-impl Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some("Service key: `Authorization: Bearer <API_KEY>`"))
-                    .build(),
-            ),
-        );
-    }
+stow_http::api_routes! {
+    /// The API host's document.
+    pub struct ApiDoc(
+        info(title = "Stowage API", description = "CDN objects, upload URLs, key inspection and log queries."),
+        modifiers(&BearerAuth),
+        components(schemas(CdnErrorBody, CdnErrorDetail))
+    );
+    // served by the `/cdn` scope, which parses workspace and key itself (see `crate::routes`)
+    also_documented(delivery::deliver);
+    pub fn api_routes;
+    "/healthz" => { get: stow_http::health::healthz }
+    "/readyz" => { get: stow_http::health::readyz }
+    "/v1/whoami" => { get: stow_http::whoami::whoami }
+    "/v1/objects" => { get: objects::list, post: objects::upload, delete: objects::delete_one }
+    "/v1/objects/base64" [.app_data(BodyLimit(objects::BASE64_BODY_LIMIT))] => { post: objects::upload_base64 }
+    "/v1/objects/bulk" => { post: objects::upload_bulk }
+    "/v1/objects/bulk-delete" => { post: objects::bulk_delete }
+    "/v1/presigned-url" => { get: presigned::create }
+    "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
+    "/v1/logs/query" => { post: log_query::query }
 }
 
-#[derive(OpenApi)]
-#[openapi(
-    info(title = "Stowage API", description = "CDN objects, upload URLs, key inspection and log queries."),
-    modifiers(&Security),
-    paths(
-        crate::objects::list,
-        crate::objects::upload,
-        crate::objects::upload_base64,
-        crate::objects::upload_bulk,
-        crate::objects::delete_one,
-        crate::objects::bulk_delete,
-        crate::presigned::create,
-        crate::presigned::upload,
-        crate::log_query::query,
-        crate::delivery::deliver,
-        stow_http::whoami::whoami,
-        stow_http::health::healthz,
-        stow_http::health::readyz,
-    ),
-    components(schemas(CdnErrorBody, CdnErrorDetail))
-)]
-pub struct ApiDoc;
+#[cfg(test)]
+mod tests {
+    use utoipa::OpenApi;
+
+    #[test]
+    fn the_document_lists_every_route_of_the_table() {
+        let doc = super::ApiDoc::openapi();
+        let mut paths: Vec<&str> = doc.paths.paths.keys().map(String::as_str).collect();
+        paths.sort_unstable();
+        assert_eq!(
+            paths,
+            [
+                "/cdn/{workspace}/{key}",
+                "/healthz",
+                "/readyz",
+                "/v1/logs/query",
+                "/v1/objects",
+                "/v1/objects/base64",
+                "/v1/objects/bulk",
+                "/v1/objects/bulk-delete",
+                "/v1/presigned-url",
+                "/v1/presigned-url/{token}",
+                "/v1/whoami",
+            ]
+        );
+        let objects = &doc.paths.paths["/v1/objects"];
+        assert!(objects.get.is_some() && objects.post.is_some() && objects.delete.is_some());
+    }
+}

@@ -14,34 +14,27 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use auth_core::AccountStore;
 use stow_db::logs::PgLogs;
 use stow_db::{Db, PgAccounts};
-use stow_http::health::{healthz, readyz, Readiness};
+use stow_http::api_routes::BearerAuth;
+use stow_http::health::Readiness;
 use stow_http::idle::BodyIdleTimeout;
-use stow_http::{
-    method_not_allowed, not_found, path_config, query_config, Authenticator, BodyLimit, Config,
-};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use stow_http::{not_found, path_config, query_config, Authenticator, BodyLimit, Config};
+use utoipa::OpenApi;
 
-struct Security;
-
-impl Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-    }
+stow_http::api_routes! {
+    /// The ingestion host's document.
+    pub struct ApiDoc(
+        info(title = "Stowage log ingestion", description = "Atomic, idempotent batches of game-server log events."),
+        modifiers(&BearerAuth),
+        components(schemas(stow_http::error::IngestErrorBody, logs_core::Detail))
+    );
+    also_documented();
+    fn api_routes;
+    "/healthz" => { get: stow_http::health::healthz }
+    "/readyz" => { get: stow_http::health::readyz }
+    "/v1/whoami" => { get: stow_http::whoami::whoami }
+    "/v1/servers/{cfx_server_id}/logs" => { post: ingest::ingest_explicit }
+    "/v1/logs" => { post: ingest::ingest_bound }
 }
-
-#[derive(OpenApi)]
-#[openapi(
-    info(title = "Stowage log ingestion", description = "Atomic, idempotent batches of game-server log events."),
-    modifiers(&Security),
-    paths(ingest::ingest_explicit, ingest::ingest_bound, stow_http::whoami::whoami, stow_http::health::healthz, stow_http::health::readyz),
-    components(schemas(stow_http::error::IngestErrorBody, logs_core::Detail))
-)]
-pub struct ApiDoc;
 
 async fn openapi() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())
@@ -67,27 +60,11 @@ const MAINTENANCE_RETRY: Duration = Duration::from_secs(5);
 #[error("{0}")]
 pub struct StartError(pub String);
 
+/// Registers every route of the ingestion host.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    let nm = || web::to(method_not_allowed);
-    cfg.route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz))
-        .route("/metrics", web::get().to(stow_http::metrics::render))
-        .route("/v1/openapi.json", web::get().to(openapi))
-        .service(
-            web::resource("/v1/whoami")
-                .route(web::get().to(stow_http::whoami::whoami))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/servers/{cfx_server_id}/logs")
-                .route(web::post().to(ingest::ingest_explicit))
-                .default_service(nm()),
-        )
-        .service(
-            web::resource("/v1/logs")
-                .route(web::post().to(ingest::ingest_bound))
-                .default_service(nm()),
-        );
+    cfg.route("/metrics", web::get().to(stow_http::metrics::render))
+        .route("/v1/openapi.json", web::get().to(openapi));
+    api_routes(cfg);
 }
 
 pub struct Application {
@@ -217,4 +194,26 @@ impl stow_http::Service for Application {
 /// The whole `logs-api` program (see [`stow_http::run_main`]).
 pub async fn run_main() -> std::process::ExitCode {
     stow_http::run_main("logs-api", |c| c.logs_addr.clone(), Application::build).await
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::OpenApi;
+
+    #[test]
+    fn the_document_lists_every_route_of_the_table() {
+        let doc = super::ApiDoc::openapi();
+        let mut paths: Vec<&str> = doc.paths.paths.keys().map(String::as_str).collect();
+        paths.sort_unstable();
+        assert_eq!(
+            paths,
+            [
+                "/healthz",
+                "/readyz",
+                "/v1/logs",
+                "/v1/servers/{cfxServerId}/logs",
+                "/v1/whoami",
+            ]
+        );
+    }
 }
