@@ -48,7 +48,7 @@ pub struct UploadedObject {
     pub metadata: Metadata,
 }
 
-/// A CDN object of listings (interface 2.1).
+/// A CDN object of listings (docs/api.md, "The object").
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedObject {

@@ -1,4 +1,4 @@
-//! Query requests (interface 4.11) and signed cursors.
+//! Query requests (docs/api.md, section 6 "Log query") and signed cursors.
 //!
 //! A cursor carries the position after the last returned event, the search it belongs to (server,
 //! `from`, `to`, and a digest of the filters) and an expiry, signed with the server secret and

@@ -20,7 +20,7 @@ use utoipa::ToSchema;
 
 use crate::LogsState;
 
-/// The acceptance record (interface 2.7).
+/// The acceptance record (docs/api.md, section 5).
 #[derive(Serialize, ToSchema)]
 pub struct Acceptance {
     pub accepted: bool,
@@ -39,7 +39,7 @@ pub struct Acceptance {
 pub struct IngestBody {
     /// 8 to 64 characters: letters, digits, `:`, `_`, `-`. Reuse it unchanged on retries.
     batch_id: String,
-    /// 1 to 500 events (interface 2.6).
+    /// 1 to 500 events (docs/api.md, section 5).
     events: Vec<EventDoc>,
 }
 

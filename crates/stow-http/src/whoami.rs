@@ -1,4 +1,4 @@
-//! `GET /v1/whoami`: the key inspection record (interface 2.5). Never any part of the secret.
+//! `GET /v1/whoami`: the key inspection record (docs/api.md, section 2). Never any part of the secret.
 
 use actix_web::http::header;
 use actix_web::HttpResponse;

@@ -42,7 +42,7 @@ struct BulkItem {
     metadata: Option<Value>,
 }
 
-/// Per-file result of a bulk upload (interface 2.2).
+/// Per-file result of a bulk upload (docs/api.md, "POST /v1/objects/bulk").
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BulkResult {

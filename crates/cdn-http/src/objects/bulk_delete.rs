@@ -22,7 +22,7 @@ pub struct BulkDeleteRequest {
     pub paths: Vec<String>,
 }
 
-/// Per-path result of a bulk delete (interface 2.3).
+/// Per-path result of a bulk delete (docs/api.md, "POST /v1/objects/bulk-delete").
 #[derive(Serialize, ToSchema)]
 pub struct BulkDeleteResult {
     pub path: String,

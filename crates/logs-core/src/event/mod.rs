@@ -1,4 +1,4 @@
-//! Ingestion batches (interface 2.6 and section 8).
+//! Ingestion batches (docs/api.md, section 5 "Log ingestion", and section 8).
 //!
 //! A batch is validated as a whole: one bad event rejects it, and the error lists every
 //! offending event index, field and reason (capped at [`MAX_DETAILS`]). Unknown fields are
