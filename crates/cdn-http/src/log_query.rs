@@ -127,13 +127,12 @@ async fn target_server(
     responses(
         (status = 200, description = "One page of events (Cache-Control: private, no-store)", body = QueryResponse),
         (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR or CURSOR_EXPIRED", body = stow_http::error::CdnErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN (permission, other server, plan or Logs source)", body = stow_http::error::CdnErrorBody),
         (status = 404, description = "NOT_FOUND (unknown server)", body = stow_http::error::CdnErrorBody),
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
-        (status = 429, description = "RATE_LIMITED (rate or concurrent-search limit; Retry-After)", body = stow_http::error::CdnErrorBody),
-        (status = 503, description = "SERVICE_UNAVAILABLE (timeout or database down; Retry-After)", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
     )
 )]
 pub async fn query(

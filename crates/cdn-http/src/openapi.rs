@@ -56,5 +56,18 @@ mod tests {
         );
         let objects = &doc.paths.paths["/v1/objects"];
         assert!(objects.get.is_some() && objects.post.is_some() && objects.delete.is_some());
+        // the shared answers are in every route's list, described
+        let upload = objects.post.as_ref().unwrap();
+        for status in [
+            "200", "400", "401", "403", "408", "409", "413", "415", "429", "503", "507",
+        ] {
+            assert!(upload.responses.responses.contains_key(status), "{status}");
+        }
+        let json = serde_json::to_value(&doc).unwrap();
+        let described = &json["paths"]["/v1/objects"]["get"]["responses"]["401"]["description"];
+        assert!(
+            described.as_str().unwrap().starts_with("UNAUTHORIZED"),
+            "{described}"
+        );
     }
 }

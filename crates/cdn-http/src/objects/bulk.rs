@@ -111,12 +111,12 @@ pub struct BulkResponse {
     responses(
         (status = 200, description = "One result per file, in order", body = BulkResponse),
         (status = 400, description = "INVALID_REQUEST (payload) or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN", body = stow_http::error::CdnErrorBody),
         (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
-        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = stow_http::error::CdnErrorBody),
-        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+        stow_http::error::StoringRouteErrors,
     )
 )]
 pub async fn upload_bulk(

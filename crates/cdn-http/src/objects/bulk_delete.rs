@@ -54,14 +54,12 @@ pub struct BulkDeleteResponse {
     responses(
         (status = 200, description = "One result per path", body = BulkDeleteResponse),
         (status = 400, description = "INVALID_REQUEST or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN", body = stow_http::error::CdnErrorBody),
         (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
-        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = stow_http::error::CdnErrorBody),
-        (status = 429, description = "RATE_LIMITED", body = stow_http::error::CdnErrorBody),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
     )
 )]
 pub async fn bulk_delete(

@@ -35,9 +35,9 @@ pub struct DeleteResponse {
     responses(
         (status = 200, description = "Deleted, or not found", body = DeleteResponse),
         (status = 400, description = "INVALID_PATH or INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
         (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
     )
 )]
 pub async fn delete_one(

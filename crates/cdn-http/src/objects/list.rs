@@ -39,9 +39,8 @@ pub struct ListResponse {
     responses(
         (status = 200, description = "One page of objects", body = ListResponse),
         (status = 400, description = "INVALID_REQUEST (limit, continuationToken) or INVALID_PATH", body = stow_http::error::CdnErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
-        (status = 429, description = "RATE_LIMITED", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
     )
 )]
 pub async fn list(

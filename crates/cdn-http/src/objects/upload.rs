@@ -46,14 +46,13 @@ pub struct UploadForm {
     responses(
         (status = 200, description = "Stored", body = UploadResponse),
         (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
         (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::CdnErrorBody),
         (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
-        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = stow_http::error::CdnErrorBody),
-        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = stow_http::error::CdnErrorBody),
-        (status = 429, description = "RATE_LIMITED", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+        stow_http::error::StoringRouteErrors,
     )
 )]
 pub async fn upload(

@@ -130,9 +130,9 @@ fn is_authority(host: &str) -> bool {
     responses(
         (status = 201, description = "Created (Cache-Control: no-store)", body = UploadUrlResponse),
         (status = 400, description = "INVALID_REQUEST or INVALID_PATH, naming the parameter", body = stow_http::error::CdnErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
     )
 )]
 pub async fn create(

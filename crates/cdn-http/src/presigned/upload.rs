@@ -59,9 +59,9 @@ pub struct TokenUploadForm {
         (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = stow_http::error::CdnErrorBody),
         (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
-        (status = 408, description = "REQUEST_TIMEOUT (the body stopped arriving)", body = stow_http::error::CdnErrorBody),
         (status = 429, description = "RATE_LIMITED (this upload URL refused 10 uploads within a minute; Retry-After)", body = stow_http::error::CdnErrorBody),
-        (status = 507, description = "INSUFFICIENT_STORAGE (the object store is out of space; Retry-After)", body = stow_http::error::CdnErrorBody),
+        stow_http::error::BodyRouteErrors,
+        stow_http::error::StoringRouteErrors,
     )
 )]
 pub async fn upload(

@@ -2,6 +2,7 @@
 
 mod code;
 mod envelope;
+mod responses;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
@@ -10,6 +11,7 @@ use serde_json::Value;
 
 pub use code::Code;
 pub use envelope::{CdnErrorBody, CdnErrorDetail, ErrorBody, IngestErrorBody};
+pub use responses::{BodyRouteErrors, KeyedRouteErrors, StoringRouteErrors};
 
 use crate::request::{current_flavor, current_request_id, Flavor, X_REQUEST_ID};
 
