@@ -260,6 +260,16 @@ impl TestApp {
             .unwrap()
     }
 
+    /// Starts another `cdn-api` instance on the same database and object store; its base URL.
+    pub fn second_cdn(&self) -> String {
+        let state = cdn_http::build_state(Arc::new(self.config.clone())).expect("cdn state");
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let second = cdn_http::Application::with_listener(state, listener).expect("cdn app");
+        let base = format!("http://127.0.0.1:{}", second.port());
+        tokio::spawn(second.run_until_stopped());
+        base
+    }
+
     /// A `publicUrl` made reachable: the test config's public origin (`http://cdn.test`, see
     /// `Config::for_tests`) replaced by this app's address.
     pub fn local_url(&self, public_url: &str) -> String {

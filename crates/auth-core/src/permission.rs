@@ -1,4 +1,4 @@
-//! The five permissions and a compact set of them.
+//! The six permissions and a compact set of them.
 
 use std::fmt;
 use std::str::FromStr;
@@ -9,15 +9,18 @@ pub enum Permission {
     CdnRead,
     CdnWrite,
     CdnDelete,
+    /// Drop every cached state of objects (`POST /v1/objects/purge`).
+    CdnPurge,
     LogsRead,
     LogsWrite,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 5] = [
+    pub const ALL: [Permission; 6] = [
         Permission::CdnRead,
         Permission::CdnWrite,
         Permission::CdnDelete,
+        Permission::CdnPurge,
         Permission::LogsRead,
         Permission::LogsWrite,
     ];
@@ -28,6 +31,7 @@ impl Permission {
             Permission::CdnRead => "cdn:read",
             Permission::CdnWrite => "cdn:write",
             Permission::CdnDelete => "cdn:delete",
+            Permission::CdnPurge => "cdn:purge",
             Permission::LogsRead => "logs:read",
             Permission::LogsWrite => "logs:write",
         }
@@ -53,7 +57,7 @@ impl fmt::Display for Permission {
 
 /// Error for an unknown permission name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown permission `{0}` (expected one of cdn:read, cdn:write, cdn:delete, logs:read, logs:write)")]
+#[error("unknown permission `{0}` (expected one of cdn:read, cdn:write, cdn:delete, cdn:purge, logs:read, logs:write)")]
 pub struct UnknownPermission(pub String);
 
 impl FromStr for Permission {
@@ -145,7 +149,7 @@ mod tests {
         assert!(s.contains(Permission::LogsWrite));
         assert!(!s.contains(Permission::CdnRead));
         assert!(!s.contains(Permission::CdnDelete));
-        assert_eq!(PermissionSet::all().iter().count(), 5);
+        assert_eq!(PermissionSet::all().iter().count(), 6);
         assert_eq!(PermissionSet::empty().iter().count(), 0);
         let parsed = PermissionSet::from_names(&["cdn:read", "logs:write"]).unwrap();
         assert_eq!(parsed.names(), vec!["cdn:read", "logs:write"]);

@@ -183,7 +183,7 @@ pub enum KeyCmd {
         /// Key type.
         #[arg(long = "type", value_enum)]
         kind: KeyType,
-        /// A permission, repeatable: cdn:read, cdn:write, cdn:delete, logs:read, logs:write.
+        /// A permission, repeatable: cdn:read, cdn:write, cdn:delete, cdn:purge, logs:read, logs:write.
         #[arg(long = "perm")]
         perms: Vec<String>,
         /// Restrict the key to this path prefix (whole segments), repeatable.

@@ -100,7 +100,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             if kind == CredentialType::Server {
                 permissions = permissions.union(PermissionSet::server_key_baseline());
             } else if permissions.iter().next().is_none() {
-                return Err(CliError("a developer key needs at least one --perm (cdn:read, cdn:write, cdn:delete, logs:read, logs:write)".into()));
+                return Err(CliError("a developer key needs at least one --perm (cdn:read, cdn:write, cdn:delete, cdn:purge, logs:read, logs:write)".into()));
             }
             let expires = match expires_at {
                 None => None,

@@ -3,8 +3,6 @@
 //!
 //! Kept as one module (over 400 lines): each test is one scenario of the same route pair.
 
-use std::sync::Arc;
-
 use auth_core::{AccountStore, Permission};
 use reqwest::multipart::{Form, Part};
 use stowage_tests::*;
@@ -487,12 +485,7 @@ async fn cors_preflight_and_headers() {
 #[tokio::test]
 async fn file_limit_holds_across_two_instances() {
     let app = spawn().await;
-    // a second cdn-api instance on the same database and store
-    let state = cdn_http::build_state(Arc::new(app.config.clone())).unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let second = cdn_http::Application::with_listener(state, listener).unwrap();
-    let second_base = format!("http://127.0.0.1:{}", second.port());
-    tokio::spawn(second.run_until_stopped());
+    let second_base = app.second_cdn();
 
     let u = make(&app, "?maxFiles=3&path=race").await;
     let token = u["token"].as_str().unwrap().to_owned();

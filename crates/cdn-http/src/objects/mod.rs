@@ -1,11 +1,12 @@
 //! `/v1/objects*`, one module per operation beside its wire types: list, upload (multipart,
-//! Base64, bulk), delete, bulk delete. What several of them share is here.
+//! Base64, bulk), delete, bulk delete, purge. What several of them share is here.
 
 mod base64_upload;
 mod bulk;
 mod bulk_delete;
 mod delete;
 mod list;
+mod purge;
 mod upload;
 
 pub use base64_upload::*;
@@ -13,6 +14,7 @@ pub use bulk::*;
 pub use bulk_delete::*;
 pub use delete::*;
 pub use list::*;
+pub use purge::*;
 pub use upload::*;
 
 use actix_web::http::StatusCode;

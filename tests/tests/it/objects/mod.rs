@@ -9,6 +9,7 @@ mod delete_and_idempotency;
 mod delivery;
 mod limits;
 mod listing_and_bulk;
+mod purge;
 mod upload;
 
 pub(crate) fn file_part(bytes: Vec<u8>, name: &str) -> Part {

@@ -1,0 +1,134 @@
+//! `POST /v1/objects/purge`: after the answer, no instance serves a cached older state of the
+//! listed keys (docs/api.md, "POST /v1/objects/purge"; the FiveMesh SDK's `purgeObjects`).
+//!
+//! What an instance caches per key is the row behind it, for at most `DELIVERY_ROW_TTL` from
+//! the moment it started reading it (bytes are cached by immutable location, so a fresh row never
+//! meets old bytes). A row read before the change being purged was committed therefore expires,
+//! on every instance, within that TTL of the purge's start: this instance forgets the keys at
+//! once, and the answer waits out the rest of the TTL so that the others have too.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::Permission;
+use cdn_core::idempotency::Fingerprint;
+use cdn_core::path::normalize_key;
+use serde::{Deserialize, Serialize};
+use stow_http::{current_request_id, ApiError, Auth, Code};
+use utoipa::ToSchema;
+
+use crate::idempotency;
+use crate::objects::typed;
+use crate::state::{CdnState, DELIVERY_ROW_TTL};
+
+#[derive(Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeRequest {
+    /// Object keys (1 to 1000 by default), normalized like upload keys.
+    pub paths: Vec<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PurgeResponse {
+    pub success: bool,
+    /// The normalized keys, in request order.
+    pub paths: Vec<String>,
+    /// How many distinct keys of `paths` name an existing object.
+    pub purged: usize,
+    pub request_id: String,
+}
+
+/// Drop every cached state of some objects on every instance.
+#[utoipa::path(
+    post, path = "/v1/objects/purge", tag = "objects", security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")),
+    request_body = PurgeRequest,
+    responses(
+        (status = 200, description = "Purged: no instance serves a cached older state of these keys any more", body = PurgeResponse),
+        (status = 400, description = "INVALID_REQUEST (no paths), INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:purge) or PATH_NOT_ALLOWED (a path outside the key's paths; nothing was purged)", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::CdnErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+    )
+)]
+pub async fn purge(
+    auth: Auth,
+    req: HttpRequest,
+    body: stow_http::Json<PurgeRequest>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require(Permission::CdnPurge)?;
+    let paths = body.into_inner().paths;
+    let max = state.config.max_bulk_delete_paths;
+    if paths.len() > max {
+        return Err(ApiError::new(
+            Code::TooManyFiles,
+            format!("paths has {} entries; the limit is {max}", paths.len()),
+        ));
+    }
+    if paths.is_empty() {
+        return Err(ApiError::invalid_request(
+            "paths must contain at least one object key",
+        ));
+    }
+    let keys = paths
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            normalize_key(raw).map_err(|e| {
+                ApiError::new(Code::InvalidPath, format!("invalid path paths[{i}]: {e}"))
+            })
+        })
+        .collect::<Result<Vec<String>, ApiError>>()?;
+    let scope = auth.key.path_scope();
+    if let Some(outside) = keys.iter().find(|k| !scope.allows(k)) {
+        return Err(ApiError::new(
+            Code::PathNotAllowed,
+            format!("`{outside}` is outside the paths this key may purge; nothing was purged"),
+        ));
+    }
+    let mut fp = Fingerprint::new();
+    for key in &keys {
+        fp.field("path", key);
+    }
+    let fingerprint = fp.finish();
+    let ticket = idempotency::begin(&state, &req, &auth.key.id, "/v1/objects/purge").await?;
+    if ticket.is_retry() {
+        return ticket.replay(&req, &fingerprint);
+    }
+    let outcome = purge_keys(&state, &auth.org.id, keys)
+        .await
+        .and_then(|response| typed(&response))
+        .map(|body| (StatusCode::OK, body));
+    ticket.finish(&fingerprint, outcome).await
+}
+
+async fn purge_keys(
+    state: &CdnState,
+    org_id: &str,
+    keys: Vec<String>,
+) -> Result<PurgeResponse, ApiError> {
+    let started = Instant::now();
+    let distinct: BTreeSet<&str> = keys.iter().map(String::as_str).collect();
+    let mut purged = 0;
+    for key in &distinct {
+        state.forget_row(org_id, key);
+        if state.records.get(org_id, key).await?.is_some() {
+            purged += 1;
+        }
+    }
+    // every instance's row read before `started` has expired once the TTL has passed since then
+    tokio::time::sleep_until((started + DELIVERY_ROW_TTL).into()).await;
+    Ok(PurgeResponse {
+        success: true,
+        paths: keys,
+        purged,
+        request_id: current_request_id(),
+    })
+}
