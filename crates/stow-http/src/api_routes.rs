@@ -43,7 +43,48 @@ macro_rules! api_routes {
                 cfg.service(resource $( $($resource)* )?);
             )*
         }
+
+        /// The table's paths are also written in the handlers' `#[utoipa::path]`: they must agree.
+        #[cfg(test)]
+        #[test]
+        fn the_route_table_matches_the_documented_paths() {
+            let doc = <$doc as utoipa::OpenApi>::openapi();
+            $( $( $crate::api_routes::assert_documented(&doc, $path, stringify!($method)); )+ )*
+        }
     };
+}
+
+/// Panics unless `doc` has a `method` operation at `path` (placeholder names aside: actix and the
+/// document may name a path parameter differently).
+pub fn assert_documented(doc: &utoipa::openapi::OpenApi, path: &str, method: &str) {
+    let shape = |p: &str| {
+        p.split('/')
+            .map(|seg| if seg.starts_with('{') { "{}" } else { seg })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let item = doc
+        .paths
+        .paths
+        .iter()
+        .find(|(documented, _)| shape(documented) == shape(path))
+        .map(|(_, item)| item);
+    let Some(item) = item else {
+        panic!("{path} is served but not in the OpenAPI document");
+    };
+    let operation = match method {
+        "get" => &item.get,
+        "post" => &item.post,
+        "put" => &item.put,
+        "delete" => &item.delete,
+        "patch" => &item.patch,
+        "head" => &item.head,
+        other => panic!("{other} is not a method the table knows"),
+    };
+    assert!(
+        operation.is_some(),
+        "{method} {path} is served but documented without that method"
+    );
 }
 
 /// The `bearer` security scheme: `Authorization: Bearer <API key>`.
