@@ -3,6 +3,7 @@
 //! records, upload URLs) with in-memory implementations. No I/O, no framework.
 
 pub mod content_type;
+pub mod folder;
 pub mod idempotency;
 pub mod listing;
 pub mod memory;

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use auth_core::{prefix_matches, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
+use crate::folder::{self, FolderEntry, FolderQuery, Slot};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::is_hidden;
 use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore};
@@ -55,6 +56,43 @@ impl ObjectRecordStore for MemoryObjectRecords {
             .take(q.limit)
             .cloned()
             .collect())
+    }
+
+    async fn list_folder(
+        &self,
+        org_id: &str,
+        q: &FolderQuery,
+    ) -> Result<Vec<FolderEntry>, StoreError> {
+        let rows = lock(&self.rows);
+        let resume = q.after.as_deref().map(folder::resume_bound);
+        let mut entries: Vec<FolderEntry> = Vec::new();
+        for ((org, key), record) in rows.range((org_id.to_owned(), String::new())..) {
+            if org != org_id || entries.len() == q.limit {
+                break;
+            }
+            match &resume {
+                Some((bound, true)) if key < bound => continue,
+                Some((bound, false)) if key <= bound => continue,
+                _ => {}
+            }
+            let entry = match folder::slot(&q.folder, key) {
+                None => continue,
+                Some(Slot::Object) => FolderEntry::Object(record.clone()),
+                Some(Slot::Folder(path)) => FolderEntry::Folder(path.to_owned()),
+            };
+            let path = match &entry {
+                FolderEntry::Object(r) => r.key.as_str(),
+                FolderEntry::Folder(p) => p.as_str(),
+            };
+            if folder::hidden_entry(&q.folder, path)
+                || q.denied.iter().any(|d| prefix_matches(d, path))
+                || entries.last() == Some(&entry)
+            {
+                continue;
+            }
+            entries.push(entry);
+        }
+        Ok(entries)
     }
 
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 
+use crate::folder::{FolderEntry, FolderQuery};
 use crate::metadata::Metadata;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +46,14 @@ pub trait ObjectRecordStore: Send + Sync {
     async fn delete(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError>;
     /// Keys in ascending byte order under `folder` (whole segments), dot-prefixed keys never.
     async fn list(&self, org_id: &str, query: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError>;
+    /// One page of `query.folder`'s folder view ([`crate::folder`]): objects directly inside and
+    /// sub-folders, each once, in sort-key order; hidden (dot-named) and denied entries never.
+    /// Costs one index probe per entry, however many keys a sub-folder holds.
+    async fn list_folder(
+        &self,
+        org_id: &str,
+        query: &FolderQuery,
+    ) -> Result<Vec<FolderEntry>, StoreError>;
     /// Whether any row points at this storage path (garbage collection).
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError>;
 }

@@ -6,6 +6,7 @@
 
 use chrono::{Duration, Utc};
 
+use crate::folder::{FolderEntry, FolderQuery};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::metadata::Metadata;
 use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore};
@@ -58,6 +59,8 @@ macro_rules! cdn_store_suite {
             records_list_in_byte_order_recursively_and_by_pages,
             records_list_without_denied_prefixes_or_other_organizations,
             records_delete_and_report_references,
+            folder_view_shows_direct_objects_and_each_subfolder_once,
+            folder_view_pages_across_folder_boundaries,
             idempotency_scope_includes_route_and_credential,
             idempotency_completion_is_the_owners_and_kept_as_bytes,
             idempotency_release_is_the_owners,
@@ -194,6 +197,149 @@ pub async fn records_delete_and_report_references(f: &Fixture) {
     assert_eq!(repo.delete(org_a, "images/a.png").await.unwrap(), None);
     assert_eq!(repo.get(org_a, "images/a.png").await.unwrap(), None);
     assert!(!repo.is_referenced("p2").await.unwrap());
+}
+
+fn entries(v: &[FolderEntry]) -> Vec<String> {
+    v.iter()
+        .map(|e| match e {
+            FolderEntry::Object(r) => r.key.clone(),
+            FolderEntry::Folder(p) => format!("{p}/"),
+        })
+        .collect()
+}
+
+fn fq(folder: &str, after: Option<String>, limit: usize) -> FolderQuery {
+    FolderQuery {
+        folder: folder.into(),
+        after,
+        denied: vec![],
+        limit,
+    }
+}
+
+async fn seed_folders(f: &Fixture) {
+    for k in [
+        "top.png",
+        "images",
+        "images/a.png",
+        "images/b.png",
+        "images/sub-x.png",
+        "images/sub/c.png",
+        "images/sub/deep/d.png",
+        "images/sub0.png",
+        "images/.env",
+        "images/.cache/e.png",
+        "images2/f.png",
+        ".hidden/g.png",
+        "z/猫/h.png",
+    ] {
+        f.records
+            .upsert(&f.org_a, &record(k, &format!("p-{k}")))
+            .await
+            .unwrap();
+    }
+    f.records
+        .upsert(&f.org_b, &record("images/other-org.png", "px"))
+        .await
+        .unwrap();
+}
+
+pub async fn folder_view_shows_direct_objects_and_each_subfolder_once(f: &Fixture) {
+    seed_folders(f).await;
+    let repo = f.records.as_ref();
+    let root = repo
+        .list_folder(&f.org_a, &fq("", None, 100))
+        .await
+        .unwrap();
+    assert_eq!(
+        entries(&root),
+        ["images", "images/", "images2/", "top.png", "z/"],
+        "sort-key order; dot-named entries never"
+    );
+    let images = repo
+        .list_folder(&f.org_a, &fq("images", None, 100))
+        .await
+        .unwrap();
+    assert_eq!(
+        entries(&images),
+        [
+            "images/a.png",
+            "images/b.png",
+            "images/sub-x.png",
+            "images/sub/",
+            "images/sub0.png"
+        ],
+        "the folder's own name is not inside it; a sub-folder once, however deep"
+    );
+    let FolderEntry::Object(a) = &images[0] else {
+        panic!("an object")
+    };
+    assert_eq!(
+        a.storage_path, "p-images/a.png",
+        "objects come with their rows"
+    );
+    assert_eq!(
+        entries(
+            &repo
+                .list_folder(&f.org_a, &fq("images/sub", None, 100))
+                .await
+                .unwrap()
+        ),
+        ["images/sub/c.png", "images/sub/deep/"]
+    );
+    assert_eq!(
+        entries(
+            &repo
+                .list_folder(&f.org_a, &fq("z", None, 100))
+                .await
+                .unwrap()
+        ),
+        ["z/猫/"]
+    );
+    let mut denied = fq("images", None, 100);
+    denied.denied = vec!["images/sub".into(), "images/b.png".into()];
+    assert_eq!(
+        entries(&repo.list_folder(&f.org_a, &denied).await.unwrap()),
+        ["images/a.png", "images/sub-x.png", "images/sub0.png"]
+    );
+    assert!(repo
+        .list_folder(&f.org_a, &fq("nothing", None, 10))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        entries(&repo.list_folder(&f.org_b, &fq("", None, 10)).await.unwrap()),
+        ["images/"],
+        "organizations are separate"
+    );
+}
+
+pub async fn folder_view_pages_across_folder_boundaries(f: &Fixture) {
+    seed_folders(f).await;
+    let repo = f.records.as_ref();
+    for folder in ["", "images"] {
+        let whole = entries(
+            &repo
+                .list_folder(&f.org_a, &fq(folder, None, 100))
+                .await
+                .unwrap(),
+        );
+        for limit in [1, 2, 3] {
+            let mut walked = Vec::new();
+            let mut after = None;
+            loop {
+                let page = repo
+                    .list_folder(&f.org_a, &fq(folder, after.clone(), limit))
+                    .await
+                    .unwrap();
+                assert!(page.len() <= limit);
+                let Some(last) = page.last() else { break };
+                after = Some(last.sort_key());
+                walked.extend(entries(&page));
+            }
+            assert_eq!(walked, whole, "folder {folder:?}, pages of {limit}");
+        }
+    }
 }
 
 /// The scopes the idempotency cases share.

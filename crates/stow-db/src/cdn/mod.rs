@@ -1,5 +1,6 @@
 //! Postgres implementations of the CDN storage traits, one module per trait.
 
+mod folder_view;
 mod idempotency;
 mod records;
 mod upload_urls;

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use auth_core::StoreError;
+use cdn_core::folder::{FolderEntry, FolderQuery};
 use cdn_core::metadata::Metadata;
 use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore};
 use chrono::{DateTime, Utc};
@@ -16,7 +17,7 @@ use crate::{db_error, Db};
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = objects)]
-struct ObjectRow {
+pub(super) struct ObjectRow {
     key: String,
     size: i64,
     content_type: Option<String>,
@@ -175,6 +176,17 @@ impl ObjectRecordStore for PgObjectRecords {
             .filter(objects::key.not_like("%/.%"));
         let rows: Vec<ObjectRow> = query.load(&mut conn).await.map_err(db_error)?;
         Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    async fn list_folder(
+        &self,
+        org_id: &str,
+        q: &FolderQuery,
+    ) -> Result<Vec<FolderEntry>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        super::folder_view::list_folder(&mut conn, org_id, q)
+            .await
+            .map_err(db_error)
     }
 
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {
