@@ -29,7 +29,13 @@ impl ObjectRecordStore for MemoryObjectRecords {
         org_id: &str,
         record: &ObjectRecord,
     ) -> Result<Option<String>, StoreError> {
-        let old = lock(&self.rows).insert((org_id.to_owned(), record.key.clone()), record.clone());
+        let mut rows = lock(&self.rows);
+        let mut record = record.clone();
+        let slot = (org_id.to_owned(), record.key.clone());
+        if let Some(old) = rows.get(&slot) {
+            record.created_at = old.created_at;
+        }
+        let old = rows.insert(slot, record);
         Ok(old.map(|o| o.storage_path))
     }
 

@@ -18,6 +18,9 @@ pub struct ObjectRecord {
     pub metadata: Metadata,
     pub storage_path: String,
     pub last_modified: DateTime<Utc>,
+    /// When an object was first stored at this key; a replacement keeps it (the store ignores
+    /// the value an upsert brings for an existing key).
+    pub created_at: DateTime<Utc>,
 }
 
 /// A page request of the recursive listing.

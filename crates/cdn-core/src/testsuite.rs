@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use chrono::{Duration, Utc};
+use chrono::{Duration, SubsecRound, Utc};
 
 use crate::folder::{FolderEntry, FolderQuery};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
@@ -20,7 +20,8 @@ fn record(key: &str, path: &str) -> ObjectRecord {
         etag: "abc".into(),
         metadata: Metadata::from([("k".to_owned(), "v".to_owned())]),
         storage_path: path.to_owned(),
-        last_modified: Utc::now(),
+        last_modified: Utc::now().trunc_subsecs(6),
+        created_at: Utc::now().trunc_subsecs(6),
     }
 }
 
@@ -90,14 +91,26 @@ pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) 
             .unwrap(),
         None
     );
+    let first_created = repo
+        .get(org_a, "images/a.png")
+        .await
+        .unwrap()
+        .unwrap()
+        .created_at;
+    let mut replacement = record("images/a.png", "p2");
+    replacement.created_at = first_created + Duration::hours(1);
+    replacement.last_modified = first_created + Duration::hours(1);
     assert_eq!(
-        repo.upsert(org_a, &record("images/a.png", "p2"))
-            .await
-            .unwrap(),
+        repo.upsert(org_a, &replacement).await.unwrap(),
         Some("p1".into())
     );
     let got = repo.get(org_a, "images/a.png").await.unwrap().unwrap();
     assert_eq!(got.storage_path, "p2");
+    assert_eq!(
+        got.created_at, first_created,
+        "a replacement keeps the creation time"
+    );
+    assert_eq!(got.last_modified, replacement.last_modified);
     assert_eq!(got.metadata["k"], "v");
     assert_eq!(got.content_type.as_deref(), Some("image/png"));
     assert_eq!(

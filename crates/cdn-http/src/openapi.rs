@@ -21,6 +21,7 @@ stow_http::api_routes! {
     "/readyz" => { get: stow_http::health::readyz }
     "/v1/whoami" => { get: stow_http::whoami::whoami }
     "/v1/objects" => { get: objects::list, post: objects::upload, delete: objects::delete_one }
+    "/v1/objects/details" => { get: objects::details }
     "/v1/objects/base64" [.app_data(BodyLimit(objects::BASE64_BODY_LIMIT))] => { post: objects::upload_base64 }
     "/v1/objects/bulk" => { post: objects::upload_bulk }
     "/v1/objects/bulk-delete" => { post: objects::bulk_delete }
@@ -50,6 +51,7 @@ mod tests {
                 "/v1/objects/base64",
                 "/v1/objects/bulk",
                 "/v1/objects/bulk-delete",
+                "/v1/objects/details",
                 "/v1/objects/purge",
                 "/v1/presigned-url",
                 "/v1/presigned-url/{token}",

@@ -286,6 +286,7 @@ impl CdnState {
             .location
             .clone()
             .ok_or_else(|| ApiError::internal("commit of a file that was not stored"))?;
+        let now = Utc::now().trunc_subsecs(3);
         let record = ObjectRecord {
             key: placement.key,
             size: file.size as i64,
@@ -293,7 +294,8 @@ impl CdnState {
             etag: file.etag(),
             metadata,
             storage_path: location.to_string(),
-            last_modified: Utc::now().trunc_subsecs(3),
+            last_modified: now,
+            created_at: now,
         };
         let replaced = self.records.upsert(org_id, &record).await?;
         self.forget_row(org_id, &record.key);

@@ -63,6 +63,7 @@ diesel::table! {
         metadata -> Jsonb,
         storage_path -> Text,
         updated_at -> Timestamptz,
+        created_at -> Nullable<Timestamptz>,
     }
 }
 

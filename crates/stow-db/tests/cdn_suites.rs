@@ -88,3 +88,32 @@ async fn idempotency_records_of_the_previous_release_are_read() {
         Claim::InFlight
     );
 }
+
+#[tokio::test]
+async fn object_rows_of_the_previous_release_are_read() {
+    use cdn_core::store::ObjectRecordStore;
+    use diesel_async::SimpleAsyncConnection;
+    let db = db().await;
+    let org = PgAccounts::new(db.clone())
+        .create_org("A", "a", "pro")
+        .await
+        .unwrap();
+    let mut conn = db.conn().await.unwrap();
+    // a row written by a release before migration 7: no created_at
+    conn.batch_execute(&format!(
+        "INSERT INTO objects (org_id, key, size, etag, storage_path, updated_at) \
+         VALUES ('{}', 'old.png', 3, 'e', 'p', '2026-11-01T10:00:00Z')",
+        org.id
+    ))
+    .await
+    .unwrap();
+    let row = PgObjectRecords::new(db)
+        .get(&org.id, "old.png")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        row.created_at, row.last_modified,
+        "falls back to the update time"
+    );
+}

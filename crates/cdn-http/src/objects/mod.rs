@@ -1,10 +1,11 @@
 //! `/v1/objects*`, one module per operation beside its wire types: list, upload (multipart,
-//! Base64, bulk), delete, bulk delete, purge. What several of them share is here.
+//! Base64, bulk), details, delete, bulk delete, purge. What several of them share is here.
 
 mod base64_upload;
 mod bulk;
 mod bulk_delete;
 mod delete;
+mod details;
 mod list;
 mod purge;
 mod upload;
@@ -13,6 +14,7 @@ pub use base64_upload::*;
 pub use bulk::*;
 pub use bulk_delete::*;
 pub use delete::*;
+pub use details::*;
 pub use list::*;
 pub use purge::*;
 pub use upload::*;

@@ -25,6 +25,7 @@ pub(super) struct ObjectRow {
     metadata: Value,
     storage_path: String,
     updated_at: DateTime<Utc>,
+    created_at: Option<DateTime<Utc>>,
 }
 
 impl From<ObjectRow> for ObjectRecord {
@@ -44,6 +45,8 @@ impl From<ObjectRow> for ObjectRecord {
             metadata,
             storage_path: r.storage_path,
             last_modified: r.updated_at,
+            // rows stored before migration 7 have no creation time
+            created_at: r.created_at.unwrap_or(r.updated_at),
         }
     }
 }
@@ -83,6 +86,7 @@ impl ObjectRecordStore for PgObjectRecords {
                         objects::metadata.eq(&metadata),
                         objects::storage_path.eq(&r.storage_path),
                         objects::updated_at.eq(r.last_modified),
+                        objects::created_at.eq(r.created_at),
                     ))
                     .on_conflict_do_nothing()
                     .execute(conn)

@@ -7,6 +7,7 @@ pub(crate) use stowage_tests::*;
 
 mod delete_and_idempotency;
 mod delivery;
+mod details;
 mod folders;
 mod limits;
 mod listing_and_bulk;

@@ -1,0 +1,1 @@
+ALTER TABLE objects DROP COLUMN created_at;
