@@ -49,6 +49,18 @@ impl ObjectRecordStore for MemoryObjectRecords {
         Ok(lock(&self.rows).remove(&(org_id.to_owned(), key.to_owned())))
     }
 
+    async fn delete_many(
+        &self,
+        org_id: &str,
+        keys: &[String],
+    ) -> Result<Vec<ObjectRecord>, StoreError> {
+        let mut rows = lock(&self.rows);
+        Ok(keys
+            .iter()
+            .filter_map(|k| rows.remove(&(org_id.to_owned(), k.clone())))
+            .collect())
+    }
+
     async fn list(&self, org_id: &str, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
         let rows = lock(&self.rows);
         Ok(rows

@@ -47,6 +47,13 @@ pub trait ObjectRecordStore: Send + Sync {
     async fn get(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError>;
     /// Removes the row; returns it (so the caller can remove its bytes) or `None`.
     async fn delete(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError>;
+    /// Removes the rows of `keys` that exist in one step; returns them (their bytes are the
+    /// caller's to remove).
+    async fn delete_many(
+        &self,
+        org_id: &str,
+        keys: &[String],
+    ) -> Result<Vec<ObjectRecord>, StoreError>;
     /// Keys in ascending byte order under `folder` (whole segments), dot-prefixed keys never.
     async fn list(&self, org_id: &str, query: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError>;
     /// One page of `query.folder`'s folder view ([`crate::folder`]): objects directly inside and

@@ -62,6 +62,7 @@ macro_rules! cdn_store_suite {
             records_delete_and_report_references,
             folder_view_shows_direct_objects_and_each_subfolder_once,
             folder_view_pages_across_folder_boundaries,
+            records_delete_many_in_one_step,
             idempotency_scope_includes_route_and_credential,
             idempotency_completion_is_the_owners_and_kept_as_bytes,
             idempotency_release_is_the_owners,
@@ -353,6 +354,40 @@ pub async fn folder_view_pages_across_folder_boundaries(f: &Fixture) {
             assert_eq!(walked, whole, "folder {folder:?}, pages of {limit}");
         }
     }
+}
+
+pub async fn records_delete_many_in_one_step(f: &Fixture) {
+    seed_folders(f).await;
+    let repo = f.records.as_ref();
+    let wanted: Vec<String> = ["images/a.png", "images/missing.png", "top.png"]
+        .map(String::from)
+        .to_vec();
+    let mut gone = repo.delete_many(&f.org_a, &wanted).await.unwrap();
+    gone.sort_by(|a, b| a.key.cmp(&b.key));
+    assert_eq!(
+        keys(&gone),
+        ["images/a.png", "top.png"],
+        "what existed, with its rows"
+    );
+    assert_eq!(gone[0].storage_path, "p-images/a.png");
+    assert!(repo.get(&f.org_a, "top.png").await.unwrap().is_none());
+    assert!(repo
+        .delete_many(&f.org_a, &wanted)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(
+        repo.delete_many(
+            &f.org_b,
+            &["images/other-org.png".to_owned(), "images/b.png".to_owned()]
+        )
+        .await
+        .unwrap()
+        .len()
+            == 1,
+        "only the organization's own rows"
+    );
+    assert!(repo.get(&f.org_a, "images/b.png").await.unwrap().is_some());
 }
 
 /// The scopes the idempotency cases share.

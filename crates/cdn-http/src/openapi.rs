@@ -25,6 +25,7 @@ stow_http::api_routes! {
     "/v1/objects/base64" [.app_data(BodyLimit(objects::BASE64_BODY_LIMIT))] => { post: objects::upload_base64 }
     "/v1/objects/bulk" => { post: objects::upload_bulk }
     "/v1/objects/bulk-delete" => { post: objects::bulk_delete }
+    "/v1/objects/delete-folder" => { post: objects::delete_folder }
     "/v1/objects/purge" => { post: objects::purge }
     "/v1/presigned-url" => { get: presigned::create }
     "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
@@ -51,6 +52,7 @@ mod tests {
                 "/v1/objects/base64",
                 "/v1/objects/bulk",
                 "/v1/objects/bulk-delete",
+                "/v1/objects/delete-folder",
                 "/v1/objects/details",
                 "/v1/objects/purge",
                 "/v1/presigned-url",

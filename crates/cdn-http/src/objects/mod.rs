@@ -1,10 +1,11 @@
 //! `/v1/objects*`, one module per operation beside its wire types: list, upload (multipart,
-//! Base64, bulk), details, delete, bulk delete, purge. What several of them share is here.
+//! Base64, bulk), details, delete, bulk delete, folder delete, purge. What several of them share is here.
 
 mod base64_upload;
 mod bulk;
 mod bulk_delete;
 mod delete;
+mod delete_folder;
 mod details;
 mod list;
 mod purge;
@@ -14,6 +15,7 @@ pub use base64_upload::*;
 pub use bulk::*;
 pub use bulk_delete::*;
 pub use delete::*;
+pub use delete_folder::*;
 pub use details::*;
 pub use list::*;
 pub use purge::*;

@@ -142,6 +142,24 @@ impl ObjectRecordStore for PgObjectRecords {
             .map_err(db_error)
     }
 
+    async fn delete_many(
+        &self,
+        org_id: &str,
+        keys: &[String],
+    ) -> Result<Vec<ObjectRecord>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::delete(
+            objects::table
+                .filter(objects::org_id.eq(org_id))
+                .filter(objects::key.eq_any(keys)),
+        )
+        .returning(ObjectRow::as_returning())
+        .get_results(&mut conn)
+        .await
+        .map(|rows: Vec<ObjectRow>| rows.into_iter().map(Into::into).collect())
+        .map_err(db_error)
+    }
+
     async fn list(&self, org_id: &str, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
         let mut conn = self.db.conn().await?;
         let mut query = objects::table

@@ -6,6 +6,7 @@ pub(crate) use reqwest::multipart::{Form, Part};
 pub(crate) use stowage_tests::*;
 
 mod delete_and_idempotency;
+mod delete_folder;
 mod delivery;
 mod details;
 mod folders;

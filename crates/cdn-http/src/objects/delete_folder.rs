@@ -1,0 +1,137 @@
+//! `POST /v1/objects/delete-folder`: every object under a folder, in bounded batches.
+//!
+//! One request deletes at most [`FOLDER_DELETE_BATCH`] objects (rows in one statement, then their
+//! bytes) and says whether the folder is now empty; the client repeats it until `done`. So no
+//! request runs long, a cut-off request loses nothing (what it committed is gone, the rest stays
+//! for the next call), and bytes whose removal fails are left to `stowctl gc`.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::{prefix_matches, Permission};
+use cdn_core::idempotency::Fingerprint;
+use cdn_core::path::normalize_folder;
+use cdn_core::store::ListQuery;
+use serde::{Deserialize, Serialize};
+use stow_http::{current_request_id, ApiError, Auth, Code};
+use utoipa::ToSchema;
+
+use crate::idempotency;
+use crate::objects::typed;
+use crate::state::CdnState;
+
+/// Objects deleted per request at most.
+pub const FOLDER_DELETE_BATCH: usize = 1000;
+
+#[derive(Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteFolderRequest {
+    /// The folder (`shots/2026`); not the root.
+    pub path: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteFolderResponse {
+    pub success: bool,
+    /// The normalized folder.
+    pub path: String,
+    /// Objects this request deleted (at most 1000).
+    pub deleted: usize,
+    /// True when no object is left under the folder; else call again.
+    pub done: bool,
+    pub request_id: String,
+}
+
+/// Delete every object under a folder, up to 1000 per call; repeat until `done`.
+#[utoipa::path(
+    post, path = "/v1/objects/delete-folder", tag = "objects", security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")),
+    request_body = DeleteFolderRequest,
+    responses(
+        (status = 200, description = "A batch deleted; `done` says whether anything is left", body = DeleteFolderResponse),
+        (status = 400, description = "INVALID_PATH (including the root) or INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN, or PATH_NOT_ALLOWED (any part of the folder outside the key's paths; nothing was deleted)", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::CdnErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+    )
+)]
+pub async fn delete_folder(
+    auth: Auth,
+    req: HttpRequest,
+    body: stow_http::Json<DeleteFolderRequest>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require(Permission::CdnDelete)?;
+    let folder = normalize_folder(&body.path)
+        .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid path: {e}")))?;
+    if folder.is_empty() {
+        return Err(ApiError::new(
+            Code::InvalidPath,
+            "path must name a folder; the whole workspace cannot be deleted at once",
+        ));
+    }
+    let scope = auth.key.path_scope();
+    let denied_inside = scope.denied.iter().find(|d| prefix_matches(&folder, d));
+    if !scope.allows(&folder) || denied_inside.is_some() {
+        let part = denied_inside.map_or(folder.as_str(), String::as_str);
+        return Err(ApiError::new(
+            Code::PathNotAllowed,
+            format!("`{part}` is outside the paths this key may delete; nothing was deleted"),
+        ));
+    }
+    let mut fp = Fingerprint::new();
+    fp.field("path", &folder);
+    let fingerprint = fp.finish();
+    let ticket =
+        idempotency::begin(&state, &req, &auth.key.id, "/v1/objects/delete-folder").await?;
+    if ticket.is_retry() {
+        return ticket.replay(&req, &fingerprint);
+    }
+    let outcome = delete_batch(&state, &auth.org.id, folder)
+        .await
+        .and_then(|response| typed(&response))
+        .map(|body| (StatusCode::OK, body));
+    ticket.finish(&fingerprint, outcome).await
+}
+
+async fn delete_batch(
+    state: &CdnState,
+    org_id: &str,
+    folder: String,
+) -> Result<DeleteFolderResponse, ApiError> {
+    let query = ListQuery {
+        folder: folder.clone(),
+        after: None,
+        denied: Vec::new(),
+        limit: FOLDER_DELETE_BATCH + 1,
+    };
+    let mut keys: Vec<String> = state
+        .records
+        .list(org_id, &query)
+        .await?
+        .into_iter()
+        .map(|r| r.key)
+        // an object named like the folder is its parent's, not inside it
+        .filter(|k| *k != folder)
+        .collect();
+    let done = keys.len() <= FOLDER_DELETE_BATCH;
+    keys.truncate(FOLDER_DELETE_BATCH);
+    let deleted = state.records.delete_many(org_id, &keys).await?;
+    for record in &deleted {
+        state.forget_row(org_id, &record.key);
+        let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
+        if let Err(e) = state.blobs.delete(&location).await {
+            tracing::warn!(error = %e, location = %record.storage_path, "removing deleted bytes failed; `stowctl gc` will");
+        }
+    }
+    Ok(DeleteFolderResponse {
+        success: true,
+        path: folder,
+        deleted: deleted.len(),
+        done,
+        request_id: current_request_id(),
+    })
+}
