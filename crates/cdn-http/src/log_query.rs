@@ -184,7 +184,7 @@ pub async fn query(
         state
             .logs
             .query(&EventQuery {
-                server_id: server.id.clone(),
+                server_id: logs_core::ServerId(server.id.clone()),
                 from,
                 to: valid.to,
                 level: valid.level,

@@ -12,4 +12,4 @@ pub mod store;
 pub mod testsuite;
 
 pub use event::{parse_batch, Batch, BatchError, Detail, Event, Level};
-pub use store::{EventRow, IngestOutcome, IngestTarget, LogStore};
+pub use store::{EventRow, IngestOutcome, IngestTarget, LogStore, ServerId};

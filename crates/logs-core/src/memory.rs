@@ -43,7 +43,7 @@ impl LogStore for MemoryLogs {
         now: DateTime<Utc>,
     ) -> Result<IngestOutcome, StoreError> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (t.server_id.clone(), batch.batch_id.clone());
+        let key = (t.server_id.0.clone(), batch.batch_id.clone());
         if let Some((digest, n, at)) = st.batches.get(&key) {
             return Ok(if *digest == batch.digest {
                 IngestOutcome::Replayed {
@@ -77,7 +77,7 @@ impl LogStore for MemoryLogs {
                 message: e.message.clone(),
                 data: e.data.clone().map(Value::Object),
             };
-            st.events.push((t.server_id.clone(), row));
+            st.events.push((t.server_id.0.clone(), row));
         }
         *st.usage
             .entry((t.org_id.clone(), now.year(), now.month()))
@@ -94,7 +94,7 @@ impl LogStore for MemoryLogs {
             .events
             .iter()
             .filter(|(server, r)| {
-                *server == q.server_id
+                *server == q.server_id.0
                     && r.occurred_at >= q.from
                     && r.occurred_at < q.to
                     && q.level.is_none_or(|l| r.level == l.as_str())

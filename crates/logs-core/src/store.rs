@@ -7,12 +7,28 @@ use serde_json::Value;
 
 use crate::event::{Batch, Level};
 
+/// A registered server's id (`srv_…`), as opposed to its join code (`cfx_id`), which the wire
+/// calls `serverId`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServerId(pub String);
+
+impl ServerId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ServerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Where a batch goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestTarget {
     pub org_id: String,
-    /// Registered-server id (`srv_…`), not the join code.
-    pub server_id: String,
+    pub server_id: ServerId,
     /// Join code as registered.
     pub cfx_id: String,
 }
@@ -76,8 +92,7 @@ pub struct IdentifierFilter {
 /// One page of a search: newest first, strictly after `after` in that order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventQuery {
-    /// Registered-server id (`srv_…`), not the join code.
-    pub server_id: String,
+    pub server_id: ServerId,
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
     pub level: Option<Level>,

@@ -8,7 +8,9 @@ use chrono::{Duration, SubsecRound, Utc};
 use serde_json::json;
 
 use crate::event::{parse_batch, Level};
-use crate::store::{EventQuery, IdentifierFilter, IngestOutcome, IngestTarget, LogStore, Owner};
+use crate::store::{
+    EventQuery, IdentifierFilter, IngestOutcome, IngestTarget, LogStore, Owner, ServerId,
+};
 
 /// What each case runs on: a fresh, empty store, with organization `org` and two registered
 /// servers `(id, join code)` that exist in the store's account data.
@@ -56,7 +58,7 @@ struct Seeded {
 fn targets(f: &Fixture) -> (IngestTarget, IngestTarget) {
     let target = |(id, code): &(String, String)| IngestTarget {
         org_id: f.org.clone(),
-        server_id: id.clone(),
+        server_id: ServerId(id.clone()),
         cfx_id: code.clone(),
     };
     (target(&f.a), target(&f.b))
@@ -121,7 +123,7 @@ async fn seed(f: &Fixture) -> Seeded {
     );
 
     let base = EventQuery {
-        server_id: a.0.into(),
+        server_id: ServerId(a.0.into()),
         from: now - Duration::hours(1),
         to: now + Duration::minutes(1),
         level: None,
@@ -323,7 +325,7 @@ pub async fn servers_are_kept_apart(f: &Fixture) {
     let (store, b) = (f.store.as_ref(), (f.b.0.as_str(), f.b.1.as_str()));
     let other = store
         .query(&EventQuery {
-            server_id: b.0.into(),
+            server_id: ServerId(b.0.into()),
             ..base.clone()
         })
         .await

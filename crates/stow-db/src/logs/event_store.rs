@@ -112,7 +112,7 @@ impl LogStore for PgLogs {
                     conn.batch_execute(SAME_BATCH_WAIT).await?;
                     let inserted = diesel::insert_into(log_batches::table)
                         .values((
-                            log_batches::server_id.eq(&t.server_id),
+                            log_batches::server_id.eq(&t.server_id.0),
                             log_batches::batch_id.eq(&batch.batch_id),
                             log_batches::org_id.eq(&t.org_id),
                             log_batches::digest.eq(batch.digest.as_slice()),
@@ -124,7 +124,7 @@ impl LogStore for PgLogs {
                         .await?;
                     if inserted == 0 {
                         let (digest, accepted, at): (Vec<u8>, i32, DateTime<Utc>) = log_batches::table
-                            .find((&t.server_id, &batch.batch_id))
+                            .find((&t.server_id.0, &batch.batch_id))
                             .select((log_batches::digest, log_batches::accepted_events, log_batches::ingested_at))
                             .first(conn)
                             .await?;
@@ -148,7 +148,7 @@ impl LogStore for PgLogs {
                          message, data)",
                     )
                     .bind::<Text, _>(&t.org_id)
-                    .bind::<Text, _>(&t.server_id)
+                    .bind::<Text, _>(&t.server_id.0)
                     .bind::<Text, _>(&t.cfx_id)
                     .bind::<Text, _>(&batch.batch_id)
                     .bind::<Timestamptz, _>(now)
@@ -242,7 +242,7 @@ type PageQuery<'a> = log_events::BoxedQuery<
 /// The statement for one page of `q`.
 fn page_query(q: &EventQuery) -> PageQuery<'_> {
     let mut query = log_events::table
-        .filter(log_events::server_id.eq(&q.server_id))
+        .filter(log_events::server_id.eq(&q.server_id.0))
         .filter(log_events::occurred_at.ge(q.from))
         .filter(log_events::occurred_at.lt(q.to))
         .select(Row::as_select())
@@ -270,7 +270,8 @@ fn page_query(q: &EventQuery) -> PageQuery<'_> {
     }
     if let Some(i) = &q.identifier {
         // matches the `log_identity` indexes (migration 5): keyed by server and identifier
-        let needle = serde_json::json!({ q.server_id.clone(): { i.key.clone(): i.value.clone() } });
+        let needle =
+            serde_json::json!({ q.server_id.0.clone(): { i.key.clone(): i.value.clone() } });
         let column = match i.owner {
             Owner::Player => "log_identity(server_id, player_identifiers) @> ",
             Owner::Target => "log_identity(server_id, target_player_identifiers) @> ",
@@ -370,7 +371,7 @@ mod tests {
 
     fn query(from: &str, to: &str, after: Option<&str>) -> EventQuery {
         EventQuery {
-            server_id: "s".into(),
+            server_id: logs_core::ServerId("s".into()),
             from: at(from),
             to: at(to),
             level: None,
