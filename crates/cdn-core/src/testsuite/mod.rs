@@ -1,0 +1,91 @@
+//! Shared behavioural suites for the CDN storage traits (run against memory and Postgres): one
+//! `pub async fn` per case, a module per store, and [`cdn_store_suite!`] to make the tests.
+
+#![allow(clippy::unwrap_used)]
+
+mod idempotency;
+mod records;
+mod upload_urls;
+
+pub use idempotency::*;
+pub use records::*;
+pub use upload_urls::*;
+
+use chrono::{SubsecRound, Utc};
+
+use crate::idempotency::IdempotencyStore;
+use crate::metadata::Metadata;
+use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore};
+use crate::upload_url::UploadUrlStore;
+
+pub(crate) fn record(key: &str, path: &str) -> ObjectRecord {
+    ObjectRecord {
+        key: key.to_owned(),
+        size: 3,
+        content_type: Some("image/png".into()),
+        etag: "abc".into(),
+        metadata: Metadata::from([("k".to_owned(), "v".to_owned())]),
+        storage_path: path.to_owned(),
+        last_modified: Utc::now().trunc_subsecs(6),
+        created_at: Utc::now().trunc_subsecs(6),
+    }
+}
+
+pub(crate) fn q(folder: &str, after: Option<&str>, limit: usize) -> ListQuery {
+    ListQuery {
+        folder: folder.into(),
+        after: after.map(Into::into),
+        denied: vec![],
+        limit,
+    }
+}
+
+pub(crate) fn keys(v: &[ObjectRecord]) -> Vec<&str> {
+    v.iter().map(|r| r.key.as_str()).collect()
+}
+
+/// What each case runs on: fresh, empty stores, two organizations and a key of the first that
+/// exist wherever a store checks references (Postgres checks its foreign keys).
+pub struct Fixture {
+    pub records: Box<dyn ObjectRecordStore>,
+    pub idempotency: Box<dyn IdempotencyStore>,
+    pub upload_urls: Box<dyn UploadUrlStore>,
+    pub org_a: String,
+    pub org_b: String,
+    pub key_id: String,
+}
+
+/// One `#[test]` per case of the CDN store suites, each on a fresh fixture, so a failure names its
+/// case. `$run` drives a future to completion; `$fixture` is an `async fn() -> Fixture`. A case
+/// that needs the state an earlier one leaves runs that one first (its checks included).
+#[macro_export]
+macro_rules! cdn_store_suite {
+    ($run:path, $fixture:path) => {
+        $crate::cdn_store_suite!(@cases $run, $fixture;
+            records_upsert_replaces_and_keeps_organizations_apart,
+            records_list_in_byte_order_recursively_and_by_pages,
+            records_list_without_denied_prefixes_or_other_organizations,
+            records_delete_and_report_references,
+            folder_view_shows_direct_objects_and_each_subfolder_once,
+            folder_view_pages_across_folder_boundaries,
+            records_delete_many_in_one_step,
+            idempotency_scope_includes_route_and_credential,
+            idempotency_completion_is_the_owners_and_kept_as_bytes,
+            idempotency_release_is_the_owners,
+            idempotency_leases_lapse_and_are_taken_over,
+            idempotency_sweep_frees_finished_keys,
+            upload_urls_are_stored_and_read_back,
+            upload_url_reservations_count_files_and_expire);
+    };
+    (@cases $run:path, $fixture:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                $run(async {
+                    let fixture = $fixture().await;
+                    $crate::testsuite::$case(&fixture).await;
+                })
+            }
+        )*
+    };
+}

@@ -1,0 +1,312 @@
+//! Object records: upsert, get, the recursive listing, the folder view, deletes.
+
+use chrono::Duration;
+
+use super::{keys, q, record, Fixture};
+use crate::folder::{FolderEntry, FolderQuery};
+
+pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) {
+    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
+    assert_eq!(
+        repo.upsert(org_a, &record("images/a.png", "p1"))
+            .await
+            .unwrap(),
+        None
+    );
+    let first_created = repo
+        .get(org_a, "images/a.png")
+        .await
+        .unwrap()
+        .unwrap()
+        .created_at;
+    let mut replacement = record("images/a.png", "p2");
+    replacement.created_at = first_created + Duration::hours(1);
+    replacement.last_modified = first_created + Duration::hours(1);
+    assert_eq!(
+        repo.upsert(org_a, &replacement).await.unwrap(),
+        Some("p1".into())
+    );
+    let got = repo.get(org_a, "images/a.png").await.unwrap().unwrap();
+    assert_eq!(got.storage_path, "p2");
+    assert_eq!(
+        got.created_at, first_created,
+        "a replacement keeps the creation time"
+    );
+    assert_eq!(got.last_modified, replacement.last_modified);
+    assert_eq!(got.metadata["k"], "v");
+    assert_eq!(got.content_type.as_deref(), Some("image/png"));
+    assert_eq!(
+        repo.get(org_b, "images/a.png").await.unwrap(),
+        None,
+        "organizations are separate"
+    );
+}
+
+pub async fn records_list_in_byte_order_recursively_and_by_pages(f: &Fixture) {
+    records_upsert_replaces_and_keeps_organizations_apart(f).await;
+    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
+    for k in [
+        "images/b.png",
+        "images2/c.png",
+        "images/sub/d.png",
+        "clips/e.ogg",
+        "images",
+        "z/猫.png",
+        "images/Z.png",
+    ] {
+        repo.upsert(org_a, &record(k, &format!("p-{k}")))
+            .await
+            .unwrap();
+    }
+    repo.upsert(org_b, &record("images/other-org.png", "px"))
+        .await
+        .unwrap();
+
+    let all = repo.list(org_a, &q("", None, 100)).await.unwrap();
+    assert_eq!(
+        keys(&all),
+        vec![
+            "clips/e.ogg",
+            "images",
+            "images/Z.png",
+            "images/a.png",
+            "images/b.png",
+            "images/sub/d.png",
+            "images2/c.png",
+            "z/猫.png"
+        ],
+        "byte order, recursive"
+    );
+    let images = repo.list(org_a, &q("images", None, 100)).await.unwrap();
+    assert_eq!(
+        keys(&images),
+        vec![
+            "images",
+            "images/Z.png",
+            "images/a.png",
+            "images/b.png",
+            "images/sub/d.png"
+        ]
+    );
+    let page1 = repo.list(org_a, &q("images", None, 2)).await.unwrap();
+    assert_eq!(keys(&page1), vec!["images", "images/Z.png"]);
+    let page2 = repo
+        .list(org_a, &q("images", Some("images/Z.png"), 2))
+        .await
+        .unwrap();
+    assert_eq!(keys(&page2), vec!["images/a.png", "images/b.png"]);
+    let page3 = repo
+        .list(org_a, &q("images", Some("images/b.png"), 2))
+        .await
+        .unwrap();
+    assert_eq!(keys(&page3), vec!["images/sub/d.png"]);
+}
+
+pub async fn records_list_without_denied_prefixes_or_other_organizations(f: &Fixture) {
+    records_list_in_byte_order_recursively_and_by_pages(f).await;
+    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
+    let mut denied = q("images", None, 100);
+    denied.denied = vec!["images/sub".into()];
+    assert_eq!(
+        keys(&repo.list(org_a, &denied).await.unwrap()),
+        vec!["images", "images/Z.png", "images/a.png", "images/b.png"]
+    );
+    assert!(repo
+        .list(org_a, &q("nothing", None, 10))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        keys(&repo.list(org_b, &q("", None, 10)).await.unwrap()),
+        vec!["images/other-org.png"]
+    );
+}
+
+pub async fn records_delete_and_report_references(f: &Fixture) {
+    records_list_without_denied_prefixes_or_other_organizations(f).await;
+    let (repo, org_a) = (f.records.as_ref(), f.org_a.as_str());
+    assert!(repo.is_referenced("p2").await.unwrap());
+    assert!(!repo.is_referenced("p1").await.unwrap());
+    let deleted = repo.delete(org_a, "images/a.png").await.unwrap().unwrap();
+    assert_eq!(deleted.storage_path, "p2");
+    assert_eq!(repo.delete(org_a, "images/a.png").await.unwrap(), None);
+    assert_eq!(repo.get(org_a, "images/a.png").await.unwrap(), None);
+    assert!(!repo.is_referenced("p2").await.unwrap());
+}
+
+fn entries(v: &[FolderEntry]) -> Vec<String> {
+    v.iter()
+        .map(|e| match e {
+            FolderEntry::Object(r) => r.key.clone(),
+            FolderEntry::Folder(p) => format!("{p}/"),
+        })
+        .collect()
+}
+
+fn fq(folder: &str, after: Option<String>, limit: usize) -> FolderQuery {
+    FolderQuery {
+        folder: folder.into(),
+        after,
+        denied: vec![],
+        limit,
+    }
+}
+
+async fn seed_folders(f: &Fixture) {
+    for k in [
+        "top.png",
+        "images",
+        "images/a.png",
+        "images/b.png",
+        "images/sub-x.png",
+        "images/sub/c.png",
+        "images/sub/deep/d.png",
+        "images/sub0.png",
+        "images/.env",
+        "images/.cache/e.png",
+        "images2/f.png",
+        ".hidden/g.png",
+        "z/猫/h.png",
+    ] {
+        f.records
+            .upsert(&f.org_a, &record(k, &format!("p-{k}")))
+            .await
+            .unwrap();
+    }
+    f.records
+        .upsert(&f.org_b, &record("images/other-org.png", "px"))
+        .await
+        .unwrap();
+}
+
+pub async fn folder_view_shows_direct_objects_and_each_subfolder_once(f: &Fixture) {
+    seed_folders(f).await;
+    let repo = f.records.as_ref();
+    let root = repo
+        .list_folder(&f.org_a, &fq("", None, 100))
+        .await
+        .unwrap();
+    assert_eq!(
+        entries(&root),
+        ["images", "images/", "images2/", "top.png", "z/"],
+        "sort-key order; dot-named entries never"
+    );
+    let images = repo
+        .list_folder(&f.org_a, &fq("images", None, 100))
+        .await
+        .unwrap();
+    assert_eq!(
+        entries(&images),
+        [
+            "images/a.png",
+            "images/b.png",
+            "images/sub-x.png",
+            "images/sub/",
+            "images/sub0.png"
+        ],
+        "the folder's own name is not inside it; a sub-folder once, however deep"
+    );
+    let FolderEntry::Object(a) = &images[0] else {
+        panic!("an object")
+    };
+    assert_eq!(
+        a.storage_path, "p-images/a.png",
+        "objects come with their rows"
+    );
+    assert_eq!(
+        entries(
+            &repo
+                .list_folder(&f.org_a, &fq("images/sub", None, 100))
+                .await
+                .unwrap()
+        ),
+        ["images/sub/c.png", "images/sub/deep/"]
+    );
+    assert_eq!(
+        entries(
+            &repo
+                .list_folder(&f.org_a, &fq("z", None, 100))
+                .await
+                .unwrap()
+        ),
+        ["z/猫/"]
+    );
+    let mut denied = fq("images", None, 100);
+    denied.denied = vec!["images/sub".into(), "images/b.png".into()];
+    assert_eq!(
+        entries(&repo.list_folder(&f.org_a, &denied).await.unwrap()),
+        ["images/a.png", "images/sub-x.png", "images/sub0.png"]
+    );
+    assert!(repo
+        .list_folder(&f.org_a, &fq("nothing", None, 10))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        entries(&repo.list_folder(&f.org_b, &fq("", None, 10)).await.unwrap()),
+        ["images/"],
+        "organizations are separate"
+    );
+}
+
+pub async fn folder_view_pages_across_folder_boundaries(f: &Fixture) {
+    seed_folders(f).await;
+    let repo = f.records.as_ref();
+    for folder in ["", "images"] {
+        let whole = entries(
+            &repo
+                .list_folder(&f.org_a, &fq(folder, None, 100))
+                .await
+                .unwrap(),
+        );
+        for limit in [1, 2, 3] {
+            let mut walked = Vec::new();
+            let mut after = None;
+            loop {
+                let page = repo
+                    .list_folder(&f.org_a, &fq(folder, after.clone(), limit))
+                    .await
+                    .unwrap();
+                assert!(page.len() <= limit);
+                let Some(last) = page.last() else { break };
+                after = Some(last.sort_key());
+                walked.extend(entries(&page));
+            }
+            assert_eq!(walked, whole, "folder {folder:?}, pages of {limit}");
+        }
+    }
+}
+
+pub async fn records_delete_many_in_one_step(f: &Fixture) {
+    seed_folders(f).await;
+    let repo = f.records.as_ref();
+    let wanted: Vec<String> = ["images/a.png", "images/missing.png", "top.png"]
+        .map(String::from)
+        .to_vec();
+    let mut gone = repo.delete_many(&f.org_a, &wanted).await.unwrap();
+    gone.sort_by(|a, b| a.key.cmp(&b.key));
+    assert_eq!(
+        keys(&gone),
+        ["images/a.png", "top.png"],
+        "what existed, with its rows"
+    );
+    assert_eq!(gone[0].storage_path, "p-images/a.png");
+    assert!(repo.get(&f.org_a, "top.png").await.unwrap().is_none());
+    assert!(repo
+        .delete_many(&f.org_a, &wanted)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(
+        repo.delete_many(
+            &f.org_b,
+            &["images/other-org.png".to_owned(), "images/b.png".to_owned()]
+        )
+        .await
+        .unwrap()
+        .len()
+            == 1,
+        "only the organization's own rows"
+    );
+    assert!(repo.get(&f.org_a, "images/b.png").await.unwrap().is_some());
+}
