@@ -106,7 +106,9 @@ async fn delete_batch(
         folder: folder.clone(),
         after: None,
         denied: Vec::new(),
-        limit: FOLDER_DELETE_BATCH + 1,
+        // one more than a batch tells whether anything is left; one more again in case the
+        // object named like the folder (filtered out below) is among them
+        limit: FOLDER_DELETE_BATCH + 2,
     };
     let mut keys: Vec<String> = state
         .records

@@ -51,11 +51,14 @@ async fn a_folder_is_deleted_with_its_bytes_and_nothing_beside_it() {
 async fn a_large_folder_goes_in_batches_and_a_cut_off_delete_is_finished_by_a_retry() {
     use diesel_async::SimpleAsyncConnection;
     let app = spawn().await;
-    // 1001 rows; their bytes were never stored (removing them is a logged no-op)
+    // 1001 rows inside and one named like the folder; their bytes were never stored (removing
+    // them is a logged no-op)
     let mut conn = app.db.conn().await.unwrap();
     conn.batch_execute(&format!(
         "INSERT INTO objects (org_id, key, size, etag, storage_path) \
-         SELECT '{}', 'big/' || i || '.png', 1, 'e', 'o/none/' || i FROM generate_series(1, 1001) i",
+         SELECT '{0}', 'big/' || i || '.png', 1, 'e', 'o/none/' || i FROM generate_series(1, 1001) i; \
+         INSERT INTO objects (org_id, key, size, etag, storage_path) \
+         VALUES ('{0}', 'big', 1, 'e', 'o/none/big')",
         app.org.id
     ))
     .await
@@ -80,7 +83,8 @@ async fn a_large_folder_goes_in_batches_and_a_cut_off_delete_is_finished_by_a_re
             app.org.id
         ))
         .await,
-        1
+        2,
+        "one left inside, and the object named like the folder"
     );
     let rest = delete_folder(&app, &app.dev_key, "big").json_body().await;
     assert_eq!(
