@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::folder::{self, FolderEntry, FolderQuery, Slot};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::is_hidden;
-use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore};
+use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore, Renamed};
 use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -111,6 +111,32 @@ impl ObjectRecordStore for MemoryObjectRecords {
             entries.push(entry);
         }
         Ok(entries)
+    }
+
+    async fn rename(
+        &self,
+        org_id: &str,
+        from: &str,
+        to: &str,
+        replace: bool,
+    ) -> Result<Renamed, StoreError> {
+        let mut rows = lock(&self.rows);
+        let slot = |k: &str| (org_id.to_owned(), k.to_owned());
+        if !rows.contains_key(&slot(from)) {
+            return Ok(Renamed::SourceMissing);
+        }
+        if from == to {
+            return Ok(Renamed::Moved { replaced: None });
+        }
+        if rows.contains_key(&slot(to)) && !replace {
+            return Ok(Renamed::DestinationExists);
+        }
+        let replaced = rows.remove(&slot(to)).map(|r| r.storage_path);
+        if let Some(mut record) = rows.remove(&slot(from)) {
+            record.key = to.to_owned();
+            rows.insert(slot(to), record);
+        }
+        Ok(Renamed::Moved { replaced })
     }
 
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {

@@ -35,6 +35,18 @@ pub struct ListQuery {
     pub limit: usize,
 }
 
+/// What a rename did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Renamed {
+    /// The row now has the new key (its bytes did not move). `replaced` is the location of the
+    /// object that was at the destination, whose bytes the caller removes.
+    Moved { replaced: Option<String> },
+    /// No object has the source key.
+    SourceMissing,
+    /// An object has the destination key and the rename was not allowed to replace it.
+    DestinationExists,
+}
+
 #[async_trait]
 pub trait ObjectRecordStore: Send + Sync {
     /// Inserts or replaces the row for `(org, record.key)`. Returns the storage path of the
@@ -64,6 +76,15 @@ pub trait ObjectRecordStore: Send + Sync {
         org_id: &str,
         query: &FolderQuery,
     ) -> Result<Vec<FolderEntry>, StoreError>;
+    /// Gives the object at `from` the key `to`, atomically: a reader finds it at one key or the
+    /// other, never both or neither. An object at `to` is replaced only when `replace`.
+    async fn rename(
+        &self,
+        org_id: &str,
+        from: &str,
+        to: &str,
+        replace: bool,
+    ) -> Result<Renamed, StoreError>;
     /// Whether any row points at this storage path (garbage collection).
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError>;
 }

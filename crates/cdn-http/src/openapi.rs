@@ -26,6 +26,7 @@ stow_http::api_routes! {
     "/v1/objects/bulk" => { post: objects::upload_bulk }
     "/v1/objects/bulk-delete" => { post: objects::bulk_delete }
     "/v1/objects/delete-folder" => { post: objects::delete_folder }
+    "/v1/objects/move" => { post: objects::move_objects }
     "/v1/objects/purge" => { post: objects::purge }
     "/v1/presigned-url" => { get: presigned::create }
     "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
@@ -54,6 +55,7 @@ mod tests {
                 "/v1/objects/bulk-delete",
                 "/v1/objects/delete-folder",
                 "/v1/objects/details",
+                "/v1/objects/move",
                 "/v1/objects/purge",
                 "/v1/presigned-url",
                 "/v1/presigned-url/{token}",

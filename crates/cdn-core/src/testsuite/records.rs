@@ -4,6 +4,7 @@ use chrono::Duration;
 
 use super::{keys, q, record, Fixture};
 use crate::folder::{FolderEntry, FolderQuery};
+use crate::store::Renamed;
 
 pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) {
     let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
@@ -309,4 +310,80 @@ pub async fn records_delete_many_in_one_step(f: &Fixture) {
         "only the organization's own rows"
     );
     assert!(repo.get(&f.org_a, "images/b.png").await.unwrap().is_some());
+}
+
+pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) {
+    seed_folders(f).await;
+    let repo = f.records.as_ref();
+    let before = repo.get(&f.org_a, "images/a.png").await.unwrap().unwrap();
+    assert_eq!(
+        repo.rename(&f.org_a, "images/a.png", "moved/a.png", false)
+            .await
+            .unwrap(),
+        Renamed::Moved { replaced: None }
+    );
+    assert!(repo.get(&f.org_a, "images/a.png").await.unwrap().is_none());
+    let after = repo.get(&f.org_a, "moved/a.png").await.unwrap().unwrap();
+    assert_eq!(
+        after.storage_path, before.storage_path,
+        "the bytes do not move"
+    );
+    assert_eq!(after.created_at, before.created_at);
+    assert_eq!(after.etag, before.etag);
+
+    assert_eq!(
+        repo.rename(&f.org_a, "moved/a.png", "images/b.png", false)
+            .await
+            .unwrap(),
+        Renamed::DestinationExists
+    );
+    assert!(
+        repo.get(&f.org_a, "moved/a.png").await.unwrap().is_some(),
+        "nothing moved"
+    );
+    assert_eq!(
+        repo.get(&f.org_a, "images/b.png")
+            .await
+            .unwrap()
+            .unwrap()
+            .storage_path,
+        "p-images/b.png"
+    );
+    assert_eq!(
+        repo.rename(&f.org_a, "moved/a.png", "images/b.png", true)
+            .await
+            .unwrap(),
+        Renamed::Moved {
+            replaced: Some("p-images/b.png".into())
+        }
+    );
+    assert_eq!(
+        repo.get(&f.org_a, "images/b.png")
+            .await
+            .unwrap()
+            .unwrap()
+            .storage_path,
+        before.storage_path
+    );
+    assert_eq!(
+        repo.rename(&f.org_a, "nowhere.png", "x.png", true)
+            .await
+            .unwrap(),
+        Renamed::SourceMissing
+    );
+    assert_eq!(
+        repo.rename(&f.org_a, "images/other-org.png", "mine.png", true)
+            .await
+            .unwrap(),
+        Renamed::SourceMissing,
+        "another organization's object is not there"
+    );
+    assert_eq!(
+        repo.rename(&f.org_a, "top.png", "top.png", false)
+            .await
+            .unwrap(),
+        Renamed::Moved { replaced: None },
+        "onto itself: nothing to do"
+    );
+    assert!(repo.get(&f.org_a, "top.png").await.unwrap().is_some());
 }

@@ -1,5 +1,5 @@
 //! `/v1/objects*`, one module per operation beside its wire types: list, upload (multipart,
-//! Base64, bulk), details, delete, bulk delete, folder delete, purge. What several of them share is here.
+//! Base64, bulk), details, delete, bulk delete, folder delete, move, purge. What several of them share is here.
 
 mod base64_upload;
 mod bulk;
@@ -8,6 +8,7 @@ mod delete;
 mod delete_folder;
 mod details;
 mod list;
+mod move_objects;
 mod purge;
 mod upload;
 
@@ -18,6 +19,7 @@ pub use delete::*;
 pub use delete_folder::*;
 pub use details::*;
 pub use list::*;
+pub use move_objects::*;
 pub use purge::*;
 pub use upload::*;
 

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use auth_core::StoreError;
 use cdn_core::folder::{FolderEntry, FolderQuery};
 use cdn_core::metadata::Metadata;
-use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore};
+use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore, Renamed};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -209,6 +209,58 @@ impl ObjectRecordStore for PgObjectRecords {
         super::folder_view::list_folder(&mut conn, org_id, q)
             .await
             .map_err(db_error)
+    }
+
+    async fn rename(
+        &self,
+        org_id: &str,
+        from: &str,
+        to: &str,
+        replace: bool,
+    ) -> Result<Renamed, StoreError> {
+        let mut conn = self.db.conn().await?;
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let source: Option<String> = objects::table
+                    .find((org_id, from))
+                    .select(objects::key)
+                    .for_update()
+                    .first(conn)
+                    .await
+                    .optional()?;
+                if source.is_none() {
+                    return Ok(Renamed::SourceMissing);
+                }
+                if from == to {
+                    return Ok(Renamed::Moved { replaced: None });
+                }
+                let existing: Option<String> = objects::table
+                    .find((org_id, to))
+                    .select(objects::storage_path)
+                    .for_update()
+                    .first(conn)
+                    .await
+                    .optional()?;
+                if existing.is_some() && !replace {
+                    return Ok(Renamed::DestinationExists);
+                }
+                if existing.is_some() {
+                    diesel::delete(objects::table.find((org_id, to)))
+                        .execute(conn)
+                        .await?;
+                }
+                // a row inserted at `to` after the check makes this a unique violation: the
+                // transaction fails as a conflict and nothing moved
+                diesel::update(objects::table.find((org_id, from)))
+                    .set(objects::key.eq(to))
+                    .execute(conn)
+                    .await?;
+                Ok(Renamed::Moved { replaced: existing })
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
     }
 
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {

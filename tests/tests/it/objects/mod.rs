@@ -12,6 +12,7 @@ mod details;
 mod folders;
 mod limits;
 mod listing_and_bulk;
+mod moves;
 mod purge;
 mod upload;
 

@@ -1,0 +1,270 @@
+//! `POST /v1/objects/move`: rename an object or a folder without copying bytes.
+//!
+//! Locations are immutable, so a move changes rows only: each object moves in one transaction
+//! (`ObjectRecordStore::rename`), found at its old key or its new one, never both or neither. A
+//! folder moves in batches like a folder delete. Like a purge, the answer comes once every
+//! instance's 1 s delivery-row cache has turned over since the move began, so no instance still
+//! serves an object at its old key (or a 404 at its new one) afterwards.
+
+use std::time::Instant;
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::{prefix_matches, PathScope, Permission};
+use cdn_core::idempotency::Fingerprint;
+use cdn_core::path::{normalize_folder, normalize_key};
+use cdn_core::store::{ListQuery, Renamed};
+use serde::{Deserialize, Serialize};
+use stow_http::{current_request_id, ApiError, Auth, Code};
+use utoipa::ToSchema;
+
+use crate::idempotency;
+use crate::objects::typed;
+use crate::state::{CdnState, DELIVERY_ROW_TTL};
+
+/// Objects moved per folder-move request at most.
+pub const FOLDER_MOVE_BATCH: usize = 1000;
+
+#[derive(Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MoveRequest {
+    /// The object key (or, with `folder: true`, the folder) to move.
+    pub from: String,
+    /// Its new key (or folder).
+    pub to: String,
+    /// Replace an object that already has the destination key (default false: 409).
+    #[serde(default)]
+    pub replace: bool,
+    /// Move every object under the folder `from` to the folder `to` (default false).
+    #[serde(default)]
+    pub folder: bool,
+}
+
+/// An object that stayed because its destination was taken.
+#[derive(Serialize, ToSchema)]
+pub struct MoveConflict {
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MoveResponse {
+    pub success: bool,
+    /// The normalized source and destination.
+    pub from: String,
+    pub to: String,
+    /// Objects this request moved.
+    pub moved: usize,
+    /// Folder moves: objects left in place because their destination exists (send `replace`).
+    pub conflicts: Vec<MoveConflict>,
+    /// False when a folder move has more to do: call again.
+    pub done: bool,
+    pub request_id: String,
+}
+
+/// Move or rename an object or a folder (rows only; the bytes stay where they are).
+#[utoipa::path(
+    post, path = "/v1/objects/move", tag = "objects", security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")),
+    request_body = MoveRequest,
+    responses(
+        (status = 200, description = "Moved (a folder: this batch; `done` says whether anything is left)", body = MoveResponse),
+        (status = 400, description = "INVALID_PATH (a key or folder, the root, a folder into itself) or INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN (needs cdn:write and cdn:delete) or PATH_NOT_ALLOWED (source or destination outside the key's paths)", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no object has the source key", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT: the destination exists and `replace` was not sent, or Idempotency-Key reuse", body = stow_http::error::CdnErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::CdnErrorBody),
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+    )
+)]
+pub async fn move_objects(
+    auth: Auth,
+    req: HttpRequest,
+    body: stow_http::Json<MoveRequest>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require(Permission::CdnWrite)?;
+    auth.require(Permission::CdnDelete)?;
+    let body = body.into_inner();
+    let scope = auth.key.path_scope();
+    let (from, to) = if body.folder {
+        folders(&body, &scope)?
+    } else {
+        keys(&body, &scope)?
+    };
+    let mut fp = Fingerprint::new();
+    fp.field("from", &from);
+    fp.field("to", &to);
+    fp.field("replace", if body.replace { "1" } else { "0" });
+    fp.field("folder", if body.folder { "1" } else { "0" });
+    let fingerprint = fp.finish();
+    let ticket = idempotency::begin(&state, &req, &auth.key.id, "/v1/objects/move").await?;
+    if ticket.is_retry() {
+        return ticket.replay(&req, &fingerprint);
+    }
+    let started = Instant::now();
+    let org = &auth.org.id;
+    let outcome = if body.folder {
+        move_folder(&state, org, from, to, body.replace).await
+    } else {
+        move_one(&state, org, from, to, body.replace).await
+    };
+    if outcome.is_ok() {
+        // every instance's row read before `started` has expired once the TTL has passed
+        tokio::time::sleep_until((started + DELIVERY_ROW_TTL).into()).await;
+    }
+    let outcome = outcome
+        .and_then(|response| typed(&response))
+        .map(|body| (StatusCode::OK, body));
+    ticket.finish(&fingerprint, outcome).await
+}
+
+fn outside(what: &str) -> ApiError {
+    ApiError::new(
+        Code::PathNotAllowed,
+        format!("`{what}` is outside the paths this key may move; nothing was moved"),
+    )
+}
+
+fn keys(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiError> {
+    let key = |raw: &str, field: &str| {
+        normalize_key(raw)
+            .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid {field}: {e}")))
+    };
+    let (from, to) = (key(&body.from, "from")?, key(&body.to, "to")?);
+    for k in [&from, &to] {
+        if !scope.allows(k) {
+            return Err(outside(k));
+        }
+    }
+    Ok((from, to))
+}
+
+fn folders(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiError> {
+    let folder = |raw: &str, field: &str| {
+        let f = normalize_folder(raw)
+            .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid {field}: {e}")))?;
+        if f.is_empty() {
+            return Err(ApiError::new(
+                Code::InvalidPath,
+                format!("{field} must name a folder, not the root"),
+            ));
+        }
+        Ok(f)
+    };
+    let (from, to) = (folder(&body.from, "from")?, folder(&body.to, "to")?);
+    if prefix_matches(&from, &to) || prefix_matches(&to, &from) {
+        return Err(ApiError::new(
+            Code::InvalidPath,
+            format!("`{from}` and `{to}` contain one another; a folder cannot move into itself"),
+        ));
+    }
+    for f in [&from, &to] {
+        let denied_inside = scope.denied.iter().find(|d| prefix_matches(f, d));
+        if !scope.allows(f) || denied_inside.is_some() {
+            return Err(outside(denied_inside.map_or(f.as_str(), String::as_str)));
+        }
+    }
+    Ok((from, to))
+}
+
+async fn move_one(
+    state: &CdnState,
+    org_id: &str,
+    from: String,
+    to: String,
+    replace: bool,
+) -> Result<MoveResponse, ApiError> {
+    let renamed = state.records.rename(org_id, &from, &to, replace).await?;
+    state.forget_row(org_id, &from);
+    state.forget_row(org_id, &to);
+    match renamed {
+        Renamed::SourceMissing => Err(ApiError::new(
+            Code::NotFound,
+            format!("no object has the key `{from}`"),
+        )),
+        Renamed::DestinationExists => Err(ApiError::new(
+            Code::Conflict,
+            format!("an object already has the key `{to}`; send \"replace\": true to replace it"),
+        )),
+        Renamed::Moved { replaced } => {
+            remove_bytes(state, replaced).await;
+            Ok(MoveResponse {
+                success: true,
+                moved: usize::from(from != to),
+                from,
+                to,
+                conflicts: Vec::new(),
+                done: true,
+                request_id: current_request_id(),
+            })
+        }
+    }
+}
+
+async fn move_folder(
+    state: &CdnState,
+    org_id: &str,
+    from: String,
+    to: String,
+    replace: bool,
+) -> Result<MoveResponse, ApiError> {
+    let query = ListQuery {
+        folder: from.clone(),
+        after: None,
+        denied: Vec::new(),
+        // two past a batch: whether anything is left, even with the object named like the folder
+        limit: FOLDER_MOVE_BATCH + 2,
+    };
+    let mut keys: Vec<String> = state
+        .records
+        .list(org_id, &query)
+        .await?
+        .into_iter()
+        .map(|r| r.key)
+        .filter(|k| *k != from)
+        .collect();
+    let done = keys.len() <= FOLDER_MOVE_BATCH;
+    keys.truncate(FOLDER_MOVE_BATCH);
+    let (mut moved, mut conflicts) = (0, Vec::new());
+    for key in keys {
+        let dest = format!("{to}{}", &key[from.len()..]);
+        let renamed = state.records.rename(org_id, &key, &dest, replace).await?;
+        state.forget_row(org_id, &key);
+        state.forget_row(org_id, &dest);
+        match renamed {
+            Renamed::Moved { replaced } => {
+                moved += 1;
+                remove_bytes(state, replaced).await;
+            }
+            Renamed::DestinationExists => conflicts.push(MoveConflict {
+                from: key,
+                to: dest,
+            }),
+            // deleted meanwhile: nothing to move
+            Renamed::SourceMissing => {}
+        }
+    }
+    Ok(MoveResponse {
+        success: true,
+        from,
+        to,
+        moved,
+        done: done && conflicts.is_empty(),
+        conflicts,
+        request_id: current_request_id(),
+    })
+}
+
+/// Removes the bytes of an object a move replaced (after the commit; `stowctl gc` takes what
+/// fails).
+async fn remove_bytes(state: &CdnState, replaced: Option<String>) {
+    let Some(location) = replaced else { return };
+    let path = stow_objects::ObjectPath::from(location.as_str());
+    if let Err(e) = state.blobs.delete(&path).await {
+        tracing::warn!(error = %e, location = %location, "removing replaced bytes failed; `stowctl gc` will");
+    }
+}
