@@ -50,6 +50,19 @@ impl PathScope {
         self.allowed.is_empty() || self.allowed.iter().any(|a| prefix_matches(a, key))
     }
 
+    /// The part of `folder` outside the scope, when not all of it lies inside: the folder itself
+    /// (outside an allowed prefix, or under a denied one) or a denied prefix within it. `None`
+    /// when the whole folder may be written, deleted or moved.
+    pub fn outside_part<'a>(&'a self, folder: &'a str) -> Option<&'a str> {
+        if !self.allows(folder) {
+            return Some(folder);
+        }
+        self.denied
+            .iter()
+            .find(|d| prefix_matches(folder, d))
+            .map(String::as_str)
+    }
+
     /// Whether listing the folder `path` is allowed. The folder itself must lie inside an allowed
     /// prefix (listing `""` with a restricted key is refused); objects under denied prefixes are
     /// filtered from the results by the caller.
@@ -113,6 +126,21 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_part_of_a_folder_outside_the_scope() {
+        let scope = PathScope::new(vec!["pub".into()], vec!["pub/secret".into()]);
+        assert_eq!(scope.outside_part("pub/2026"), None);
+        assert_eq!(
+            scope.outside_part("pub"),
+            Some("pub/secret"),
+            "a denied prefix inside"
+        );
+        assert_eq!(scope.outside_part("pub/secret/x"), Some("pub/secret/x"));
+        assert_eq!(scope.outside_part("priv"), Some("priv"));
+        assert_eq!(scope.outside_part("pub-x"), Some("pub-x"), "whole segments");
+        assert_eq!(PathScope::unrestricted().outside_part("any"), None);
     }
 
     #[test]

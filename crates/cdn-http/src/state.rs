@@ -31,6 +31,12 @@ pub const SMALL_OBJECT_BYTES: u64 = 256 * 1024;
 /// by another instance for up to this long (this instance forgets it at once).
 pub const DELIVERY_ROW_TTL: Duration = Duration::from_secs(1);
 
+/// Returns once every instance's delivery-row cache has turned over since `started`: no instance
+/// then serves a row it read before that moment (purge and move answer after this).
+pub async fn outlast_row_caches(started: Instant) {
+    tokio::time::sleep_until((started + DELIVERY_ROW_TTL).into()).await;
+}
+
 /// How long delivery keeps serving a cached row or workspace while the database is unreachable
 /// (stale-if-error): a short outage does not take every cached image off every in-game screen.
 pub const STALE_IF_ERROR: Duration = Duration::from_secs(600);

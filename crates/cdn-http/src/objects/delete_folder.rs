@@ -1,26 +1,22 @@
 //! `POST /v1/objects/delete-folder`: every object under a folder, in bounded batches.
 //!
-//! One request deletes at most [`FOLDER_DELETE_BATCH`] objects (rows in one statement, then their
+//! One request deletes at most [`super::FOLDER_BATCH`] objects (rows in one statement, then their
 //! bytes) and says whether the folder is now empty; the client repeats it until `done`. So no
 //! request runs long, a cut-off request loses nothing (what it committed is gone, the rest stays
 //! for the next call), and bytes whose removal fails are left to `stowctl gc`.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::{prefix_matches, Permission};
+use auth_core::Permission;
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::normalize_folder;
-use cdn_core::store::ListQuery;
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use crate::idempotency;
-use crate::objects::typed;
+use crate::objects::{folder_batch, typed, whole_folder_in_scope};
 use crate::state::CdnState;
-
-/// Objects deleted per request at most.
-pub const FOLDER_DELETE_BATCH: usize = 1000;
 
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -73,15 +69,7 @@ pub async fn delete_folder(
             "path must name a folder; the whole workspace cannot be deleted at once",
         ));
     }
-    let scope = auth.key.path_scope();
-    let denied_inside = scope.denied.iter().find(|d| prefix_matches(&folder, d));
-    if !scope.allows(&folder) || denied_inside.is_some() {
-        let part = denied_inside.map_or(folder.as_str(), String::as_str);
-        return Err(ApiError::new(
-            Code::PathNotAllowed,
-            format!("`{part}` is outside the paths this key may delete; nothing was deleted"),
-        ));
-    }
+    whole_folder_in_scope(&auth, &folder, "delete")?;
     let mut fp = Fingerprint::new();
     fp.field("path", &folder);
     let fingerprint = fp.finish();
@@ -102,25 +90,7 @@ async fn delete_batch(
     org_id: &str,
     folder: String,
 ) -> Result<DeleteFolderResponse, ApiError> {
-    let query = ListQuery {
-        folder: folder.clone(),
-        after: None,
-        denied: Vec::new(),
-        // one more than a batch tells whether anything is left; one more again in case the
-        // object named like the folder (filtered out below) is among them
-        limit: FOLDER_DELETE_BATCH + 2,
-    };
-    let mut keys: Vec<String> = state
-        .records
-        .list(org_id, &query)
-        .await?
-        .into_iter()
-        .map(|r| r.key)
-        // an object named like the folder is its parent's, not inside it
-        .filter(|k| *k != folder)
-        .collect();
-    let done = keys.len() <= FOLDER_DELETE_BATCH;
-    keys.truncate(FOLDER_DELETE_BATCH);
+    let (keys, done) = folder_batch(state, org_id, &folder).await?;
     let deleted = state.records.delete_many(org_id, &keys).await?;
     for record in &deleted {
         state.forget_row(org_id, &record.key);

@@ -49,6 +49,53 @@ pub(crate) fn typed<T: serde::Serialize>(body: &T) -> Result<Value, ApiError> {
     serde_json::to_value(body).map_err(ApiError::internal)
 }
 
+/// Objects a folder delete or folder move handles per request at most.
+pub const FOLDER_BATCH: usize = 1000;
+
+/// The next batch of keys under `folder` (at most [`FOLDER_BATCH`]; an object whose key is the
+/// folder's own name is its parent's and not among them) and whether they are all that is left.
+pub(crate) async fn folder_batch(
+    state: &CdnState,
+    org_id: &str,
+    folder: &str,
+) -> Result<(Vec<String>, bool), ApiError> {
+    let query = cdn_core::store::ListQuery {
+        folder: folder.to_owned(),
+        after: None,
+        denied: Vec::new(),
+        // two past a batch: whether anything is left, even with the object named like the folder
+        limit: FOLDER_BATCH + 2,
+    };
+    let mut keys: Vec<String> = state
+        .records
+        .list(org_id, &query)
+        .await?
+        .into_iter()
+        .map(|r| r.key)
+        .filter(|k| k != folder)
+        .collect();
+    let last = keys.len() <= FOLDER_BATCH;
+    keys.truncate(FOLDER_BATCH);
+    Ok((keys, last))
+}
+
+/// Refuses a folder the key may not wholly change, naming the part outside its paths.
+pub(crate) fn whole_folder_in_scope(auth: &Auth, folder: &str, verb: &str) -> Result<(), ApiError> {
+    match auth.key.path_scope().outside_part(folder) {
+        None => Ok(()),
+        Some(part) => Err(outside_scope(part, verb)),
+    }
+}
+
+/// 403 `PATH_NOT_ALLOWED` for a request that changed nothing because `part` is outside the key's
+/// paths (`verb`: what the request does, `delete`, `move`).
+pub(crate) fn outside_scope(part: &str, verb: &str) -> ApiError {
+    ApiError::new(
+        stow_http::Code::PathNotAllowed,
+        format!("`{part}` is outside the paths this key may {verb}; nothing was {verb}d"),
+    )
+}
+
 pub(crate) fn metadata_error(e: metadata::MetadataError) -> ApiError {
     ApiError::invalid_request(format!("invalid metadata: {e}"))
 }

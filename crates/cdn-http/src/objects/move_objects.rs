@@ -13,17 +13,14 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::{prefix_matches, PathScope, Permission};
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::{normalize_folder, normalize_key};
-use cdn_core::store::{ListQuery, Renamed};
+use cdn_core::store::Renamed;
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use crate::idempotency;
-use crate::objects::typed;
-use crate::state::{CdnState, DELIVERY_ROW_TTL};
-
-/// Objects moved per folder-move request at most.
-pub const FOLDER_MOVE_BATCH: usize = 1000;
+use crate::objects::{folder_batch, outside_scope, typed};
+use crate::state::{outlast_row_caches, CdnState};
 
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -113,20 +110,12 @@ pub async fn move_objects(
         move_one(&state, org, from, to, body.replace).await
     };
     if outcome.is_ok() {
-        // every instance's row read before `started` has expired once the TTL has passed
-        tokio::time::sleep_until((started + DELIVERY_ROW_TTL).into()).await;
+        outlast_row_caches(started).await;
     }
     let outcome = outcome
         .and_then(|response| typed(&response))
         .map(|body| (StatusCode::OK, body));
     ticket.finish(&fingerprint, outcome).await
-}
-
-fn outside(what: &str) -> ApiError {
-    ApiError::new(
-        Code::PathNotAllowed,
-        format!("`{what}` is outside the paths this key may move; nothing was moved"),
-    )
 }
 
 fn keys(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiError> {
@@ -137,7 +126,7 @@ fn keys(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiEr
     let (from, to) = (key(&body.from, "from")?, key(&body.to, "to")?);
     for k in [&from, &to] {
         if !scope.allows(k) {
-            return Err(outside(k));
+            return Err(outside_scope(k, "move"));
         }
     }
     Ok((from, to))
@@ -163,9 +152,8 @@ fn folders(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), Ap
         ));
     }
     for f in [&from, &to] {
-        let denied_inside = scope.denied.iter().find(|d| prefix_matches(f, d));
-        if !scope.allows(f) || denied_inside.is_some() {
-            return Err(outside(denied_inside.map_or(f.as_str(), String::as_str)));
+        if let Some(part) = scope.outside_part(f) {
+            return Err(outside_scope(part, "move"));
         }
     }
     Ok((from, to))
@@ -212,23 +200,7 @@ async fn move_folder(
     to: String,
     replace: bool,
 ) -> Result<MoveResponse, ApiError> {
-    let query = ListQuery {
-        folder: from.clone(),
-        after: None,
-        denied: Vec::new(),
-        // two past a batch: whether anything is left, even with the object named like the folder
-        limit: FOLDER_MOVE_BATCH + 2,
-    };
-    let mut keys: Vec<String> = state
-        .records
-        .list(org_id, &query)
-        .await?
-        .into_iter()
-        .map(|r| r.key)
-        .filter(|k| *k != from)
-        .collect();
-    let done = keys.len() <= FOLDER_MOVE_BATCH;
-    keys.truncate(FOLDER_MOVE_BATCH);
+    let (keys, done) = folder_batch(state, org_id, &from).await?;
     let (mut moved, mut conflicts) = (0, Vec::new());
     for key in keys {
         let dest = format!("{to}{}", &key[from.len()..]);

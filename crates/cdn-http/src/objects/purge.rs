@@ -21,7 +21,7 @@ use utoipa::ToSchema;
 
 use crate::idempotency;
 use crate::objects::typed;
-use crate::state::{CdnState, DELIVERY_ROW_TTL};
+use crate::state::{outlast_row_caches, CdnState};
 
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -123,8 +123,7 @@ async fn purge_keys(
             purged += 1;
         }
     }
-    // every instance's row read before `started` has expired once the TTL has passed since then
-    tokio::time::sleep_until((started + DELIVERY_ROW_TTL).into()).await;
+    outlast_row_caches(started).await;
     Ok(PurgeResponse {
         success: true,
         paths: keys,
