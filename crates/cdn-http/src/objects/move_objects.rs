@@ -166,10 +166,7 @@ async fn move_one(
     to: String,
     replace: bool,
 ) -> Result<MoveResponse, ApiError> {
-    let renamed = state.records.rename(org_id, &from, &to, replace).await?;
-    state.forget_row(org_id, &from);
-    state.forget_row(org_id, &to);
-    match renamed {
+    match rename(state, org_id, &from, &to, replace).await? {
         Renamed::SourceMissing => Err(ApiError::new(
             Code::NotFound,
             format!("no object has the key `{from}`"),
@@ -178,18 +175,15 @@ async fn move_one(
             Code::Conflict,
             format!("an object already has the key `{to}`; send \"replace\": true to replace it"),
         )),
-        Renamed::Moved { replaced } => {
-            remove_bytes(state, replaced).await;
-            Ok(MoveResponse {
-                success: true,
-                moved: usize::from(from != to),
-                from,
-                to,
-                conflicts: Vec::new(),
-                done: true,
-                request_id: current_request_id(),
-            })
-        }
+        Renamed::Moved { .. } => Ok(MoveResponse {
+            success: true,
+            moved: usize::from(from != to),
+            from,
+            to,
+            conflicts: Vec::new(),
+            done: true,
+            request_id: current_request_id(),
+        }),
     }
 }
 
@@ -204,14 +198,8 @@ async fn move_folder(
     let (mut moved, mut conflicts) = (0, Vec::new());
     for key in keys {
         let dest = format!("{to}{}", &key[from.len()..]);
-        let renamed = state.records.rename(org_id, &key, &dest, replace).await?;
-        state.forget_row(org_id, &key);
-        state.forget_row(org_id, &dest);
-        match renamed {
-            Renamed::Moved { replaced } => {
-                moved += 1;
-                remove_bytes(state, replaced).await;
-            }
+        match rename(state, org_id, &key, &dest, replace).await? {
+            Renamed::Moved { .. } => moved += 1,
             Renamed::DestinationExists => conflicts.push(MoveConflict {
                 from: key,
                 to: dest,
@@ -231,12 +219,26 @@ async fn move_folder(
     })
 }
 
-/// Removes the bytes of an object a move replaced (after the commit; `stowctl gc` takes what
-/// fails).
-async fn remove_bytes(state: &CdnState, replaced: Option<String>) {
-    let Some(location) = replaced else { return };
-    let path = stow_objects::ObjectPath::from(location.as_str());
-    if let Err(e) = state.blobs.delete(&path).await {
-        tracing::warn!(error = %e, location = %location, "removing replaced bytes failed; `stowctl gc` will");
+/// Renames one object, forgets both keys' cached rows here, and removes the bytes of an object
+/// the rename replaced (after the commit; `stowctl gc` takes what fails).
+async fn rename(
+    state: &CdnState,
+    org_id: &str,
+    from: &str,
+    to: &str,
+    replace: bool,
+) -> Result<Renamed, ApiError> {
+    let renamed = state.records.rename(org_id, from, to, replace).await?;
+    state.forget_row(org_id, from);
+    state.forget_row(org_id, to);
+    if let Renamed::Moved {
+        replaced: Some(location),
+    } = &renamed
+    {
+        let path = stow_objects::ObjectPath::from(location.as_str());
+        if let Err(e) = state.blobs.delete(&path).await {
+            tracing::warn!(error = %e, location = %location, "removing replaced bytes failed; `stowctl gc` will");
+        }
     }
+    Ok(renamed)
 }
