@@ -1,7 +1,7 @@
 //! `logs-api`. All logic lives in `logs-http`.
 
-/// Under ingestion load glibc malloc (free-chunk consolidation across worker threads) took ~45%
-/// of `logs-api`'s CPU samples; with mimalloc the allocator is ~20%.
+/// glibc malloc's free-chunk consolidation across worker threads was a large share of the CPU
+/// under load; mimalloc avoids it (the measurements are in docs/benchmarks.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -282,8 +282,8 @@ fn page_query(q: &EventQuery) -> PageQuery<'_> {
     if let Some((t, id)) = q.after {
         // `occurred_at <= t` is implied by the next condition but, unlike that `OR`, it is an
         // index condition: the scan starts at the cursor instead of at the newest event and
-        // filtering its way down (a 5th page discarded ~2,100 rows to return 100), and
-        // partitions newer than the cursor are pruned.
+        // filtering its way down (discarding every row of the earlier pages), and partitions
+        // newer than the cursor are pruned.
         query = query.filter(log_events::occurred_at.le(t)).filter(
             log_events::occurred_at
                 .lt(t)
