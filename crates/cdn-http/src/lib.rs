@@ -192,5 +192,11 @@ impl stow_http::Service for Application {
 
 /// The whole `cdn-api` program (see [`stow_http::run_main`]).
 pub async fn run_main() -> std::process::ExitCode {
-    stow_http::run_main("cdn-api", |c| c.cdn_addr.clone(), Application::build).await
+    stow_http::run_main(
+        "cdn-api",
+        "Stowage's API host: CDN objects, upload URLs, public delivery and log queries.",
+        |c| c.cdn_addr.clone(),
+        Application::build,
+    )
+    .await
 }

@@ -193,7 +193,13 @@ impl stow_http::Service for Application {
 
 /// The whole `logs-api` program (see [`stow_http::run_main`]).
 pub async fn run_main() -> std::process::ExitCode {
-    stow_http::run_main("logs-api", |c| c.logs_addr.clone(), Application::build).await
+    stow_http::run_main(
+        "logs-api",
+        "Stowage's ingestion host: atomic, idempotent batches of game-server log events.",
+        |c| c.logs_addr.clone(),
+        Application::build,
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -78,7 +78,8 @@ pub trait Service {
 /// The whole program of a service binary: configuration from the environment, tracing, build,
 /// serve until stopped. Configuration and start-up errors exit with code 2.
 pub async fn run_main<S, E>(
-    name: &str,
+    name: &'static str,
+    about: &'static str,
     addr: impl Fn(&Config) -> String,
     build: impl FnOnce(Config) -> Result<S, E>,
 ) -> std::process::ExitCode
@@ -86,6 +87,16 @@ where
     S: Service,
     E: std::fmt::Display,
 {
+    // `--help` and `--version` print and exit before anything is configured, bound or created;
+    // any other argument is refused (the services are configured by environment variables)
+    clap::Command::new(name)
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(about)
+        .after_help(
+            "Configured by environment variables (DATABASE_URL, CDN_API_ADDR, LOGS_API_ADDR, \
+             OBJECT_STORE_URL, …): see docs/operations.md, \"Configuration\".",
+        )
+        .get_matches();
     let config = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {

@@ -2,6 +2,7 @@
 //! own database, object-store directory and applications (see `stowage_tests::spawn`). The
 //! headless-browser test stays its own binary (`e2e_browser`): `scripts/e2e.sh` runs it alone.
 
+mod binaries;
 mod faults;
 mod foundation;
 mod hardening;
