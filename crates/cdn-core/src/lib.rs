@@ -9,6 +9,7 @@ pub mod listing;
 pub mod memory;
 pub mod metadata;
 pub mod path;
+pub mod placeholder;
 pub mod placement;
 #[cfg(test)]
 mod proptests;

@@ -10,6 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::folder::{self, FolderEntry, FolderQuery, Slot};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::is_hidden;
+use crate::placeholder::{Placeholder, PlaceholderStore, Put};
 use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore, Renamed};
 use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 
@@ -302,6 +303,46 @@ impl UploadUrlStore for MemoryUploadUrls {
     }
 }
 
+#[derive(Default)]
+pub struct MemoryPlaceholders {
+    rows: Mutex<BTreeMap<(String, String), Placeholder>>,
+}
+
+#[async_trait]
+impl PlaceholderStore for MemoryPlaceholders {
+    async fn put(&self, org_id: &str, p: &Placeholder, max: usize) -> Result<Put, StoreError> {
+        let mut rows = lock(&self.rows);
+        let slot = (org_id.to_owned(), p.pattern.clone());
+        if let Some(existing) = rows.get_mut(&slot) {
+            let created_at = existing.created_at;
+            *existing = Placeholder {
+                created_at,
+                ..p.clone()
+            };
+            return Ok(Put::Replaced { created_at });
+        }
+        if rows.keys().filter(|(org, _)| org == org_id).count() >= max {
+            return Ok(Put::LimitReached);
+        }
+        rows.insert(slot, p.clone());
+        Ok(Put::Created)
+    }
+
+    async fn list(&self, org_id: &str) -> Result<Vec<Placeholder>, StoreError> {
+        Ok(lock(&self.rows)
+            .iter()
+            .filter(|((org, _), _)| org == org_id)
+            .map(|(_, p)| p.clone())
+            .collect())
+    }
+
+    async fn delete(&self, org_id: &str, pattern: &str) -> Result<bool, StoreError> {
+        Ok(lock(&self.rows)
+            .remove(&(org_id.to_owned(), pattern.to_owned()))
+            .is_some())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,6 +353,7 @@ mod tests {
             records: Box::new(MemoryObjectRecords::default()),
             idempotency: Box::new(MemoryIdempotency::default()),
             upload_urls: Box::new(MemoryUploadUrls::default()),
+            placeholders: Box::new(MemoryPlaceholders::default()),
             org_a: "org_a".into(),
             org_b: "org_b".into(),
             key_id: "key_a".into(),

@@ -24,7 +24,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use futures_util::FutureExt;
 
 pub use accounts::PgAccounts;
-pub use cdn::{PgIdempotency, PgObjectRecords, PgUploadUrls};
+pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
 
 pub type Conn = Object<AsyncPgConnection>;
 

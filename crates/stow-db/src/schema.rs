@@ -137,6 +137,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    placeholders (org_id, pattern) {
+        org_id -> Text,
+        pattern -> Text,
+        fallback_key -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     usage_counters (org_id, month) {
         org_id -> Text,
         month -> Date,

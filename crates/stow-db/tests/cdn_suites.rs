@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use auth_core::model::{new_id, NewKey};
 use auth_core::{secret, AccountStore, CredentialType, PermissionSet};
-use stow_db::{testing, Db, DbConfig, PgAccounts, PgIdempotency, PgObjectRecords, PgUploadUrls};
+use stow_db::{
+    testing, Db, DbConfig, PgAccounts, PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls,
+};
 
 async fn db() -> Db {
     let url = testing::fresh_database().await.expect("fresh database");
@@ -35,7 +37,8 @@ async fn fixture() -> cdn_core::testsuite::Fixture {
     cdn_core::testsuite::Fixture {
         records: Box::new(PgObjectRecords::new(db.clone())),
         idempotency: Box::new(PgIdempotency::new(db.clone())),
-        upload_urls: Box::new(PgUploadUrls::new(db)),
+        upload_urls: Box::new(PgUploadUrls::new(db.clone())),
+        placeholders: Box::new(PgPlaceholders::new(db)),
         org_a: a.id,
         org_b: b.id,
         key_id: key.id,

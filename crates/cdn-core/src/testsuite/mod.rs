@@ -4,10 +4,12 @@
 #![allow(clippy::unwrap_used)]
 
 mod idempotency;
+mod placeholders;
 mod records;
 mod upload_urls;
 
 pub use idempotency::*;
+pub use placeholders::*;
 pub use records::*;
 pub use upload_urls::*;
 
@@ -15,6 +17,7 @@ use chrono::{SubsecRound, Utc};
 
 use crate::idempotency::IdempotencyStore;
 use crate::metadata::Metadata;
+use crate::placeholder::PlaceholderStore;
 use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore};
 use crate::upload_url::UploadUrlStore;
 
@@ -50,6 +53,7 @@ pub struct Fixture {
     pub records: Box<dyn ObjectRecordStore>,
     pub idempotency: Box<dyn IdempotencyStore>,
     pub upload_urls: Box<dyn UploadUrlStore>,
+    pub placeholders: Box<dyn PlaceholderStore>,
     pub org_a: String,
     pub org_b: String,
     pub key_id: String,
@@ -76,7 +80,11 @@ macro_rules! cdn_store_suite {
             idempotency_leases_lapse_and_are_taken_over,
             idempotency_sweep_frees_finished_keys,
             upload_urls_are_stored_and_read_back,
-            upload_url_reservations_count_files_and_expire);
+            upload_url_reservations_count_files_and_expire,
+            placeholders_are_put_replaced_listed_and_deleted,
+            placeholders_stop_at_the_limit_for_new_patterns_only,
+            placeholders_limit_holds_under_concurrent_puts,
+            placeholders_set_needs_an_existing_fallback);
     };
     (@cases $run:path, $fixture:path; $($case:ident),*) => {
         $(

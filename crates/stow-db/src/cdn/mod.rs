@@ -2,9 +2,11 @@
 
 mod folder_view;
 mod idempotency;
+mod placeholders;
 mod records;
 mod upload_urls;
 
 pub use idempotency::PgIdempotency;
+pub use placeholders::PgPlaceholders;
 pub use records::PgObjectRecords;
 pub use upload_urls::PgUploadUrls;

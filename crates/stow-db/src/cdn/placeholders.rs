@@ -1,0 +1,121 @@
+//! Placeholders ([`PlaceholderStore`]).
+
+use async_trait::async_trait;
+use auth_core::StoreError;
+use cdn_core::placeholder::{Placeholder, PlaceholderStore, Put};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+
+use crate::schema::{organizations, placeholders};
+use crate::{db_error, Db};
+
+pub struct PgPlaceholders {
+    db: Db,
+}
+
+impl PgPlaceholders {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = placeholders)]
+struct PlaceholderRow {
+    pattern: String,
+    fallback_key: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<PlaceholderRow> for Placeholder {
+    fn from(r: PlaceholderRow) -> Self {
+        Placeholder {
+            pattern: r.pattern,
+            fallback: r.fallback_key,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+#[async_trait]
+impl PlaceholderStore for PgPlaceholders {
+    async fn put(&self, org_id: &str, p: &Placeholder, max: usize) -> Result<Put, StoreError> {
+        let mut conn = self.db.conn().await?;
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                // concurrent puts of one organization take turns, so the count below holds;
+                // NO KEY UPDATE leaves the organization's other writes (its objects' foreign
+                // keys) unblocked
+                organizations::table
+                    .find(org_id)
+                    .select(organizations::id)
+                    .for_no_key_update()
+                    .first::<String>(conn)
+                    .await?;
+                let existing: Option<DateTime<Utc>> = placeholders::table
+                    .find((org_id, &p.pattern))
+                    .select(placeholders::created_at)
+                    .first(conn)
+                    .await
+                    .optional()?;
+                if let Some(created_at) = existing {
+                    diesel::update(placeholders::table.find((org_id, &p.pattern)))
+                        .set((
+                            placeholders::fallback_key.eq(&p.fallback),
+                            placeholders::updated_at.eq(p.updated_at),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    return Ok(Put::Replaced { created_at });
+                }
+                let count: i64 = placeholders::table
+                    .filter(placeholders::org_id.eq(org_id))
+                    .count()
+                    .get_result(conn)
+                    .await?;
+                if count as usize >= max {
+                    return Ok(Put::LimitReached);
+                }
+                diesel::insert_into(placeholders::table)
+                    .values((
+                        placeholders::org_id.eq(org_id),
+                        placeholders::pattern.eq(&p.pattern),
+                        placeholders::fallback_key.eq(&p.fallback),
+                        placeholders::created_at.eq(p.created_at),
+                        placeholders::updated_at.eq(p.updated_at),
+                    ))
+                    .execute(conn)
+                    .await?;
+                Ok(Put::Created)
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
+    }
+
+    async fn list(&self, org_id: &str) -> Result<Vec<Placeholder>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<PlaceholderRow> = placeholders::table
+            .filter(placeholders::org_id.eq(org_id))
+            .order(placeholders::pattern)
+            .select(PlaceholderRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    async fn delete(&self, org_id: &str, pattern: &str) -> Result<bool, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let n = diesel::delete(placeholders::table.find((org_id, pattern)))
+            .execute(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(n == 1)
+    }
+}
