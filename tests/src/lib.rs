@@ -232,6 +232,12 @@ impl TestApp {
             .bearer_auth(key)
     }
 
+    pub fn put(&self, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.client
+            .put(format!("{}{path}", self.cdn))
+            .bearer_auth(key)
+    }
+
     pub fn delete(&self, path: &str, key: &str) -> reqwest::RequestBuilder {
         self.client
             .delete(format!("{}{path}", self.cdn))

@@ -13,6 +13,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use cdn_core::content_type::renders_inline;
 use cdn_core::path::{is_hidden, normalize_key};
 use cdn_core::range::{parse_range, Unsatisfiable};
+use cdn_core::store::ObjectRecord;
 use futures_util::StreamExt;
 use percent_encoding::percent_decode_str;
 use stow_http::{ApiError, Code};
@@ -80,7 +81,7 @@ pub async fn dispatch(
         (status = 200, description = "The bytes"),
         (status = 206, description = "A byte range"),
         (status = 304, description = "Not modified (If-None-Match, or If-Modified-Since without it)"),
-        (status = 404, description = "No such object", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "No such object: the error envelope, or, for a key a placeholder pattern matches, the fallback object's bytes with `X-Stowage-Placeholder` naming it", body = stow_http::error::CdnErrorBody),
         (status = 416, description = "Range not satisfiable"),
     )
 )]
@@ -102,15 +103,10 @@ pub async fn deliver(
         return Err(not_found());
     }
     let org = state.org_by_slug(slug).await?.ok_or_else(not_found)?;
-    let record = state
-        .delivery_row(&org.id, &key)
-        .await?
-        .ok_or_else(not_found)?;
+    let Some(record) = state.delivery_row(&org.id, &key).await? else {
+        return placeholder(&req, &state, &org.id, &key).await;
+    };
     let size = record.size as u64;
-    let content_type = record
-        .content_type
-        .clone()
-        .unwrap_or_else(|| cdn_core::content_type::OCTET_STREAM.to_owned());
     let quoted = format!("\"{}\"", record.etag);
     let modified_at: std::time::SystemTime = record.last_modified.into();
     let last_modified = httpdate::fmt_http_date(modified_at);
@@ -119,21 +115,8 @@ pub async fn deliver(
     res.insert_header((header::ETAG, quoted.as_str()))
         .insert_header((header::LAST_MODIFIED, last_modified))
         .insert_header((header::CACHE_CONTROL, CACHE_CONTROL))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::ACCEPT_RANGES, "bytes"));
-    if !renders_inline(&content_type) {
-        let name = key.rsplit('/').next().unwrap_or("download");
-        let encoded =
-            percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC);
-        res.insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("attachment; filename*=UTF-8''{encoded}"),
-        ))
-        .insert_header((
-            header::CONTENT_SECURITY_POLICY,
-            "sandbox; default-src 'none'",
-        ));
-    }
+    let content_type = content_headers(&mut res, &key, &record);
 
     let text = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
     let not_modified = match (text(header::IF_NONE_MATCH), text(header::IF_MODIFIED_SINCE)) {
@@ -159,22 +142,89 @@ pub async fn deliver(
             }
         },
     };
-    res.insert_header((
-        header::CONTENT_TYPE,
-        HeaderValue::from_str(&content_type)
-            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
-    ));
-    let (status, length) = match &range {
-        Some(r) => {
-            res.insert_header((
-                header::CONTENT_RANGE,
-                format!("bytes {}-{}/{size}", r.start, r.end - 1),
-            ));
-            (StatusCode::PARTIAL_CONTENT, r.end - r.start)
-        }
-        None => (StatusCode::OK, size),
+    res.insert_header((header::CONTENT_TYPE, content_type));
+    if let Some(r) = &range {
+        res.status(StatusCode::PARTIAL_CONTENT).insert_header((
+            header::CONTENT_RANGE,
+            format!("bytes {}-{}/{size}", r.start, r.end - 1),
+        ));
+    }
+    send(&req, &state, res, &record, range).await
+}
+
+/// How long a placeholder answer may be cached (by browsers and shared caches alike): short, so
+/// the real object shows soon after it is uploaded.
+pub const PLACEHOLDER_CACHE_CONTROL: &str = "public, max-age=60";
+/// Names the fallback object in a placeholder answer.
+pub const PLACEHOLDER_HEADER: &str = "x-stowage-placeholder";
+
+/// A missing key: a plain 404, or, when one of the organization's placeholder patterns matches
+/// it and the fallback exists, the fallback's bytes with status 404 (never a cacheable 200 under
+/// the missing key's URL), [`PLACEHOLDER_CACHE_CONTROL`] and [`PLACEHOLDER_HEADER`]. No
+/// validators and no ranges: the answer is not the object at this URL.
+async fn placeholder(
+    req: &HttpRequest,
+    state: &CdnState,
+    org_id: &str,
+    key: &str,
+) -> Result<HttpResponse, ApiError> {
+    let set = state.placeholder_set(org_id).await?;
+    let Some((_, fallback)) = set.fallback_for(key) else {
+        return Err(not_found());
     };
-    res.status(status);
+    let record = state
+        .delivery_row(org_id, fallback)
+        .await?
+        .ok_or_else(not_found)?;
+    let mut res = HttpResponse::build(StatusCode::NOT_FOUND);
+    res.insert_header((header::CACHE_CONTROL, PLACEHOLDER_CACHE_CONTROL))
+        .insert_header((PLACEHOLDER_HEADER, fallback));
+    let content_type = content_headers(&mut res, fallback, &record);
+    res.insert_header((header::CONTENT_TYPE, content_type));
+    send(req, state, res, &record, None).await
+}
+
+/// `X-Content-Type-Options`, and for a type that does not render inline an attachment
+/// disposition (named after `key`'s last segment) with a sandboxing CSP; returns the
+/// `Content-Type` to send.
+fn content_headers(
+    res: &mut actix_web::HttpResponseBuilder,
+    key: &str,
+    record: &ObjectRecord,
+) -> HeaderValue {
+    let content_type = record
+        .content_type
+        .as_deref()
+        .unwrap_or(cdn_core::content_type::OCTET_STREAM);
+    res.insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+    if !renders_inline(content_type) {
+        let name = key.rsplit('/').next().unwrap_or("download");
+        let encoded =
+            percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC);
+        res.insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename*=UTF-8''{encoded}"),
+        ))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "sandbox; default-src 'none'",
+        ));
+    }
+    HeaderValue::from_str(content_type)
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"))
+}
+
+/// Finishes `res` with the record's bytes (all, or `range`): nothing for HEAD, small objects
+/// from memory, the rest streamed from the object store.
+async fn send(
+    req: &HttpRequest,
+    state: &CdnState,
+    mut res: actix_web::HttpResponseBuilder,
+    record: &ObjectRecord,
+    range: Option<std::ops::Range<u64>>,
+) -> Result<HttpResponse, ApiError> {
+    let size = record.size as u64;
+    let length = range.as_ref().map_or(size, |r| r.end - r.start);
     if req.method() == Method::HEAD {
         // a sized body that is never polled: actix sends its length and no bytes for HEAD
         let empty = futures_util::stream::empty::<Result<bytes::Bytes, actix_web::Error>>();
@@ -206,10 +256,7 @@ pub async fn deliver(
     let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
     let stream = match state
         .blobs
-        .get(
-            &location,
-            range.clone().or(Some(0..size)).filter(|_| size > 0),
-        )
+        .get(&location, range.or(Some(0..size)).filter(|_| size > 0))
         .await
     {
         Ok(s) => s,

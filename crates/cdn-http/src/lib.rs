@@ -9,6 +9,7 @@ pub mod objects;
 pub mod openapi;
 pub mod part_headers;
 pub mod pipeline;
+pub mod placeholders;
 pub mod presigned;
 pub mod state;
 
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
-use stow_db::{Db, PgAccounts, PgIdempotency, PgObjectRecords, PgUploadUrls};
+use stow_db::{Db, PgAccounts, PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
 use stow_http::health::Readiness;
 use stow_http::idle::BodyIdleTimeout;
 use stow_http::{not_found, path_config, query_config, Authenticator, BodyLimit, Config};
@@ -54,6 +55,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         Arc::new(PgObjectRecords::new(db.clone())),
         Arc::new(PgIdempotency::new(db.clone())),
         Arc::new(PgUploadUrls::new(db.clone())),
+        Arc::new(PgPlaceholders::new(db.clone())),
         Arc::new(stow_db::logs::PgLogs::new(db)),
     ))
 }

@@ -5,7 +5,7 @@ use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
-use crate::{delivery, log_query, objects, presigned};
+use crate::{delivery, log_query, objects, placeholders, presigned};
 
 stow_http::api_routes! {
     /// The API host's document.
@@ -28,6 +28,7 @@ stow_http::api_routes! {
     "/v1/objects/delete-folder" => { post: objects::delete_folder }
     "/v1/objects/move" => { post: objects::move_objects }
     "/v1/objects/purge" => { post: objects::purge }
+    "/v1/placeholders" => { get: placeholders::list_placeholders, put: placeholders::set_placeholder, delete: placeholders::remove_placeholder }
     "/v1/presigned-url" => { get: presigned::create }
     "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
     "/v1/logs/query" => { post: log_query::query }
@@ -57,6 +58,7 @@ mod tests {
                 "/v1/objects/details",
                 "/v1/objects/move",
                 "/v1/objects/purge",
+                "/v1/placeholders",
                 "/v1/presigned-url",
                 "/v1/presigned-url/{token}",
                 "/v1/whoami",

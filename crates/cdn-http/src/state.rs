@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use auth_core::{AccountStore, AuthContext, Org};
 use cdn_core::idempotency::IdempotencyStore;
 use cdn_core::metadata::Metadata;
+use cdn_core::placeholder::{PlaceholderSet, PlaceholderStore};
 use cdn_core::store::{ObjectRecord, ObjectRecordStore};
 use cdn_core::upload_url::{RefusedAttempts, UploadUrlStore};
 use chrono::{SubsecRound, Utc};
@@ -57,6 +58,7 @@ impl quick_cache::Weighter<String, bytes::Bytes> for ByteWeighter {
 type SlugCache = quick_cache::sync::Cache<String, (Instant, Option<Org>)>;
 type RefusedCache = quick_cache::sync::Cache<[u8; 32], RefusedAttempts>;
 type RowCache = quick_cache::sync::Cache<(String, String), (Instant, Option<ObjectRecord>)>;
+type PlaceholderCache = quick_cache::sync::Cache<String, (Instant, Arc<PlaceholderSet>)>;
 type BytesCache = quick_cache::sync::Cache<String, bytes::Bytes, ByteWeighter>;
 
 pub struct CdnState {
@@ -69,12 +71,15 @@ pub struct CdnState {
     pub records: Arc<dyn ObjectRecordStore>,
     pub idempotency: Arc<dyn IdempotencyStore>,
     pub upload_urls: Arc<dyn UploadUrlStore>,
+    pub placeholders: Arc<dyn PlaceholderStore>,
     pub logs: Arc<dyn logs_core::LogStore>,
     searches: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
     rows: RowCache,
     /// Bytes of small objects by storage location (locations are never rewritten).
     pub small_objects: BytesCache,
     slugs: SlugCache,
+    /// Each organization's placeholders, compiled, for delivery of missing keys.
+    placeholder_sets: PlaceholderCache,
     /// Refused uploads per upload-URL token hash, on this instance.
     refused: RefusedCache,
     /// When delivery last found the database unreachable.
@@ -82,6 +87,9 @@ pub struct CdnState {
 }
 
 const SLUG_CACHE_TTL: Duration = Duration::from_secs(30);
+/// How long delivery reuses an organization's placeholders: a change made through another
+/// instance is served within this (the instance that made it forgets them at once).
+pub const PLACEHOLDER_TTL: Duration = Duration::from_secs(10);
 
 impl CdnState {
     #[allow(clippy::too_many_arguments)]
@@ -93,6 +101,7 @@ impl CdnState {
         records: Arc<dyn ObjectRecordStore>,
         idempotency: Arc<dyn IdempotencyStore>,
         upload_urls: Arc<dyn UploadUrlStore>,
+        placeholders: Arc<dyn PlaceholderStore>,
         logs: Arc<dyn logs_core::LogStore>,
     ) -> Self {
         Self {
@@ -103,11 +112,13 @@ impl CdnState {
             records,
             idempotency,
             upload_urls,
+            placeholders,
             logs,
             searches: Mutex::new(HashMap::new()),
             rows: RowCache::new(100_000),
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
             slugs: SlugCache::new(10_000),
+            placeholder_sets: PlaceholderCache::new(10_000),
             refused: RefusedCache::new(100_000),
             outage_at: Mutex::new(None),
         }
@@ -222,6 +233,31 @@ impl CdnState {
             self.rows.insert(cache_key, (at, row.clone()));
         }
         Ok(row)
+    }
+
+    /// The organization's placeholders, compiled, reused for [`PLACEHOLDER_TTL`] (and served
+    /// stale while the database is unreachable, see [`STALE_IF_ERROR`]).
+    pub async fn placeholder_set(
+        &self,
+        org_id: &str,
+    ) -> Result<Arc<PlaceholderSet>, auth_core::StoreError> {
+        let cached = self.placeholder_sets.get(org_id);
+        let (set, fresh) = self
+            .lookup(cached, PLACEHOLDER_TTL, || async {
+                let list = self.placeholders.list(org_id).await?;
+                Ok(Arc::new(PlaceholderSet::new(&list)))
+            })
+            .await?;
+        if let Some(at) = fresh {
+            self.placeholder_sets
+                .insert(org_id.to_owned(), (at, Arc::clone(&set)));
+        }
+        Ok(set)
+    }
+
+    /// Forgets the organization's compiled placeholders after this instance changed them.
+    pub fn forget_placeholders(&self, org_id: &str) {
+        self.placeholder_sets.remove(org_id);
     }
 
     /// Forgets a key's cached row after this instance changed it.

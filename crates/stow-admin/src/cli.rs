@@ -51,6 +51,11 @@ pub enum Command {
         #[command(subcommand)]
         cmd: KeyCmd,
     },
+    /// Placeholders: what public delivery serves for a missing key that a pattern matches.
+    Placeholder {
+        #[command(subcommand)]
+        cmd: PlaceholderCmd,
+    },
     /// Usage of an organization this month.
     Usage {
         /// Organization id (`org_…`).
@@ -127,6 +132,37 @@ pub enum OrgCmd {
         /// Plan name.
         #[arg(long)]
         plan: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PlaceholderCmd {
+    /// Set the fallback object of a key pattern (creates or replaces).
+    Set {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+        /// Key pattern: `*` within a segment, `**` across segments, `?`, `[abc]`, `{a,b}`.
+        #[arg(long)]
+        pattern: String,
+        /// Key of an existing object of the organization.
+        #[arg(long)]
+        fallback: String,
+    },
+    /// List an organization's placeholders.
+    List {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+    },
+    /// Remove a placeholder.
+    Remove {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+        /// The pattern, as set.
+        #[arg(long)]
+        pattern: String,
     },
 }
 

@@ -8,6 +8,7 @@ mod dev_setup;
 mod keys;
 mod maintenance;
 mod orgs;
+mod placeholders;
 mod plans;
 mod servers;
 
@@ -66,6 +67,7 @@ pub async fn run(ctx: &Ctx, command: Command) -> Result<(Value, String), CliErro
         Command::Server { cmd } => servers::run(ctx, cmd).await,
         Command::LogsSource { cmd } => servers::logs_source(ctx, cmd).await,
         Command::Key { cmd } => keys::run(ctx, cmd).await,
+        Command::Placeholder { cmd } => placeholders::run(ctx, cmd).await,
         Command::Usage { org } => maintenance::usage(ctx, org).await,
         Command::Gc {
             object_store_url,

@@ -388,3 +388,103 @@ async fn migrate_is_safe_twice_and_concurrently() {
     assert_eq!(code, 0);
     assert_eq!(json_of(&out)["applied"], serde_json::json!([]));
 }
+
+#[tokio::test]
+async fn placeholders_are_set_listed_and_removed_with_the_apis_rules() {
+    use cdn_core::ObjectRecordStore;
+    let db = empty_db().await;
+    let run = |args: &[&str]| stowctl(&db, args);
+    let (code, out, err) = run(&["--json", "plan", "upsert", "--name", "gold"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = run(&[
+        "--json", "org", "create", "--name", "Acme", "--plan", "gold",
+    ]);
+    assert_eq!(code, 0);
+    let org = json_of(&out)["id"].as_str().unwrap().to_owned();
+
+    let set = |fallback: &str| {
+        stowctl(
+            &db,
+            &[
+                "placeholder",
+                "set",
+                "--org",
+                &org,
+                "--pattern",
+                "inventory/items/*",
+                "--fallback",
+                fallback,
+            ],
+        )
+    };
+    let (code, _, err) = set("inventory/missing.png");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("`inventory/missing.png` is not an object of this workspace"),
+        "{err}"
+    );
+    let (code, _, err) = set("../x.png");
+    assert_eq!(code, 1);
+    assert!(err.contains("invalid fallback"), "{err}");
+    let (code, _, err) = run(&["placeholder", "list", "--org", "org_nope"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no organization has the id \"org_nope\""),
+        "{err}"
+    );
+
+    let records = stow_db::PgObjectRecords::new(
+        stow_db::Db::connect(&stow_db::DbConfig::new(db.clone())).unwrap(),
+    );
+    let now = chrono::Utc::now();
+    records
+        .upsert(
+            &org,
+            &cdn_core::ObjectRecord {
+                key: "inventory/missing.png".into(),
+                size: 1,
+                content_type: Some("image/png".into()),
+                etag: "e".into(),
+                metadata: Default::default(),
+                storage_path: "o/x".into(),
+                last_modified: now,
+                created_at: now,
+            },
+        )
+        .await
+        .unwrap();
+    let (code, out, err) = set("inventory/missing.png");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("placeholder set"), "{out}");
+    let (code, out, _) = run(&["placeholder", "list", "--org", &org]);
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), "inventory/items/*  →  inventory/missing.png");
+    let (code, out, _) = run(&["--json", "placeholder", "list", "--org", &org]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        json_of(&out)["placeholders"][0]["fallback"],
+        "inventory/missing.png"
+    );
+    let (code, _, _) = run(&[
+        "placeholder",
+        "remove",
+        "--org",
+        &org,
+        "--pattern",
+        "inventory//items/*",
+    ]);
+    assert_eq!(code, 0);
+    let (code, _, err) = run(&[
+        "placeholder",
+        "remove",
+        "--org",
+        &org,
+        "--pattern",
+        "inventory/items/*",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no placeholder for the pattern inventory/items/*"),
+        "{err}"
+    );
+}

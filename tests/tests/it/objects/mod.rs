@@ -13,6 +13,7 @@ mod folders;
 mod limits;
 mod listing_and_bulk;
 mod moves;
+mod placeholders;
 mod purge;
 mod upload;
 
