@@ -31,6 +31,11 @@ test:
     scripts/e2e.sh
     scripts/s3-tests.sh
     scripts/contract.sh
+    scripts/docs-check.sh
+
+# Only the docs check: every curl recipe of README.md and docs/api.md against a fresh stack (also part of `just test`).
+docs-check:
+    scripts/docs-check.sh
 
 # Known vulnerabilities in dependencies (RustSec); needs network access to fetch the advisory database.
 audit:

@@ -347,6 +347,70 @@ def bench_listing(key, org_id):
     record("list_deep_page_p95_ms", [r["p95_us"] / 1000 for r in b], "ms", None, "≤ 20 ms", "continuation token at 90% of the keyspace")
 
 
+def bench_folders(key, org_id):
+    """Folder view pages (`delimiter=/`, default limit 100) over the listing's data set: a folder
+    with every object directly inside (`bulk`, all of OBJECTS) and one whose objects all sit in
+    deep sub-folders (`deep`, a tenth of OBJECTS in 200 sub-folders, three levels down). The
+    baseline is the recursive listing's first page of the same folder, same limit."""
+    deep_rows = OBJECTS // 10
+    t0 = time.time()
+    psql(f"""INSERT INTO objects (org_id, key, size, content_type, etag, metadata, storage_path, updated_at)
+             SELECT '{org_id}', 'deep/f' || lpad((i % 200)::text, 3, '0') || '/x/y/' || lpad(i::text, 8, '0') || '.png',
+                    10240, 'image/png', md5(i::text), '{{}}', 'o/none/deep' || i, now()
+             FROM generate_series(1, {deep_rows}) i; ANALYZE objects;""")
+    load = time.time() - t0
+    base = f"http://127.0.0.1:{CDN}/v1/objects"
+    status, res = api("GET", f"/v1/objects?path=deep&delimiter=/", key)
+    assert status == 200 and len(res["folders"]) == 100, (status, res)
+    status, res = api("GET", f"/v1/objects?path=bulk&delimiter=/", key)
+    assert status == 200 and len(res["objects"]) == 100, status
+    run = lambda url: [wrk(url, "scripts/bench/report.lua", conns=1, threads=1, env={"BENCH_AUTH": key}) for _ in range(RUNS)]
+    for folder, note in (("bulk", f"{OBJECTS:,} objects directly inside"), ("deep", f"{deep_rows:,} objects in 200 sub-folders 3 levels down (loaded in {load:.0f} s)")):
+        recursive = run(f"{base}?path={folder}")
+        view = run(f"{base}?path={folder}&delimiter=/")
+        record(f"folder_page_{folder}_p95_ms", [r["p95_us"] / 1000 for r in view], "ms", [r["p95_us"] / 1000 for r in recursive], "≤ 20 ms",
+               f"`delimiter=/`, limit 100: {note}; baseline: the recursive listing's first page of the same folder")
+
+
+def bench_delete_folder(key, org_id):
+    """Deleting a folder of FOLDER_OBJECTS objects (rows and real files) through
+    `POST /v1/objects/delete-folder`, called until `done`; baseline: one SQL `DELETE` of as many
+    rows. Checks that no byte is left behind."""
+    n = OBJECTS // 10
+    api_s, sql_s, calls = [], [], []
+    for run in range(RUNS):
+        folder = f"trash{run}"
+        def load(prefix):
+            psql(f"""INSERT INTO objects (org_id, key, size, content_type, etag, metadata, storage_path, updated_at)
+                     SELECT '{org_id}', '{prefix}/' || lpad(i::text, 8, '0') || '.png', 1, 'image/png', md5(i::text), '{{}}',
+                            'o/{prefix}/' || i, now()
+                     FROM generate_series(1, {n}) i; ANALYZE objects;""")
+        load(folder)
+        os.makedirs(f"{WORK}/objects/o/{folder}", exist_ok=True)
+        for i in range(1, n + 1):
+            with open(f"{WORK}/objects/o/{folder}/{i}", "wb") as f:
+                f.write(b"x")
+        t0 = time.time()
+        count = 0
+        while True:
+            status, res = api("POST", "/v1/objects/delete-folder", key, {"path": folder})
+            assert status == 200, (status, res)
+            count += 1
+            if res["done"]:
+                break
+        api_s.append(time.time() - t0)
+        calls.append(count)
+        left = len(os.listdir(f"{WORK}/objects/o/{folder}"))
+        assert left == 0, f"{left} files left under o/{folder}"
+        load(f"sql{run}")
+        t0 = time.time()
+        psql(f"DELETE FROM objects WHERE org_id = '{org_id}' AND key >= 'sql{run}/' AND key < 'sql{run}0'")
+        sql_s.append(time.time() - t0)
+    record("delete_folder_100k_s" if n == 100_000 else f"delete_folder_{n}_s", api_s, "s", sql_s, "no request times out",
+           f"{n:,} objects (rows and 1-byte files) deleted by {statistics.median(calls):.0f} calls of 1000; no file left; "
+           "baseline: one SQL DELETE of as many rows (no files)")
+
+
 def bench_presigned(key):
     png = f"{WORK}/files/tiny.png"
     with open(png, "wb") as f:
@@ -522,6 +586,40 @@ def bench_query(dev_key, org_id):
     tables["query"] = rows
 
 
+def table_row(r, note_prefix=""):
+    base = "" if r["baseline"] is None else f"{r['baseline']:,}"
+    ratio = "" if r["ratio"] is None else r["ratio"]
+    return f"| `{r['name']}` | {r['value']:,} | {r['min']:,}–{r['max']:,} | {r['unit']} | {base} | {ratio} | {r['target'] or ''} | {note_prefix}{r['note']} |"
+
+
+def refresh_rows(only, started):
+    """A subset run (`BENCH_ONLY`) in full mode replaces its own rows of docs/benchmarks.md's main
+    table (or adds them at its end), each marked with the run it came from; the rest of the report
+    stays as the last full run wrote it."""
+    path = os.path.join(ROOT, "docs", "benchmarks.md")
+    if QUICK or not os.path.exists(path):
+        return False
+    lines = open(path).read().split("\n")
+    stamp = f"(`BENCH_ONLY={','.join(sorted(only))} scripts/bench.sh full`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}) "
+    rows = [i for i, l in enumerate(lines) if l.startswith("| `")]
+    end = rows[0]
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    for r in results:
+        if r["name"].startswith("query_"):
+            continue
+        row = table_row(r, stamp)
+        at = next((i for i in range(end) if lines[i].startswith(f"| `{r['name']}` |")), None)
+        if at is None:
+            lines.insert(end, row)
+            end += 1
+        else:
+            lines[at] = row
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return True
+
+
 def write_report(info, started):
     os.makedirs(os.path.join(ROOT, "target", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "target", "bench", "results.json"), "w") as f:
@@ -542,9 +640,7 @@ def write_report(info, started):
     for r in results:
         if r["name"].startswith("query_"):
             continue
-        base = "" if r["baseline"] is None else f"{r['baseline']:,}"
-        ratio = "" if r["ratio"] is None else r["ratio"]
-        lines.append(f"| `{r['name']}` | {r['value']:,} | {r['min']:,}–{r['max']:,} | {r['unit']} | {base} | {ratio} | {r['target'] or ''} | {r['note']} |")
+        lines.append(table_row(r))
     if "query" in tables:
         q = tables["query_load"]
         lines += ["", f"## Log queries (`POST /v1/logs/query`)", "",
@@ -585,6 +681,8 @@ def main():
             ("upload", lambda: bench_upload(keys["developerKey"])),
             ("presigned", lambda: bench_presigned(keys["developerKey"])),
             ("listing", lambda: bench_listing(keys["developerKey"], org_id)),
+            ("listing", lambda: bench_folders(keys["developerKey"], org_id)),
+            ("listing", lambda: bench_delete_folder(keys["developerKey"], org_id)),
             ("ingest", lambda: bench_ingest(keys["serverKey"])),
             ("query", lambda: bench_query(keys["developerKey"], org_id)),
             ("rss", lambda: bench_rss(keys["developerKey"])),
@@ -598,7 +696,10 @@ def main():
             os.makedirs(os.path.join(ROOT, "target", "bench"), exist_ok=True)
             with open(os.path.join(ROOT, "target", "bench", "results.json"), "w") as f:
                 json.dump({"mode": MODE, "only": sorted(only), "machine": info, "results": results, "tables": tables}, f, indent=2)
-            log("wrote target/bench/results.json (subset; docs/benchmarks.md unchanged)")
+            if refresh_rows(only, started):
+                log("wrote target/bench/results.json; refreshed this subset's rows of docs/benchmarks.md")
+            else:
+                log("wrote target/bench/results.json (quick subset; docs/benchmarks.md unchanged)")
             return
         write_report(info, started)
         log("wrote docs/benchmarks.md and target/bench/results.json")
