@@ -169,12 +169,17 @@ impl ObjectRecordStore for PgObjectRecords {
             .limit(q.limit as i64)
             .into_boxed();
         if !q.folder.is_empty() {
-            let lower = format!("{}/", q.folder);
-            query = query.filter(
-                objects::key.eq(q.folder.clone()).or(objects::key
-                    .ge(lower)
-                    .and(objects::key.lt(folder_upper_bound(&q.folder)))),
-            );
+            // the folder's own key or a key inside it; the outer range (from the folder's key to
+            // past its last key) is what the index scan is bounded by, the inner choice is
+            // checked on the few keys in between (`shots-old`, `shots.png`)
+            query = query
+                .filter(objects::key.ge(q.folder.clone()))
+                .filter(objects::key.lt(folder_upper_bound(&q.folder)))
+                .filter(
+                    objects::key
+                        .eq(q.folder.clone())
+                        .or(objects::key.ge(format!("{}/", q.folder))),
+                );
         }
         if let Some(after) = &q.after {
             query = query.filter(objects::key.gt(after.clone()));
