@@ -12,10 +12,14 @@ default:
 run:
     scripts/ensure-postgres.sh
     scripts/create-db.sh "$DATABASE_URL"
-    cargo build -q -p cdn-api -p logs-api -p stowctl
-    target/debug/stowctl dev-setup
-    @echo "API host:       http://${CDN_API_ADDR:-127.0.0.1:8080}/v1   (docs: /v1/openapi.json)"
-    @echo "Ingestion host: http://${LOGS_API_ADDR:-127.0.0.1:8081}/v1"
+    @echo "run: building cdn-api, logs-api and stowctl (the first build takes about 6 minutes on 2 cores, later ones seconds)"
+    cargo build -p cdn-api -p logs-api -p stowctl
+    @echo "run: provisioning the dev workspace (keys are kept in target/dev-keys.json and printed again while they work)"
+    target/debug/stowctl dev-setup --keys-file target/dev-keys.json
+    @echo "API host:        http://${CDN_API_ADDR:-127.0.0.1:8080}/v1   (OpenAPI: /v1/openapi.json)"
+    @echo "Ingestion host:  http://${LOGS_API_ADDR:-127.0.0.1:8081}/v1   (FiveMesh SDK: FIVEMESH_LOGS_API_URL=http://${LOGS_API_ADDR:-127.0.0.1:8081})"
+    @echo "Public delivery: http://${CDN_API_ADDR:-127.0.0.1:8080}/cdn/dev/<key>"
+    @echo "Stop with Ctrl-C."
     scripts/run-services.sh target/debug
 
 # Everything CI checks: formatting, lints, crate boundaries, unused dependencies, dependency licences and sources (cargo-deny) and every test against real Postgres.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the tools the project's commands need when they are missing: `just` (from PyPI's
-# rust-just, a packaged binary; cargo install as a fallback) and cargo-nextest (optional).
+# rust-just, a packaged binary; cargo install as a fallback), and for `test` (the default
+# argument: the recipe about to run) cargo-machete and cargo-deny.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+recipe=${1:-test}
 
 TOOLS=.tools
 if ! command -v just >/dev/null 2>&1 && [ ! -x "$TOOLS/bin/just" ]; then
@@ -12,6 +14,9 @@ if ! command -v just >/dev/null 2>&1 && [ ! -x "$TOOLS/bin/just" ]; then
   else
     cargo install --locked --root "$TOOLS" just
   fi
+fi
+if [ "$recipe" != test ]; then
+  exit 0
 fi
 if ! command -v cargo-machete >/dev/null 2>&1 && [ ! -x "$TOOLS/bin/cargo-machete" ]; then
   echo "bootstrap: installing cargo-machete (unused-dependency check of just test; about a minute to build)" >&2

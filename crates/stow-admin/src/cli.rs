@@ -76,9 +76,15 @@ pub enum Command {
         #[command(subcommand)]
         cmd: LogsCmd,
     },
-    /// Provision a local development workspace (used by `just run`).
-    #[command(name = "dev-setup", hide = true)]
-    DevSetup,
+    /// Provision the local development workspace `dev` (join code `devsrv`) with a developer key and
+    /// a server key, and print them (used by `just run`). Earlier dev keys stop working, unless
+    /// `--keys-file` holds ones that still do, which are printed again instead.
+    #[command(name = "dev-setup")]
+    DevSetup {
+        /// Reuse the keys saved in this file while they still work; save new ones there (mode 0600).
+        #[arg(long)]
+        keys_file: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]

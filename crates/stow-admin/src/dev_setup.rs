@@ -2,11 +2,77 @@
 
 use auth_core::model::{new_id, NewKey};
 use auth_core::{secret, AccountStore, CredentialType, Permission, PermissionSet};
+use std::path::{Path, PathBuf};
+
 use serde_json::{json, Value};
 
 use crate::{CliError, Ctx};
 
-pub(crate) async fn dev_setup(ctx: &Ctx) -> Result<(Value, String), CliError> {
+/// Names of the keys `dev-setup` makes: the developer key, then the server key.
+const DEV_KEY_NAMES: [&str; 2] = ["dev: all permissions", "dev: server key"];
+
+/// The saved keys, when both still authenticate as the dev workspace's dev keys.
+async fn reusable_keys(
+    ctx: &Ctx,
+    path: &Path,
+    org_id: &str,
+) -> Result<Option<(String, String)>, CliError> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(None);
+    };
+    let Ok(saved) = serde_json::from_str::<Value>(&text) else {
+        return Ok(None);
+    };
+    let mut keys = Vec::new();
+    for (field, name) in [
+        ("developerKey", DEV_KEY_NAMES[0]),
+        ("serverKey", DEV_KEY_NAMES[1]),
+    ] {
+        let Some(secret) = saved[field].as_str() else {
+            return Ok(None);
+        };
+        let usable = ctx
+            .accounts
+            .find_auth_context(&secret::hash(secret))
+            .await?
+            .is_some_and(|c| {
+                c.org.id == org_id
+                    && c.key.name.as_deref() == Some(name)
+                    && c.key.check_usable(chrono::Utc::now()).is_ok()
+            });
+        if !usable {
+            return Ok(None);
+        }
+        keys.push(secret.to_owned());
+    }
+    let srv = keys.pop().unwrap_or_default();
+    let dev = keys.pop().unwrap_or_default();
+    Ok(Some((dev, srv)))
+}
+
+/// Writes the keys where the next run finds them, readable by the owner only.
+fn save_keys(path: &Path, (dev, srv): &(String, String)) -> Result<(), CliError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let fail =
+        |e: std::io::Error| CliError(format!("saving the dev keys to {}: {e}", path.display()));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(fail)?;
+    writeln!(file, "{}", json!({ "developerKey": dev, "serverKey": srv })).map_err(fail)
+}
+
+pub(crate) async fn dev_setup(
+    ctx: &Ctx,
+    keys_file: Option<PathBuf>,
+) -> Result<(Value, String), CliError> {
     stow_db::migrate::run(&ctx.database_url).await?;
     let accounts = &ctx.accounts;
     let org = match accounts.find_org_by_slug("dev").await? {
@@ -23,52 +89,87 @@ pub(crate) async fn dev_setup(ctx: &Ctx) -> Result<(Value, String), CliError> {
     };
     accounts.set_logs_active(&server.cfx_id, true).await?;
     stow_db::logs::maintain_partitions(&ctx.db).await?;
-    let mut made = Vec::new();
-    for (kind, server_id, name) in [
-        (CredentialType::Developer, None, "dev: all permissions"),
-        (
-            CredentialType::Server,
-            Some(server.id.clone()),
-            "dev: server key",
-        ),
-    ] {
-        let s = secret::generate(kind);
-        let permissions = match kind {
-            CredentialType::Developer => PermissionSet::all(),
-            CredentialType::Server => PermissionSet::server_key_baseline().union(
-                [Permission::CdnRead, Permission::CdnDelete]
-                    .into_iter()
-                    .collect(),
-            ),
-        };
-        let key = accounts
-            .create_key(&NewKey {
-                id: new_id("key"),
-                org_id: org.id.clone(),
-                server_id,
-                credential_type: kind,
-                name: Some(name.into()),
-                secret_hash: s.hash,
-                hint: s.hint,
-                permissions,
-                allowed_prefixes: vec![],
-                denied_prefixes: vec![],
-                allowed_mime: None,
-                expires_at: None,
-            })
-            .await?;
-        made.push((key.id, s.secret));
-    }
+    let saved = match &keys_file {
+        Some(path) => reusable_keys(ctx, path, &org.id).await?,
+        None => None,
+    };
+    let (dev, srv) = match saved {
+        Some(keys) => keys,
+        None => {
+            // the previous dev keys stop working: a run never piles up keys
+            for key in accounts.list_keys(&org.id).await? {
+                if key
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| DEV_KEY_NAMES.contains(&n))
+                {
+                    accounts.delete_key(&key.id).await?;
+                }
+            }
+            let keys = (
+                create_dev_key(ctx, &org.id, None).await?,
+                create_dev_key(ctx, &org.id, Some(server.id.clone())).await?,
+            );
+            if let Some(path) = &keys_file {
+                save_keys(path, &keys)?;
+            }
+            keys
+        }
+    };
+    let made = [dev, srv];
     let human = format!(
         "workspace: {slug} (organization {org}, plan pro)\nserver join code: {cfx}\ndeveloper key: {dev}\nserver key:    {srv}",
         slug = org.slug,
         org = org.id,
         cfx = server.cfx_id,
-        dev = made[0].1,
-        srv = made[1].1
+        dev = made[0],
+        srv = made[1]
     );
     Ok((
-        json!({ "orgId": org.id, "workspace": org.slug, "cfxId": server.cfx_id, "developerKey": made[0].1, "serverKey": made[1].1 }),
+        json!({ "orgId": org.id, "workspace": org.slug, "cfxId": server.cfx_id, "developerKey": made[0], "serverKey": made[1] }),
         human,
     ))
+}
+
+/// A new dev key: the developer key (every permission) without `server_id`, else the server
+/// key of that server (its baseline plus `cdn:read` and `cdn:delete`). Returns its secret.
+async fn create_dev_key(
+    ctx: &Ctx,
+    org_id: &str,
+    server_id: Option<String>,
+) -> Result<String, CliError> {
+    let (kind, name, permissions) = match server_id {
+        None => (
+            CredentialType::Developer,
+            DEV_KEY_NAMES[0],
+            PermissionSet::all(),
+        ),
+        Some(_) => (
+            CredentialType::Server,
+            DEV_KEY_NAMES[1],
+            PermissionSet::server_key_baseline().union(
+                [Permission::CdnRead, Permission::CdnDelete]
+                    .into_iter()
+                    .collect(),
+            ),
+        ),
+    };
+    let s = secret::generate(kind);
+    ctx.accounts
+        .create_key(&NewKey {
+            id: new_id("key"),
+            org_id: org_id.to_owned(),
+            server_id,
+            credential_type: kind,
+            name: Some(name.into()),
+            secret_hash: s.hash,
+            hint: s.hint,
+            permissions,
+            allowed_prefixes: vec![],
+            denied_prefixes: vec![],
+            allowed_mime: None,
+            expires_at: None,
+        })
+        .await?;
+    Ok(s.secret)
 }

@@ -74,7 +74,7 @@ pub async fn run(ctx: &Ctx, command: Command) -> Result<(Value, String), CliErro
             min_age_secs,
         } => maintenance::gc_command(ctx, object_store_url, min_age_secs).await,
         Command::Logs { cmd } => maintenance::logs(ctx, cmd).await,
-        Command::DevSetup => dev_setup::dev_setup(ctx).await,
+        Command::DevSetup { keys_file } => dev_setup::dev_setup(ctx, keys_file).await,
     }
 }
 

@@ -488,3 +488,56 @@ async fn placeholders_are_set_listed_and_removed_with_the_apis_rules() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn dev_setup_reuses_its_saved_keys_and_never_piles_them_up() {
+    use auth_core::AccountStore;
+    let db = empty_db().await;
+    let dir = std::env::temp_dir().join(format!("stowctl-dev-{}", ulid::Ulid::new()));
+    let file = dir.join("dev-keys.json");
+    let file = file.to_str().unwrap();
+    let setup = |args: &[&str]| {
+        let (code, out, err) = stowctl(&db, &[&["--json", "dev-setup"], args].concat());
+        assert_eq!(code, 0, "{err}");
+        let v = json_of(&out);
+        (
+            v["developerKey"].as_str().unwrap().to_owned(),
+            v["serverKey"].as_str().unwrap().to_owned(),
+        )
+    };
+    let accounts = stow_db::PgAccounts::new(
+        stow_db::Db::connect(&stow_db::DbConfig::new(db.clone())).unwrap(),
+    );
+    let works = |secret: String| {
+        let accounts = &accounts;
+        async move {
+            accounts
+                .find_auth_context(&auth_core::secret::hash(&secret))
+                .await
+                .unwrap()
+                .is_some()
+        }
+    };
+
+    let first = setup(&["--keys-file", file]);
+    let mode = std::fs::metadata(file).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
+    // while they work, the saved keys are printed again
+    assert_eq!(setup(&["--keys-file", file]), first);
+    // without the file (or once it is gone), new keys replace the earlier ones
+    let second = setup(&[]);
+    assert_ne!(second, first);
+    assert!(!works(first.0.clone()).await && !works(first.1.clone()).await);
+    assert!(works(second.0.clone()).await && works(second.1.clone()).await);
+    // the saved keys no longer work: new ones, saved
+    let third = setup(&["--keys-file", file]);
+    assert!(third != first && third != second);
+    assert!(!works(second.0).await);
+    assert_eq!(setup(&["--keys-file", file]), third);
+    let org = accounts.find_org_by_slug("dev").await.unwrap().unwrap();
+    assert_eq!(accounts.list_keys(&org.id).await.unwrap().len(), 2);
+    std::fs::remove_dir_all(dir).unwrap();
+}
