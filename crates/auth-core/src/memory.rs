@@ -60,6 +60,40 @@ impl AccountStore for MemoryAccounts {
         Ok(self.lock().plans.get(name).cloned())
     }
 
+    async fn list_plans(&self) -> Result<Vec<Plan>, StoreError> {
+        let mut plans: Vec<Plan> = self.lock().plans.values().cloned().collect();
+        plans.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(plans)
+    }
+
+    async fn list_orgs(&self) -> Result<Vec<Org>, StoreError> {
+        let mut orgs: Vec<Org> = self.lock().orgs.values().cloned().collect();
+        orgs.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+        Ok(orgs)
+    }
+
+    async fn list_servers(&self, org_id: &str) -> Result<Vec<Server>, StoreError> {
+        let st = self.lock();
+        if !st.orgs.contains_key(org_id) {
+            return Err(unknown("organization", org_id));
+        }
+        let mut servers: Vec<Server> = st
+            .servers
+            .values()
+            .filter(|s| s.org_id == org_id)
+            .cloned()
+            .collect();
+        servers.sort_by_key(|s| s.cfx_id.to_lowercase());
+        Ok(servers)
+    }
+
+    async fn enable_key(&self, id: &str) -> Result<ApiKey, StoreError> {
+        let mut st = self.lock();
+        let (key, _) = st.keys.get_mut(id).ok_or_else(|| unknown("key", id))?;
+        key.disabled_at = None;
+        Ok(key.clone())
+    }
+
     async fn create_org(&self, name: &str, slug: &str, plan: &str) -> Result<Org, StoreError> {
         let mut st = self.lock();
         if !st.plans.contains_key(plan) {

@@ -97,9 +97,13 @@ impl Eq for Cause {}
 pub trait AccountStore: Send + Sync {
     async fn upsert_plan(&self, plan: &Plan) -> Result<Plan, StoreError>;
     async fn get_plan(&self, name: &str) -> Result<Option<Plan>, StoreError>;
+    /// Every plan, by name.
+    async fn list_plans(&self) -> Result<Vec<Plan>, StoreError>;
 
     async fn create_org(&self, name: &str, slug: &str, plan: &str) -> Result<Org, StoreError>;
     async fn get_org(&self, id: &str) -> Result<Option<Org>, StoreError>;
+    /// Every organization, by name (then id).
+    async fn list_orgs(&self) -> Result<Vec<Org>, StoreError>;
     async fn find_org_by_slug(&self, slug: &str) -> Result<Option<Org>, StoreError>;
     async fn set_org_plan(&self, id: &str, plan: &str) -> Result<Org, StoreError>;
 
@@ -112,11 +116,16 @@ pub trait AccountStore: Send + Sync {
     /// Case-insensitive lookup by join code.
     async fn find_server_by_cfx(&self, cfx_id: &str) -> Result<Option<Server>, StoreError>;
     async fn set_logs_active(&self, cfx_id: &str, active: bool) -> Result<Server, StoreError>;
+    /// An organization's servers, by join code ignoring case (`NotFound` for an unknown
+    /// organization).
+    async fn list_servers(&self, org_id: &str) -> Result<Vec<Server>, StoreError>;
 
     async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError>;
     async fn list_keys(&self, org_id: &str) -> Result<Vec<ApiKey>, StoreError>;
     async fn get_key(&self, id: &str) -> Result<Option<ApiKey>, StoreError>;
     async fn disable_key(&self, id: &str, at: DateTime<Utc>) -> Result<ApiKey, StoreError>;
+    /// Makes a disabled key usable again (an expired one stays expired).
+    async fn enable_key(&self, id: &str) -> Result<ApiKey, StoreError>;
     async fn delete_key(&self, id: &str) -> Result<(), StoreError>;
 
     /// The key with this secret hash, with its organization, plan and bound server.

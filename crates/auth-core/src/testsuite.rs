@@ -21,7 +21,8 @@ macro_rules! account_store_suite {
             plans_are_built_in_and_upserted,
             organizations_need_a_known_plan_and_a_free_slug,
             servers_register_once_per_join_code,
-            keys_authenticate_list_expire_and_disable);
+            keys_authenticate_list_expire_and_disable,
+            plans_organizations_and_servers_are_listed);
     };
     (@cases $run:path, $store:path; $($case:ident),*) => {
         $(
@@ -95,6 +96,45 @@ async fn organizations(store: &dyn AccountStore) -> crate::model::Org {
     assert_eq!(store.get_org("org_missing").await.unwrap(), None);
 
     org
+}
+
+pub async fn plans_organizations_and_servers_are_listed(store: &dyn AccountStore) {
+    let names: Vec<String> = store
+        .list_plans()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    let mut builtin: Vec<String> = Plan::builtin().into_iter().map(|p| p.name).collect();
+    builtin.sort();
+    assert_eq!(names, builtin, "by name");
+    assert_eq!(store.list_orgs().await.unwrap(), []);
+    let (org, server) = servers(store).await;
+    let second = store.create_org("Second", "second", "pro").await.unwrap();
+    let ids = |orgs: Vec<crate::model::Org>| orgs.into_iter().map(|o| o.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.list_orgs().await.unwrap()),
+        [org.id.clone(), second.id.clone()],
+        "by name"
+    );
+    let other = store
+        .register_server(&org.id, "def456", None)
+        .await
+        .unwrap();
+    let codes: Vec<String> = store
+        .list_servers(&org.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.cfx_id)
+        .collect();
+    assert_eq!(codes, [server.cfx_id, other.cfx_id], "by join code");
+    assert_eq!(store.list_servers(&second.id).await.unwrap(), []);
+    assert!(matches!(
+        store.list_servers("org_missing").await,
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 pub async fn servers_register_once_per_join_code(store: &dyn AccountStore) {
@@ -256,6 +296,19 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
     assert!(ctx.key.check_usable(Utc::now()).is_err());
     assert!(matches!(
         store.disable_key("key_missing", now).await,
+        Err(StoreError::NotFound(_))
+    ));
+    // enabled again: usable, and found with its secret
+    let enabled = store.enable_key(&key.id).await.unwrap();
+    assert_eq!(enabled.disabled_at, None);
+    let ctx = store
+        .find_auth_context(&secret.hash)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(ctx.key.check_usable(Utc::now()).is_ok());
+    assert!(matches!(
+        store.enable_key("key_missing").await,
         Err(StoreError::NotFound(_))
     ));
 

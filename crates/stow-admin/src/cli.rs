@@ -64,7 +64,7 @@ pub enum Command {
     },
     /// Remove stored bytes no object row references (left by crashes).
     Gc {
-        /// Object store URL (default: OBJECT_STORE_URL or ./data/objects).
+        /// Object store URL, the one the services use (default: OBJECT_STORE_URL).
         #[arg(long, env = "OBJECT_STORE_URL")]
         object_store_url: Option<String>,
         /// Only bytes older than this many seconds (in-flight uploads are younger).
@@ -89,6 +89,8 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum PlanCmd {
+    /// List the plans and their limits.
+    List,
     /// Create or update a plan (options left out keep their current value, or the default).
     Upsert {
         /// Plan name, referred to by `org create --plan`.
@@ -117,6 +119,8 @@ pub enum PlanCmd {
 
 #[derive(Subcommand, Debug)]
 pub enum OrgCmd {
+    /// List the organizations (id, name, workspace, plan).
+    List,
     /// Create an organization (prints its id, used by the other commands).
     Create {
         /// Display name.
@@ -128,6 +132,9 @@ pub enum OrgCmd {
         /// Public workspace name in `publicUrl` (default: from the name).
         #[arg(long)]
         slug: Option<String>,
+        /// Create it even if an organization already has this name.
+        #[arg(long)]
+        allow_duplicate_name: bool,
     },
     /// Move an organization to another plan.
     #[command(name = "set-plan")]
@@ -174,6 +181,12 @@ pub enum PlaceholderCmd {
 
 #[derive(Subcommand, Debug)]
 pub enum ServerCmd {
+    /// List an organization's servers with their Logs source state.
+    List {
+        /// Organization id (`org_…`).
+        #[arg(long)]
+        org: String,
+    },
     /// Register a game server by its join code.
     Register {
         /// Organization id (`org_…`).
@@ -249,6 +262,20 @@ pub enum KeyCmd {
         /// Organization id (`org_…`).
         #[arg(long)]
         org: String,
+    },
+    /// Make a disabled key work again (within KEY_CACHE_SECONDS; an expired key stays expired).
+    Enable {
+        /// Key id (`key_…`).
+        key_id: String,
+    },
+    /// Create a new key with the same settings (printed once); the old one keeps working until
+    /// `key disable`, so clients can move over first.
+    Rotate {
+        /// Key id (`key_…`) of the key to replace.
+        key_id: String,
+        /// Disable the old key at once instead.
+        #[arg(long)]
+        disable_old: bool,
     },
     /// Disable a key (takes effect within KEY_CACHE_SECONDS; its upload URLs stop working).
     Disable {

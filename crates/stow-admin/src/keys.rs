@@ -6,7 +6,43 @@ use cdn_core::path::normalize_folder;
 use serde_json::{json, Value};
 
 use crate::cli::*;
+use crate::table::{or_dash, table};
 use crate::{CliError, Ctx};
+
+/// `active`, `disabled` or `expired` at `now`.
+fn state(k: &ApiKey, now: chrono::DateTime<chrono::Utc>) -> &'static str {
+    if k.disabled_at.is_some() {
+        "disabled"
+    } else if k.expires_at.is_some_and(|t| t <= now) {
+        "expired"
+    } else {
+        "active"
+    }
+}
+
+/// `--mime` values as stored (essence, lower case), each a MIME type or `type/*`.
+fn mime_list(raw: &[String]) -> Result<Option<Vec<String>>, CliError> {
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    raw.iter()
+        .map(|m| {
+            let essence = auth_core::policy::mime_essence(m);
+            match essence.parse::<mime::Mime>() {
+                Ok(parsed)
+                    if !parsed.subtype().as_str().is_empty()
+                        && (parsed.type_() != mime::STAR || essence == "*/*") =>
+                {
+                    Ok(essence)
+                }
+                _ => Err(CliError(format!(
+                    "--mime {m:?} is not a MIME type; write it as type/subtype (image/png) or type/* (image/*)"
+                ))),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
 
 fn key_json(k: &ApiKey) -> Value {
     json!({
@@ -104,24 +140,21 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             }
             let expires = match expires_at {
                 None => None,
-                Some(t) => Some(
-                    chrono::DateTime::parse_from_rfc3339(&t)
+                Some(t) => {
+                    let at = chrono::DateTime::parse_from_rfc3339(&t)
                         .map_err(|e| {
                             CliError(format!("--expires-at {t:?}: not an RFC 3339 time ({e})"))
                         })?
-                        .with_timezone(&chrono::Utc),
-                ),
+                        .with_timezone(&chrono::Utc);
+                    if at <= chrono::Utc::now() {
+                        return Err(CliError(format!(
+                            "--expires-at {t:?} is in the past; the key would never work"
+                        )));
+                    }
+                    Some(at)
+                }
             };
-            let mime = if mimes.is_empty() {
-                None
-            } else {
-                Some(
-                    mimes
-                        .iter()
-                        .map(|m| auth_core::policy::mime_essence(m))
-                        .collect(),
-                )
-            };
+            let mime = mime_list(&mimes)?;
             let s = secret::generate(kind);
             let key = accounts
                 .create_key(&NewKey {
@@ -151,26 +184,125 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
         }
         KeyCmd::List { org } => {
             let keys = accounts.list_keys(&org).await?;
-            let human = keys
+            let servers = accounts.list_servers(&org).await?;
+            let now = chrono::Utc::now();
+            let day = |t: Option<chrono::DateTime<chrono::Utc>>| {
+                or_dash(t.map(|t| t.format("%Y-%m-%d %H:%M").to_string()))
+            };
+            let rows: Vec<Vec<String>> = keys
                 .iter()
                 .map(|k| {
-                    format!(
-                        "{}  {:9}  {}  {}",
-                        k.id,
-                        k.credential_type.as_str(),
-                        k.hint,
-                        if k.disabled_at.is_some() {
-                            "disabled"
+                    let server = k.server_id.as_ref().map(|id| {
+                        servers
+                            .iter()
+                            .find(|s| &s.id == id)
+                            .map_or_else(|| id.clone(), |s| s.cfx_id.clone())
+                    });
+                    let mut paths: Vec<String> = k.allowed_prefixes.clone();
+                    paths.extend(k.denied_prefixes.iter().map(|d| format!("!{d}")));
+                    vec![
+                        k.id.clone(),
+                        or_dash(k.name.clone()),
+                        k.credential_type.as_str().to_owned(),
+                        or_dash(server),
+                        k.permissions.names().join(","),
+                        if paths.is_empty() {
+                            "all".into()
                         } else {
-                            "active"
-                        }
-                    )
+                            paths.join(",")
+                        },
+                        day(k.expires_at),
+                        day(k.last_used_at),
+                        state(k, now).to_owned(),
+                    ]
                 })
-                .collect::<Vec<_>>()
-                .join("\n");
+                .collect();
+            let human = if rows.is_empty() {
+                format!("organization {org} has no keys")
+            } else {
+                table(
+                    &[
+                        "ID",
+                        "NAME",
+                        "TYPE",
+                        "SERVER",
+                        "PERMISSIONS",
+                        "PATHS",
+                        "EXPIRES",
+                        "LAST USED",
+                        "STATE",
+                    ],
+                    &rows,
+                )
+            };
+            let json_keys: Vec<Value> = keys
+                .iter()
+                .map(|k| {
+                    let mut v = key_json(k);
+                    v["state"] = json!(state(k, now));
+                    v
+                })
+                .collect();
+            Ok((json!({ "keys": json_keys }), human))
+        }
+        KeyCmd::Enable { key_id } => {
+            let k = accounts.enable_key(&key_id).await?;
+            let note = if state(&k, chrono::Utc::now()) == "expired" {
+                " (it has expired, so it still does not work)"
+            } else {
+                ""
+            };
             Ok((
-                json!({ "keys": keys.iter().map(key_json).collect::<Vec<_>>() }),
-                human,
+                json!({ "keyId": k.id, "disabled": false, "state": state(&k, chrono::Utc::now()) }),
+                format!("key {} enabled{note}", k.id),
+            ))
+        }
+        KeyCmd::Rotate {
+            key_id,
+            disable_old,
+        } => {
+            let old = accounts
+                .get_key(&key_id)
+                .await?
+                .ok_or_else(|| CliError(format!("unknown key {key_id:?}")))?;
+            let s = secret::generate(old.credential_type);
+            let key = accounts
+                .create_key(&NewKey {
+                    id: new_id("key"),
+                    org_id: old.org_id.clone(),
+                    server_id: old.server_id.clone(),
+                    credential_type: old.credential_type,
+                    name: old.name.clone(),
+                    secret_hash: s.hash,
+                    hint: s.hint,
+                    permissions: old.permissions,
+                    allowed_prefixes: old.allowed_prefixes.clone(),
+                    denied_prefixes: old.denied_prefixes.clone(),
+                    allowed_mime: old.allowed_mime.clone(),
+                    expires_at: old.expires_at,
+                })
+                .await?;
+            if disable_old {
+                accounts.disable_key(&old.id, chrono::Utc::now()).await?;
+            }
+            let mut out = key_json(&key);
+            out["secret"] = json!(s.secret);
+            out["replaces"] = json!(old.id);
+            out["oldDisabled"] = json!(disable_old);
+            let then = if disable_old {
+                format!("key {} is disabled", old.id)
+            } else {
+                format!(
+                    "key {} keeps working until `stowctl key disable {}`",
+                    old.id, old.id
+                )
+            };
+            Ok((
+                out,
+                format!(
+                    "key {} created with the settings of {}; {then}. Its secret (shown once):\n{}",
+                    key.id, old.id, s.secret
+                ),
             ))
         }
         KeyCmd::Disable { key_id } => {

@@ -11,6 +11,7 @@ mod orgs;
 mod placeholders;
 mod plans;
 mod servers;
+mod table;
 
 use std::sync::Arc;
 

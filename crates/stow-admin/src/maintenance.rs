@@ -44,14 +44,19 @@ pub(crate) async fn gc_command(
     object_store_url: Option<String>,
     min_age_secs: i64,
 ) -> Result<(Value, String), CliError> {
-    let url = match object_store_url {
-        Some(u) => u,
-        None => {
-            let cwd = std::env::current_dir().map_err(|e| CliError(e.to_string()))?;
-            format!("file://{}", cwd.join("data/objects").display())
-        }
-    };
-    let objects = stow_objects::Objects::from_url(&url).map_err(|e| CliError(e.to_string()))?;
+    let url = object_store_url.ok_or_else(|| {
+        CliError(
+            "gc needs the services' object store: set OBJECT_STORE_URL or pass --object-store-url"
+                .into(),
+        )
+    })?;
+    // a store that is not there would be scanned as empty ("0 removed") and, for a directory,
+    // created: refuse it instead, it is a wrong URL
+    let objects = stow_objects::Objects::from_existing_url(&url).map_err(|e| {
+        CliError(format!(
+            "{e}; check OBJECT_STORE_URL (gc must see the store the services use)"
+        ))
+    })?;
     let (scanned, removed) = gc(&ctx.db, &objects, chrono::Duration::seconds(min_age_secs)).await?;
     Ok((
         json!({ "scanned": scanned, "removed": removed }),

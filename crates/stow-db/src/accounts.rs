@@ -191,6 +191,28 @@ impl AccountStore for PgAccounts {
             .map_err(db_error)
     }
 
+    async fn list_plans(&self) -> Result<Vec<Plan>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<PlanRow> = plans::table
+            .order(plans::name)
+            .select(PlanRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    async fn list_orgs(&self) -> Result<Vec<Org>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<OrgRow> = organizations::table
+            .order((organizations::name, organizations::id))
+            .select(OrgRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
     async fn create_org(&self, name: &str, slug: &str, plan: &str) -> Result<Org, StoreError> {
         let mut conn = self.db.conn().await?;
         if !self.plan_exists(&mut conn, plan).await? {
@@ -313,6 +335,21 @@ impl AccountStore for PgAccounts {
             .ok_or_else(|| not_found("server join code", cfx_id))
     }
 
+    async fn list_servers(&self, org_id: &str) -> Result<Vec<Server>, StoreError> {
+        if self.get_org(org_id).await?.is_none() {
+            return Err(not_found("organization", org_id));
+        }
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<ServerRow> = servers::table
+            .filter(servers::org_id.eq(org_id))
+            .order(lower(servers::cfx_id))
+            .select(ServerRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
     async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError> {
         let mut conn = self.db.conn().await?;
         if let Some(server_id) = &key.server_id {
@@ -395,6 +432,18 @@ impl AccountStore for PgAccounts {
                 .await
                 .optional()
                 .map_err(db_error)?;
+        row.ok_or_else(|| not_found("key", id))?.try_into()
+    }
+
+    async fn enable_key(&self, id: &str) -> Result<ApiKey, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let row: Option<KeyRow> = diesel::update(api_keys::table.find(id))
+            .set(api_keys::disabled_at.eq(None::<DateTime<Utc>>))
+            .returning(KeyRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
         row.ok_or_else(|| not_found("key", id))?.try_into()
     }
 

@@ -66,8 +66,18 @@ pub struct Objects {
 }
 
 impl Objects {
-    /// Opens `file:///abs/dir`, `memory://` or `s3://bucket[/prefix]`.
+    /// Opens `file:///abs/dir` (created when missing), `memory://` or `s3://bucket[/prefix]`.
     pub fn from_url(url: &str) -> Result<Self, ObjectsError> {
+        Self::open(url, true)
+    }
+
+    /// Like [`Objects::from_url`], but a `file://` directory that does not exist is an error
+    /// instead of being created (tools that only read or clean a store the services made).
+    pub fn from_existing_url(url: &str) -> Result<Self, ObjectsError> {
+        Self::open(url, false)
+    }
+
+    fn open(url: &str, create: bool) -> Result<Self, ObjectsError> {
         let parsed =
             url::Url::parse(url).map_err(|e| ObjectsError::Config(format!("{url}: {e}")))?;
         match parsed.scheme() {
@@ -75,6 +85,12 @@ impl Objects {
                 let dir = parsed
                     .to_file_path()
                     .map_err(|_| ObjectsError::Config(format!("{url}: not an absolute path")))?;
+                if !create && !dir.is_dir() {
+                    return Err(ObjectsError::Config(format!(
+                        "the object store {} does not exist",
+                        dir.display()
+                    )));
+                }
                 std::fs::create_dir_all(&dir).map_err(|e| {
                     ObjectsError::Config(format!("creating {}: {e}", dir.display()))
                 })?;

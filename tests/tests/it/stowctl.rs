@@ -64,11 +64,18 @@ async fn provisioning_flow() {
     let org = json_of(&out);
     let org_id = org["id"].as_str().unwrap().to_owned();
     assert_eq!(org["slug"], "acme-rp");
-    // the same name again gets a distinct workspace slug
+    // the same name again, when asked for, gets a distinct workspace slug
     let (_, out, _) = stowctl(
         &db,
         &[
-            "--json", "org", "create", "--name", "Acme RP", "--plan", "gold",
+            "--json",
+            "org",
+            "create",
+            "--name",
+            "Acme RP",
+            "--plan",
+            "gold",
+            "--allow-duplicate-name",
         ],
     );
     assert_ne!(json_of(&out)["slug"], "acme-rp");
@@ -540,4 +547,384 @@ async fn dev_setup_reuses_its_saved_keys_and_never_piles_them_up() {
     let org = accounts.find_org_by_slug("dev").await.unwrap().unwrap();
     assert_eq!(accounts.list_keys(&org.id).await.unwrap().len(), 2);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Runs a command that must fail; its stderr.
+fn refused(db: &str, args: &[&str]) -> String {
+    let (code, out, err) = stowctl(db, args);
+    assert_eq!(code, 1, "{args:?} was not refused: {out}");
+    err
+}
+
+#[tokio::test]
+async fn list_commands_show_what_exists_in_readable_tables() {
+    let db = empty_db().await;
+    let ok = |args: &[&str]| {
+        let (code, out, err) = stowctl(&db, args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    let plans = ok(&["plan", "list"]);
+    let lines: Vec<&str> = plans.lines().collect();
+    assert_eq!(
+        lines[0],
+        "PLAN    LOGS  RETENTION  MAX FILE  URL LIFETIME  SEARCHES"
+    );
+    assert_eq!(
+        lines[1],
+        "free    no    0 days     100 MiB   3600 s        4"
+    );
+    assert_eq!(lines.len(), 4);
+    assert_eq!(
+        json_of(&ok(&["--json", "plan", "list"]))["plans"][2]["name"],
+        "pro"
+    );
+
+    let org = json_of(&ok(&[
+        "--json", "org", "create", "--name", "Acme RP", "--plan", "pro",
+    ]))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ok(&["org", "create", "--name", "Bravo", "--plan", "free"]);
+    let orgs = ok(&["org", "list"]);
+    let lines: Vec<&str> = orgs.lines().collect();
+    assert!(
+        lines[0].starts_with("ID ") && lines[0].ends_with("NAME     WORKSPACE  PLAN"),
+        "{orgs}"
+    );
+    assert!(
+        lines[1].starts_with(&org) && lines[1].ends_with("Acme RP  acme-rp    pro"),
+        "{orgs}"
+    );
+    assert!(lines[2].ends_with("Bravo    bravo      free"), "{orgs}");
+
+    ok(&[
+        "server", "register", "--org", &org, "--cfx-id", "zz9", "--name", "Second",
+    ]);
+    ok(&["server", "register", "--org", &org, "--cfx-id", "abc123"]);
+    ok(&["logs-source", "activate", "--cfx-id", "abc123"]);
+    let servers = ok(&["server", "list", "--org", &org]);
+    let lines: Vec<&str> = servers.lines().collect();
+    assert!(
+        lines[0].starts_with("JOIN CODE  NAME    LOGS SOURCE  ID"),
+        "{servers}"
+    );
+    assert!(
+        lines[1].starts_with("abc123     -       active       srv_"),
+        "{servers}"
+    );
+    assert!(
+        lines[2].starts_with("zz9        Second  inactive     srv_"),
+        "{servers}"
+    );
+
+    let dev = json_of(&ok(&[
+        "--json",
+        "key",
+        "create",
+        "--org",
+        &org,
+        "--type",
+        "developer",
+        "--perm",
+        "cdn:read",
+        "--perm",
+        "cdn:write",
+        "--allow-path",
+        "shots",
+        "--deny-path",
+        "shots/private",
+        "--expires-at",
+        "2099-01-01T00:00:00Z",
+        "--name",
+        "uploader",
+    ]))["keyId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ok(&[
+        "key", "create", "--org", &org, "--type", "server", "--server", "abc123",
+    ]);
+    // an expired key (the CLI refuses to make one; it can become one)
+    let accounts = stow_db::PgAccounts::new(
+        stow_db::Db::connect(&stow_db::DbConfig::new(db.clone())).unwrap(),
+    );
+    let s = auth_core::secret::generate(auth_core::CredentialType::Developer);
+    auth_core::AccountStore::create_key(
+        &accounts,
+        &auth_core::model::NewKey {
+            id: auth_core::model::new_id("key"),
+            org_id: org.clone(),
+            server_id: None,
+            credential_type: auth_core::CredentialType::Developer,
+            name: Some("old".into()),
+            secret_hash: s.hash,
+            hint: s.hint,
+            permissions: auth_core::PermissionSet::all(),
+            allowed_prefixes: vec![],
+            denied_prefixes: vec![],
+            allowed_mime: None,
+            expires_at: Some(chrono::Utc::now() - chrono::Duration::hours(1)),
+        },
+    )
+    .await
+    .unwrap();
+    ok(&["key", "disable", &dev]);
+    let keys = ok(&["key", "list", "--org", &org]);
+    let row = |name: &str| -> Vec<String> {
+        keys.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in {keys}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert!(keys.lines().next().unwrap().starts_with("ID "), "{keys}");
+    let header = keys.lines().next().unwrap();
+    assert_eq!(
+        header
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect::<Vec<_>>(),
+        [
+            "ID",
+            "NAME",
+            "TYPE",
+            "SERVER",
+            "PERMISSIONS",
+            "PATHS",
+            "EXPIRES",
+            "LAST USED",
+            "STATE"
+        ],
+        "{keys}"
+    );
+    // every row's cells start under their column's header
+    let at = |line: &str, col: &str| line.find(col).unwrap();
+    let state_col = at(header, "STATE");
+    for line in keys.lines().skip(1) {
+        assert!(
+            matches!(&line[state_col..], "active" | "disabled" | "expired"),
+            "{keys}"
+        );
+    }
+    let uploader = row("uploader");
+    assert_eq!(
+        uploader[2..],
+        [
+            "developer",
+            "-",
+            "cdn:read,cdn:write",
+            "shots,!shots/private",
+            "2099-01-01",
+            "00:00",
+            "-",
+            "disabled"
+        ]
+    );
+    let server = row("-");
+    assert_eq!(server[2..4], ["server", "abc123"]);
+    assert_eq!(server.last().unwrap(), "active");
+    assert_eq!(row("old").last().unwrap(), "expired");
+    assert_eq!(
+        json_of(&ok(&["--json", "key", "list", "--org", &org]))["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["state"] == "expired")
+            .count(),
+        1
+    );
+    let created = json_of(&ok(&[
+        "--json", "org", "create", "--name", "Empty", "--plan", "pro",
+    ]));
+    let empty = ok(&["key", "list", "--org", created["id"].as_str().unwrap()]);
+    assert!(empty.trim().ends_with("has no keys"), "{empty}");
+}
+
+#[tokio::test]
+async fn keys_are_enabled_and_rotated() {
+    let db = empty_db().await;
+    let ok = |args: &[&str]| {
+        let (code, out, err) = stowctl(&db, args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    let org = json_of(&ok(&[
+        "--json", "org", "create", "--name", "Acme", "--plan", "pro",
+    ]))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let key = json_of(&ok(&[
+        "--json",
+        "key",
+        "create",
+        "--org",
+        &org,
+        "--type",
+        "developer",
+        "--perm",
+        "cdn:read",
+        "--allow-path",
+        "shots",
+        "--name",
+        "bot",
+    ]));
+    let id = key["keyId"].as_str().unwrap().to_owned();
+    ok(&["key", "disable", &id]);
+    let out = ok(&["key", "enable", &id]);
+    assert_eq!(out.trim(), format!("key {id} enabled"));
+    let state = |id: &str| {
+        json_of(&ok(&["--json", "key", "list", "--org", &org]))["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["keyId"] == id)
+            .unwrap()["state"]
+            .clone()
+    };
+    assert_eq!(state(&id), "active");
+
+    let out = ok(&["key", "rotate", &id]);
+    assert!(
+        out.contains(&format!("keeps working until `stowctl key disable {id}`")),
+        "{out}"
+    );
+    let rotated = json_of(&ok(&["--json", "key", "rotate", &id, "--disable-old"]));
+    assert_eq!(rotated["replaces"], id.as_str());
+    assert_eq!(rotated["oldDisabled"], true);
+    assert!(rotated["secret"].as_str().unwrap().starts_with("stw_dev_"));
+    for field in [
+        "permissions",
+        "allowPaths",
+        "denyPaths",
+        "name",
+        "type",
+        "expiresAt",
+    ] {
+        assert_eq!(rotated[field], key[field], "{field}");
+    }
+    assert_eq!(state(&id), "disabled");
+    assert_eq!(state(rotated["keyId"].as_str().unwrap()), "active");
+    let err = refused(&db, &["key", "rotate", "key_nope"]);
+    assert!(err.contains("unknown key \"key_nope\""), "{err}");
+    let err = refused(&db, &["key", "enable", "key_nope"]);
+    assert!(err.contains("key_nope"), "{err}");
+}
+
+#[tokio::test]
+async fn input_that_can_only_break_later_is_refused_naming_what_is_valid() {
+    let db = empty_db().await;
+    let ok = |args: &[&str]| {
+        let (code, out, err) = stowctl(&db, args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    let err = refused(&db, &["org", "create", "--name", "Acme", "--plan", "gold"]);
+    assert!(
+        err.contains("unknown plan \"gold\"; the plans are: free, growth, pro"),
+        "{err}"
+    );
+    let org = json_of(&ok(&[
+        "--json", "org", "create", "--name", "Acme", "--plan", "free",
+    ]))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let err = refused(
+        &db,
+        &["org", "set-plan", "--org", &org, "--plan", "platinum"],
+    );
+    assert!(err.contains("the plans are: free, growth, pro"), "{err}");
+    let err = refused(&db, &["org", "create", "--name", " acme ", "--plan", "pro"]);
+    assert!(
+        err.contains(&format!("organization {org} is already named \"Acme\""))
+            && err.contains("--allow-duplicate-name"),
+        "{err}"
+    );
+    ok(&[
+        "org",
+        "create",
+        "--name",
+        "Acme",
+        "--plan",
+        "pro",
+        "--allow-duplicate-name",
+    ]);
+
+    ok(&["server", "register", "--org", &org, "--cfx-id", "abc123"]);
+    let err = refused(&db, &["logs-source", "activate", "--cfx-id", "abc123"]);
+    assert!(
+        err.contains("is on plan free, which has no Logs") && err.contains("growth, pro"),
+        "{err}"
+    );
+    ok(&["org", "set-plan", "--org", &org, "--plan", "growth"]);
+    ok(&["logs-source", "activate", "--cfx-id", "abc123"]);
+    let err = refused(&db, &["logs-source", "activate", "--cfx-id", "nope99"]);
+    assert!(err.contains("nope99"), "{err}");
+
+    let create = |extra: &[&str]| {
+        let mut args = vec![
+            "key",
+            "create",
+            "--org",
+            org.as_str(),
+            "--type",
+            "developer",
+            "--perm",
+            "cdn:write",
+        ];
+        args.extend_from_slice(extra);
+        stowctl(&db, &args)
+    };
+    for bad in ["png", "image", "image/", "*/png", "image/png/x"] {
+        let (code, _, err) = create(&["--mime", bad]);
+        assert_eq!(code, 1, "{bad}");
+        assert!(
+            err.contains(&format!("--mime {bad:?} is not a MIME type")),
+            "{bad}: {err}"
+        );
+    }
+    for good in ["image/png", "image/*", "IMAGE/WEBP; q=1", "*/*"] {
+        assert_eq!(create(&["--mime", good]).0, 0, "{good}");
+    }
+    let (code, _, err) = create(&["--expires-at", "2020-01-01T00:00:00Z"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is in the past"), "{err}");
+    let (code, _, err) = create(&["--expires-at", "tomorrow"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not an RFC 3339 time"), "{err}");
+}
+
+#[tokio::test]
+async fn gc_refuses_a_store_that_does_not_exist() {
+    let db = empty_db().await;
+    let missing = std::env::temp_dir().join(format!("stowage-gc-{}", ulid::Ulid::new()));
+    let url = format!("file://{}", missing.display());
+    let err = refused(&db, &["gc", "--object-store-url", &url]);
+    assert!(
+        err.contains("does not exist") && err.contains("OBJECT_STORE_URL"),
+        "{err}"
+    );
+    assert!(!missing.exists(), "gc created the directory");
+    let out = Command::new(env!("CARGO_BIN_EXE_stowctl_test_shim"))
+        .env("DATABASE_URL", &db)
+        .env_remove("OBJECT_STORE_URL")
+        .arg("gc")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("set OBJECT_STORE_URL or pass --object-store-url"));
+    std::fs::create_dir_all(&missing).unwrap();
+    let (code, out, _) = stowctl(&db, &["gc", "--object-store-url", &url]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.trim(),
+        "scanned 0 stored objects, removed 0 unreferenced"
+    );
+    std::fs::remove_dir_all(&missing).unwrap();
 }
