@@ -4,6 +4,7 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 export PATH := justfile_directory() + "/.tools/bin:" + env_var("PATH")
 export DATABASE_URL := env_var_or_default("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/stowage")
+export OBJECT_STORE_URL := env_var_or_default("OBJECT_STORE_URL", "file://" + justfile_directory() + "/data/objects")
 
 default:
     @just --list

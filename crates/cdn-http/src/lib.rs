@@ -45,8 +45,10 @@ pub enum StartError {
 /// Builds the state from configuration (pool, object store, repositories).
 pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
     let db = Db::connect(&config.db_config()).map_err(|e| StartError::Config(e.to_string()))?;
-    let objects = Objects::from_url(&config.object_store_url)
+    let url = config
+        .object_store_url()
         .map_err(|e| StartError::Config(e.to_string()))?;
+    let objects = Objects::from_url(url).map_err(|e| StartError::Config(e.to_string()))?;
     Ok(CdnState::new(
         Arc::clone(&config),
         db.clone(),

@@ -121,6 +121,42 @@ impl Db {
     }
 }
 
+/// Why a service cannot start with this `DATABASE_URL`: the URL is invalid, the database does not
+/// exist, or the server refused the credentials. `None` when a connection succeeds, and when the
+/// server is down or slow: the service then starts not ready and waits for it.
+pub async fn startup_problem(url: &str) -> Option<String> {
+    use diesel::ConnectionError;
+    let attempt =
+        tokio::time::timeout(Duration::from_secs(5), AsyncPgConnection::establish(url)).await;
+    let e = match attempt {
+        Ok(Err(e)) => e,
+        Ok(Ok(_)) | Err(_) => return None,
+    };
+    let text = match &e {
+        ConnectionError::InvalidConnectionUrl(m) => {
+            return Some(format!("DATABASE_URL is not a valid Postgres URL: {m}"))
+        }
+        other => other.to_string(),
+    };
+    let lower = text.to_lowercase();
+    if lower.contains("password authentication failed")
+        || lower.contains("no pg_hba.conf entry")
+        || (lower.contains("role") && lower.contains("does not exist"))
+    {
+        return Some(format!(
+            "the database server refused the credentials in DATABASE_URL ({}); fix the user or password",
+            text.trim()
+        ));
+    }
+    if lower.contains("database") && lower.contains("does not exist") {
+        return Some(format!(
+            "{}; create it (e.g. `createdb`), then `stowctl migrate`, or fix DATABASE_URL",
+            text.trim()
+        ));
+    }
+    None
+}
+
 pub fn pool_error(e: PoolError) -> StoreError {
     match e {
         PoolError::Backend(diesel_async::pooled_connection::PoolError::QueryError(q)) => {

@@ -17,7 +17,9 @@ pub struct Config {
     pub database_url: String,
     pub cdn_addr: String,
     pub logs_addr: String,
-    pub object_store_url: String,
+    /// Where object bytes live (`OBJECT_STORE_URL`); the API host refuses to start without it
+    /// rather than guess a directory ([`Config::object_store_url`]).
+    pub object_store_url: Option<String>,
     /// Origin (and path prefix) of `publicUrl`; default `http://{cdn_addr}/cdn`.
     pub public_base_url: String,
     /// Origin of `uploadUrl` (e.g. `https://api.example.com`); default: taken from the request.
@@ -98,7 +100,19 @@ fn positive_secs(name: &str, default: u64) -> Result<Duration, ConfigError> {
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/stowage";
 
+/// What the API host answers when `OBJECT_STORE_URL` is not set.
+pub const NO_OBJECT_STORE: &str = "OBJECT_STORE_URL is not set: say where object bytes live, \
+     e.g. file:///var/lib/stowage/objects (an absolute directory), s3://bucket[/prefix] (with the \
+     AWS_* settings) or memory:// (nothing kept; for tests)";
+
 impl Config {
+    /// The object store's URL, or [`NO_OBJECT_STORE`].
+    pub fn object_store_url(&self) -> Result<&str, ConfigError> {
+        self.object_store_url
+            .as_deref()
+            .ok_or_else(|| ConfigError(NO_OBJECT_STORE.into()))
+    }
+
     /// Loads `STOWAGE_CONFIG` (if set) then reads the environment.
     pub fn from_env() -> Result<Self, ConfigError> {
         if let Some(file) = var("STOWAGE_CONFIG") {
@@ -106,13 +120,7 @@ impl Config {
                 .map_err(|e| ConfigError(format!("STOWAGE_CONFIG={file}: {e}")))?;
         }
         let cdn_addr = var("CDN_API_ADDR").unwrap_or_else(|| "127.0.0.1:8080".into());
-        let object_store_url = match var("OBJECT_STORE_URL") {
-            Some(u) => u,
-            None => {
-                let cwd = std::env::current_dir().map_err(|e| ConfigError(e.to_string()))?;
-                format!("file://{}", cwd.join("data/objects").display())
-            }
-        };
+        let object_store_url = var("OBJECT_STORE_URL");
         let public_base_url = var("PUBLIC_BASE_URL")
             .unwrap_or_else(|| format!("http://{cdn_addr}/cdn"))
             .trim_end_matches('/')
@@ -178,7 +186,7 @@ impl Config {
             database_url,
             cdn_addr: "127.0.0.1:0".into(),
             logs_addr: "127.0.0.1:0".into(),
-            object_store_url,
+            object_store_url: Some(object_store_url),
             public_base_url: "http://cdn.test/cdn".into(),
             api_base_url: None,
             trusted_proxies: Vec::new(),

@@ -43,12 +43,44 @@ pub fn path_config() -> web::PathConfig {
     })
 }
 
-/// JSON 404 for unknown routes.
+/// JSON 404 for unknown routes; names the fix when the path shows a client's base URL set wrong
+/// ([`base_url_hint`]).
 pub async fn not_found(req: actix_web::HttpRequest) -> Result<actix_web::HttpResponse, ApiError> {
-    Err(ApiError::new(
-        Code::NotFound,
-        format!("no route for {} {}", req.method(), req.path()),
-    ))
+    let mut message = format!("no route for {} {}", req.method(), req.path());
+    if let Some(hint) = base_url_hint(req.path()) {
+        message.push_str("; ");
+        message.push_str(hint);
+    }
+    Err(ApiError::new(Code::NotFound, message))
+}
+
+/// First segments of the `/v1` routes of both hosts.
+const V1_ROUTES: [&str; 7] = [
+    "objects",
+    "placeholders",
+    "presigned-url",
+    "whoami",
+    "logs",
+    "servers",
+    "openapi.json",
+];
+
+/// The fix for the two base-URL mistakes a path shows: `/v1` twice (the FiveMesh SDK appends
+/// `/v1/...` to `FIVEMESH_LOGS_API_URL`, so that setting is the origin without `/v1`), or a `/v1`
+/// route without its `/v1` (the SDK's `FIVEMESH_API_URL` is the API base with `/v1`).
+pub fn base_url_hint(path: &str) -> Option<&'static str> {
+    if path.starts_with("/v1/v1/") {
+        return Some(
+            "the path has /v1 twice: the client adds /v1 to a base URL that already ends in /v1. \
+             For the FiveMesh SDK set FIVEMESH_LOGS_API_URL to the ingestion host's origin without /v1 \
+             (e.g. http://127.0.0.1:8081)",
+        );
+    }
+    let first = path.trim_start_matches('/').split('/').next()?;
+    V1_ROUTES.contains(&first).then_some(
+        "routes start with /v1: the client's base URL is missing it. For the FiveMesh SDK set \
+         FIVEMESH_API_URL to the API base with /v1 (e.g. http://127.0.0.1:8080/v1)",
+    )
 }
 
 /// JSON 405 for a known route with another method.
@@ -105,6 +137,12 @@ where
         }
     };
     telemetry::init(&config.log_format);
+    // a database that does not exist or refuses the credentials will not start working by
+    // itself: stop now and say so (one that is down starts the service not ready instead)
+    if let Some(problem) = stow_db::startup_problem(&config.database_url).await {
+        eprintln!("{name}: {problem}");
+        return std::process::ExitCode::from(2);
+    }
     let listen = addr(&config);
     let service = match build(config) {
         Ok(s) => s,
@@ -122,6 +160,41 @@ where
         Err(e) => {
             eprintln!("{name}: {e}");
             std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod base_url_tests {
+    use super::base_url_hint;
+
+    #[test]
+    fn hints_name_the_setting_to_change() {
+        assert!(base_url_hint("/v1/v1/servers/abc/logs")
+            .unwrap()
+            .contains("FIVEMESH_LOGS_API_URL"));
+        for path in [
+            "/objects",
+            "/presigned-url",
+            "/whoami",
+            "/logs/query",
+            "/placeholders",
+        ] {
+            assert!(
+                base_url_hint(path).unwrap().contains("FIVEMESH_API_URL"),
+                "{path}"
+            );
+        }
+        for path in [
+            "/",
+            "/nope",
+            "/v1/nope",
+            "/v1/objects/x",
+            "/cdn/a/b",
+            "/objectsx",
+            "/v1v1/objects",
+        ] {
+            assert_eq!(base_url_hint(path), None, "{path}");
         }
     }
 }

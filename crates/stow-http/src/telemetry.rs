@@ -1,4 +1,5 @@
-//! Tracing setup: human-readable lines by default, JSON with `LOG_FORMAT=json`.
+//! Tracing setup: human-readable lines by default, JSON with `LOG_FORMAT=json`; colour only when
+//! stdout is a terminal (no escape codes in journald, files or pipes).
 //!
 //! actix-http's connection dispatcher logs every malformed request it refuses (a bad request line
 //! or header, a head too large, a slow head) at ERROR, before any of our code sees the request, so
@@ -25,11 +26,13 @@ fn is_connection_error(meta: &Metadata<'_>) -> bool {
     *meta.level() == Level::ERROR && meta.target().starts_with("actix_http::h1")
 }
 
-/// The subscriber: `filter`, the format, and the connection-error throttle.
+/// The subscriber: `filter`, the format (coloured when `ansi`), and the connection-error
+/// throttle.
 fn subscriber<W>(
     format: &LogFormat,
     filter: EnvFilter,
     writer: W,
+    ansi: bool,
     throttle: &'static LogThrottle,
 ) -> impl tracing::Subscriber + Send + Sync
 where
@@ -38,6 +41,7 @@ where
     let quiet = DynFilterFn::new(move |meta, _| !is_connection_error(meta) || throttle.ready());
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(writer)
+        .with_ansi(ansi)
         .with_target(false);
     let fmt = match format {
         LogFormat::Json => fmt.json().flatten_event(true).boxed(),
@@ -54,7 +58,8 @@ pub fn init(format: &LogFormat) {
     let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     // also routes `log` records (actix-server, actix-multipart) into the subscriber; a second
     // init (tests) keeps the first subscriber
-    let _ = subscriber(format, filter, std::io::stdout, &CONNECTION_ERRORS).try_init();
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let _ = subscriber(format, filter, std::io::stdout, ansi, &CONNECTION_ERRORS).try_init();
 }
 
 #[cfg(test)]
@@ -93,6 +98,7 @@ mod tests {
             &LogFormat::Human,
             EnvFilter::new("info"),
             lines.clone(),
+            false,
             &THROTTLE,
         );
         tracing::subscriber::with_default(sub, || {
@@ -107,5 +113,9 @@ mod tests {
         assert_eq!(text.matches("stream error").count(), 1, "{text}");
         assert_eq!(text.matches("our own error").count(), 2, "{text}");
         assert_eq!(text.matches("not an error").count(), 1, "{text}");
+        assert!(
+            !text.contains('\x1b'),
+            "no colour codes off a terminal: {text:?}"
+        );
     }
 }

@@ -177,7 +177,7 @@ async fn a_full_disk_answers_507_and_readiness_says_degraded() {
         return;
     };
     let mut config = app.config.clone();
-    config.object_store_url = format!("file://{}", disk.0.display());
+    config.object_store_url = Some(format!("file://{}", disk.0.display()));
     let base = spawn_cdn(config);
     let upload = |name: &str, size: usize| {
         let form = reqwest::multipart::Form::new().part(

@@ -469,3 +469,52 @@ async fn extension_methods_share_one_metrics_label() {
         .sum();
     assert_eq!(counted, 3.0, "{text}");
 }
+
+/// The FiveMesh SDK appends `/v1/servers/{id}/logs` to `FIVEMESH_LOGS_API_URL` and `/objects`
+/// (and the rest) to `FIVEMESH_API_URL`: either set wrong, the 404 says which setting to change
+/// (the SDK prints the message in the server console).
+#[tokio::test]
+async fn a_base_url_set_wrong_is_answered_with_the_fix() {
+    let app = spawn().await;
+    let res = app
+        .client
+        .post(format!(
+            "{}/v1/v1/servers/{}/logs",
+            app.logs, app.server.cfx_id
+        ))
+        .bearer_auth(&app.server_key)
+        .json(&json!({ "batch_id": "batch-0001", "events": [] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], "not_found");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("FIVEMESH_LOGS_API_URL") && message.contains("without /v1"),
+        "{message}"
+    );
+    let res = app
+        .client
+        .get(format!("{}/objects?path=shots", app.cdn))
+        .bearer_auth(&app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    let body = expect_error(res, 404, "NOT_FOUND").await;
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("FIVEMESH_API_URL") && message.contains("with /v1"),
+        "{message}"
+    );
+    // any other unknown path is a plain 404
+    let res = app
+        .client
+        .get(format!("{}/nope", app.cdn))
+        .send()
+        .await
+        .unwrap();
+    let body = expect_error(res, 404, "NOT_FOUND").await;
+    assert_eq!(body["error"]["message"], "no route for GET /nope");
+}
