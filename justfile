@@ -30,6 +30,7 @@ test:
     cargo clippy --workspace --all-targets -- -D warnings
     scripts/check-boundaries.sh
     cargo machete
+    cargo fetch --locked  # every crate of the lock file, other platforms' too: cargo-deny reads them all
     cargo deny --offline check licenses bans sources
     scripts/drop-test-dbs.sh
     if command -v cargo-nextest >/dev/null; then cargo nextest run --workspace --no-fail-fast; else cargo test --workspace --no-fail-fast; fi
