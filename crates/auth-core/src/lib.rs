@@ -14,6 +14,7 @@ pub mod permission;
 pub mod policy;
 pub mod secret;
 pub mod signing;
+pub mod signing_secrets;
 pub mod store;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;

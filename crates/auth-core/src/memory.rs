@@ -4,6 +4,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+
+use crate::signing::SigningKeys;
+use crate::signing_secrets::{SecretInfo, SigningSecretStore};
 use chrono::{DateTime, Utc};
 
 use crate::key::{ApiKey, AuthContext};
@@ -289,6 +292,83 @@ impl AccountStore for MemoryAccounts {
     }
 }
 
+/// `(id, secret, created_at, accepted_until)`.
+type SecretRow = (i64, Vec<u8>, DateTime<Utc>, Option<DateTime<Utc>>);
+
+/// Signing secrets in memory: starts with one current secret, like a migrated database.
+pub struct MemorySigningSecrets {
+    /// Oldest first.
+    rows: Mutex<Vec<SecretRow>>,
+}
+
+impl Default for MemorySigningSecrets {
+    fn default() -> Self {
+        Self {
+            rows: Mutex::new(vec![(
+                1,
+                crate::signing_secrets::generate(),
+                Utc::now(),
+                None,
+            )]),
+        }
+    }
+}
+
+impl MemorySigningSecrets {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<SecretRow>> {
+        self.rows.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl SigningSecretStore for MemorySigningSecrets {
+    async fn keys(&self, now: DateTime<Utc>) -> Result<SigningKeys, StoreError> {
+        let rows = self.lock();
+        let current = rows
+            .iter()
+            .rev()
+            .find(|r| r.3.is_none())
+            .ok_or_else(|| StoreError::NotFound("no current signing secret".into()))?;
+        let previous = rows
+            .iter()
+            .rev()
+            .filter(|r| r.3.is_some_and(|until| until > now))
+            .map(|r| r.1.clone())
+            .collect();
+        Ok(SigningKeys::new(current.1.clone(), previous))
+    }
+
+    async fn rotate(
+        &self,
+        secret: &[u8],
+        now: DateTime<Utc>,
+        previous_until: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let mut rows = self.lock();
+        for row in rows.iter_mut().filter(|r| r.3.is_none()) {
+            row.3 = Some(previous_until);
+        }
+        rows.retain(|r| r.3.is_none_or(|until| until >= now));
+        let id = rows.iter().map(|r| r.0).max().unwrap_or(0) + 1;
+        rows.push((id, secret.to_vec(), now, None));
+        Ok(())
+    }
+
+    async fn list(&self, now: DateTime<Utc>) -> Result<Vec<SecretInfo>, StoreError> {
+        Ok(self
+            .lock()
+            .iter()
+            .rev()
+            .filter(|r| r.3.is_none_or(|until| until > now))
+            .map(|r| SecretInfo {
+                id: r.0,
+                created_at: r.2,
+                accepted_until: r.3,
+            })
+            .collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     async fn store() -> Box<dyn crate::AccountStore> {
@@ -296,4 +376,10 @@ mod tests {
     }
 
     crate::account_store_suite!(futures::executor::block_on, store);
+
+    async fn secrets() -> Box<dyn crate::signing_secrets::SigningSecretStore> {
+        Box::new(super::MemorySigningSecrets::default())
+    }
+
+    crate::signing_secret_suite!(futures::executor::block_on, secrets);
 }

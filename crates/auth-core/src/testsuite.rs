@@ -37,6 +37,95 @@ macro_rules! account_store_suite {
     };
 }
 
+/// One `#[test]` per case of the signing-secret store suite, each on a fresh store that has its
+/// initial current secret. `$store` is an `async fn() -> Box<dyn SigningSecretStore>`.
+#[macro_export]
+macro_rules! signing_secret_suite {
+    ($run:path, $store:path) => {
+        $crate::signing_secret_suite!(@cases $run, $store;
+            signing_secrets_start_with_a_current_one,
+            signing_secrets_rotate_with_a_grace_period);
+    };
+    (@cases $run:path, $store:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                $run(async {
+                    let store = $store().await;
+                    $crate::testsuite::$case(store.as_ref()).await;
+                })
+            }
+        )*
+    };
+}
+
+pub async fn signing_secrets_start_with_a_current_one(
+    store: &dyn crate::signing_secrets::SigningSecretStore,
+) {
+    let now = Utc::now();
+    let keys = store.keys(now).await.unwrap();
+    let token = keys.sign("ctx", b"p");
+    // read again (another instance, after a restart): the same secret
+    assert_eq!(
+        store
+            .keys(now)
+            .await
+            .unwrap()
+            .verify("ctx", &token)
+            .unwrap(),
+        b"p"
+    );
+    let listed = store.list(now).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].accepted_until, None);
+}
+
+pub async fn signing_secrets_rotate_with_a_grace_period(
+    store: &dyn crate::signing_secrets::SigningSecretStore,
+) {
+    use chrono::Duration;
+    let now = Utc::now();
+    let first = store.keys(now).await.unwrap();
+    let old_token = first.sign("ctx", b"p");
+    store
+        .rotate(
+            b"second-secret-0123456789abcdef",
+            now,
+            now + Duration::hours(1),
+        )
+        .await
+        .unwrap();
+    let second = store.keys(now).await.unwrap();
+    assert_eq!(
+        second.verify("ctx", &old_token).unwrap(),
+        b"p",
+        "within grace"
+    );
+    let new_token = second.sign("ctx", b"p");
+    assert!(
+        first.verify("ctx", &new_token).is_err(),
+        "signed with the new secret"
+    );
+    let listed = store.list(now).await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].accepted_until, None, "newest (current) first");
+    assert!(listed[1].accepted_until.is_some());
+    // past the grace period the old secret is no longer accepted
+    let later = now + Duration::hours(2);
+    let keys = store.keys(later).await.unwrap();
+    assert!(keys.verify("ctx", &old_token).is_err());
+    assert_eq!(keys.verify("ctx", &new_token).unwrap(), b"p");
+    assert_eq!(store.list(later).await.unwrap().len(), 1);
+    // a rotation drops what has expired; a grace period of nothing ends acceptance at once
+    store
+        .rotate(b"third-secret-0123456789abcdefgh", later, later)
+        .await
+        .unwrap();
+    let keys = store.keys(later).await.unwrap();
+    assert!(keys.verify("ctx", &new_token).is_err());
+    assert_eq!(store.list(later).await.unwrap().len(), 1);
+}
+
 pub async fn plans_are_built_in_and_upserted(store: &dyn AccountStore) {
     // plans
     for p in Plan::builtin() {

@@ -4,7 +4,7 @@
 //! with the server secret and bound to the organization. A forged token, or one presented with
 //! another `path` or by another organization, is refused.
 
-use auth_core::signing;
+use auth_core::signing::SigningKeys;
 use serde::{Deserialize, Serialize};
 
 pub const DEFAULT_LIMIT: usize = 100;
@@ -29,25 +29,26 @@ fn context(org_id: &str) -> String {
     format!("list:{org_id}")
 }
 
-pub fn make_token(secret: &[u8], org_id: &str, folder: &str, last_key: &str) -> String {
+pub fn make_token(keys: &SigningKeys, org_id: &str, folder: &str, last_key: &str) -> String {
     let payload = Payload {
         v: 1,
         f: folder.to_owned(),
         a: last_key.to_owned(),
     };
     let bytes = serde_json::to_vec(&payload).unwrap_or_default();
-    signing::sign(secret, &context(org_id), &bytes)
+    keys.sign(&context(org_id), &bytes)
 }
 
 /// The key to continue after.
 pub fn read_token(
-    secret: &[u8],
+    keys: &SigningKeys,
     org_id: &str,
     folder: &str,
     token: &str,
 ) -> Result<String, TokenError> {
-    let bytes =
-        signing::verify(secret, &context(org_id), token).map_err(|_| TokenError::Invalid)?;
+    let bytes = keys
+        .verify(&context(org_id), token)
+        .map_err(|_| TokenError::Invalid)?;
     let p: Payload = serde_json::from_slice(&bytes).map_err(|_| TokenError::Invalid)?;
     if p.v != 1 {
         return Err(TokenError::Invalid);
@@ -77,31 +78,36 @@ mod tests {
 
     #[test]
     fn tokens() {
-        let t = make_token(b"k", "org_a", "images", "images/b.png");
+        let t = make_token(
+            &SigningKeys::single(b"k"),
+            "org_a",
+            "images",
+            "images/b.png",
+        );
         assert_eq!(
-            read_token(b"k", "org_a", "images", &t).unwrap(),
+            read_token(&SigningKeys::single(b"k"), "org_a", "images", &t).unwrap(),
             "images/b.png"
         );
         assert_eq!(
-            read_token(b"k", "org_a", "clips", &t),
+            read_token(&SigningKeys::single(b"k"), "org_a", "clips", &t),
             Err(TokenError::Mismatch)
         );
         assert_eq!(
-            read_token(b"k", "org_b", "images", &t),
+            read_token(&SigningKeys::single(b"k"), "org_b", "images", &t),
             Err(TokenError::Invalid)
         );
         assert_eq!(
-            read_token(b"x", "org_a", "images", &t),
+            read_token(&SigningKeys::single(b"x"), "org_a", "images", &t),
             Err(TokenError::Invalid)
         );
         assert_eq!(
-            read_token(b"k", "org_a", "images", "garbage"),
+            read_token(&SigningKeys::single(b"k"), "org_a", "images", "garbage"),
             Err(TokenError::Invalid)
         );
         let mut forged = t.clone();
         forged.insert(3, 'A');
         assert_eq!(
-            read_token(b"k", "org_a", "images", &forged),
+            read_token(&SigningKeys::single(b"k"), "org_a", "images", &forged),
             Err(TokenError::Invalid)
         );
     }

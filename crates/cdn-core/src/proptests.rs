@@ -115,7 +115,7 @@ proptest! {
         cut in any::<prop::sample::Index>(),
         flip in any::<prop::sample::Index>(),
     ) {
-        let secret = b"a-signing-secret-for-tests";
+        let secret = &auth_core::signing::SigningKeys::single(b"a-signing-secret-for-tests");
         let token = make_token(secret, "org_1", &folder, &last);
         prop_assert_eq!(read_token(secret, "org_1", &folder, &token), Ok(last));
         prop_assert!(read_token(secret, "org_2", &folder, &token).is_err());

@@ -58,6 +58,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         Arc::new(PgIdempotency::new(db.clone())),
         Arc::new(PgUploadUrls::new(db.clone())),
         Arc::new(PgPlaceholders::new(db.clone())),
+        Arc::new(stow_db::PgSigningSecrets::new(db.clone())),
         Arc::new(stow_db::logs::PgLogs::new(db)),
     ))
 }

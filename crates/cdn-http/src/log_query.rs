@@ -7,7 +7,6 @@ use logs_core::query::{
     make_cursor, read_cursor, search_digest, validate, CursorError, QueryRequest,
 };
 use logs_core::store::{EventQuery, EventRow};
-use secrecy::ExposeSecret;
 use serde::Serialize;
 use serde_json::Value;
 use stow_http::{current_request_id, ApiError, Auth, Code};
@@ -146,21 +145,15 @@ pub async fn query(
     let valid = validate(&req).map_err(ApiError::invalid_request)?;
     let now = Utc::now();
     let search = search_digest(&server.cfx_id, &valid);
+    let keys = state.signing_keys().await?;
     let after = match &req.cursor {
         None => None,
-        Some(c) => Some(
-            read_cursor(
-                state.config.signing_secret.expose_secret(),
-                &auth.org.id,
-                &search,
-                c,
-                now,
-            )
-            .map_err(|e| match e {
+        Some(c) => Some(read_cursor(&keys, &auth.org.id, &search, c, now).map_err(
+            |e| match e {
                 CursorError::Invalid => ApiError::new(Code::InvalidCursor, e.to_string()),
                 CursorError::Expired => ApiError::new(Code::CursorExpired, e.to_string()),
-            })?,
-        ),
+            },
+        )?),
     };
     let retention_start = now - Duration::days(i64::from(auth.plan.retention_days));
     let from = valid.from.max(retention_start);
@@ -204,7 +197,7 @@ pub async fn query(
     rows.truncate(valid.limit);
     let next_cursor = match (has_more, rows.last()) {
         (true, Some(last)) => Some(make_cursor(
-            state.config.signing_secret.expose_secret(),
+            &keys,
             &auth.org.id,
             &search,
             (last.occurred_at, last.id),

@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use auth_core::signing::SigningKeys;
+use auth_core::signing_secrets::SigningSecretStore;
 use auth_core::{AccountStore, AuthContext, Org};
 use cdn_core::idempotency::IdempotencyStore;
 use cdn_core::metadata::Metadata;
@@ -72,6 +74,7 @@ pub struct CdnState {
     pub idempotency: Arc<dyn IdempotencyStore>,
     pub upload_urls: Arc<dyn UploadUrlStore>,
     pub placeholders: Arc<dyn PlaceholderStore>,
+    pub signing_secrets: Arc<dyn SigningSecretStore>,
     pub logs: Arc<dyn logs_core::LogStore>,
     searches: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
     rows: RowCache,
@@ -82,6 +85,8 @@ pub struct CdnState {
     placeholder_sets: PlaceholderCache,
     /// Refused uploads per upload-URL token hash, on this instance.
     refused: RefusedCache,
+    /// The signing keys last read from the database.
+    signing: Mutex<Option<(Instant, SigningKeys)>>,
     /// When delivery last found the database unreachable.
     outage_at: Mutex<Option<Instant>>,
 }
@@ -102,6 +107,7 @@ impl CdnState {
         idempotency: Arc<dyn IdempotencyStore>,
         upload_urls: Arc<dyn UploadUrlStore>,
         placeholders: Arc<dyn PlaceholderStore>,
+        signing_secrets: Arc<dyn SigningSecretStore>,
         logs: Arc<dyn logs_core::LogStore>,
     ) -> Self {
         Self {
@@ -113,6 +119,7 @@ impl CdnState {
             idempotency,
             upload_urls,
             placeholders,
+            signing_secrets,
             logs,
             searches: Mutex::new(HashMap::new()),
             rows: RowCache::new(100_000),
@@ -121,6 +128,7 @@ impl CdnState {
             placeholder_sets: PlaceholderCache::new(10_000),
             refused: RefusedCache::new(100_000),
             outage_at: Mutex::new(None),
+            signing: Mutex::new(None),
         }
     }
 
@@ -253,6 +261,30 @@ impl CdnState {
                 .insert(org_id.to_owned(), (at, Arc::clone(&set)));
         }
         Ok(set)
+    }
+
+    /// The keys continuation tokens and query cursors are signed and checked with:
+    /// `STOWAGE_SIGNING_SECRET` when set, else the database's secrets, reused for
+    /// `signing_keys_ttl` (and kept while the database is unreachable, see [`STALE_IF_ERROR`]).
+    pub async fn signing_keys(&self) -> Result<SigningKeys, auth_core::StoreError> {
+        use secrecy::ExposeSecret;
+        if let Some(fixed) = &self.config.signing_secret {
+            return Ok(SigningKeys::single(fixed.expose_secret()));
+        }
+        let cached = self
+            .signing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let (keys, fresh) = self
+            .lookup(cached, self.config.signing_keys_ttl, || {
+                self.signing_secrets.keys(Utc::now())
+            })
+            .await?;
+        if let Some(at) = fresh {
+            *self.signing.lock().unwrap_or_else(|e| e.into_inner()) = Some((at, keys.clone()));
+        }
+        Ok(keys)
     }
 
     /// Forgets the organization's compiled placeholders after this instance changed them.

@@ -124,7 +124,7 @@ proptest! {
         cut in any::<prop::sample::Index>(),
         flip in any::<prop::sample::Index>(),
     ) {
-        let secret = b"a-signing-secret-for-tests";
+        let secret = &auth_core::signing::SigningKeys::single(b"a-signing-secret-for-tests");
         let now = Utc::now();
         let Some(at) = chrono::DateTime::from_timestamp_micros(t) else { return Ok(()) };
         let cursor = make_cursor(secret, "org_1", &search, (at, id), now + Duration::minutes(5));

@@ -5,7 +5,7 @@
 //! bound to the organization. Sent with a different search it is `INVALID_CURSOR`; after expiry
 //! `CURSOR_EXPIRED`.
 
-use auth_core::signing;
+use auth_core::signing::SigningKeys;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -183,7 +183,7 @@ fn context(org_id: &str) -> String {
 }
 
 pub fn make_cursor(
-    secret: &[u8],
+    keys: &SigningKeys,
     org_id: &str,
     search: &str,
     after: (DateTime<Utc>, i64),
@@ -196,8 +196,7 @@ pub fn make_cursor(
         i: after.1,
         e: expires_at.timestamp(),
     };
-    signing::sign(
-        secret,
+    keys.sign(
         &context(org_id),
         &serde_json::to_vec(&p).unwrap_or_default(),
     )
@@ -205,14 +204,15 @@ pub fn make_cursor(
 
 /// The position to continue after.
 pub fn read_cursor(
-    secret: &[u8],
+    keys: &SigningKeys,
     org_id: &str,
     search: &str,
     cursor: &str,
     now: DateTime<Utc>,
 ) -> Result<(DateTime<Utc>, i64), CursorError> {
-    let bytes =
-        signing::verify(secret, &context(org_id), cursor).map_err(|_| CursorError::Invalid)?;
+    let bytes = keys
+        .verify(&context(org_id), cursor)
+        .map_err(|_| CursorError::Invalid)?;
     let p: CursorPayload = serde_json::from_slice(&bytes).map_err(|_| CursorError::Invalid)?;
     if p.v != 1 || p.s != search {
         return Err(CursorError::Invalid);
@@ -354,28 +354,55 @@ mod tests {
                 .with_timezone(&Utc),
             42,
         );
-        let c = make_cursor(b"k", "org_a", &s, pos, now + Duration::minutes(15));
-        assert_eq!(read_cursor(b"k", "org_a", &s, &c, now), Ok(pos));
+        let c = make_cursor(
+            &SigningKeys::single(b"k"),
+            "org_a",
+            &s,
+            pos,
+            now + Duration::minutes(15),
+        );
+        assert_eq!(
+            read_cursor(&SigningKeys::single(b"k"), "org_a", &s, &c, now),
+            Ok(pos)
+        );
         let mut other = q.clone();
         other.level = Some(Level::Error);
         assert_eq!(
-            read_cursor(b"k", "org_a", &search_digest("abc", &other), &c, now),
+            read_cursor(
+                &SigningKeys::single(b"k"),
+                "org_a",
+                &search_digest("abc", &other),
+                &c,
+                now
+            ),
             Err(CursorError::Invalid)
         );
         assert_eq!(
-            read_cursor(b"k", "org_a", &search_digest("other", &q), &c, now),
+            read_cursor(
+                &SigningKeys::single(b"k"),
+                "org_a",
+                &search_digest("other", &q),
+                &c,
+                now
+            ),
             Err(CursorError::Invalid)
         );
         assert_eq!(
-            read_cursor(b"k", "org_b", &s, &c, now),
+            read_cursor(&SigningKeys::single(b"k"), "org_b", &s, &c, now),
             Err(CursorError::Invalid)
         );
         assert_eq!(
-            read_cursor(b"k", "org_a", &s, "garbage", now),
+            read_cursor(&SigningKeys::single(b"k"), "org_a", &s, "garbage", now),
             Err(CursorError::Invalid)
         );
         assert_eq!(
-            read_cursor(b"k", "org_a", &s, &c, now + Duration::minutes(16)),
+            read_cursor(
+                &SigningKeys::single(b"k"),
+                "org_a",
+                &s,
+                &c,
+                now + Duration::minutes(16)
+            ),
             Err(CursorError::Expired)
         );
     }

@@ -56,6 +56,12 @@ pub enum Command {
         #[command(subcommand)]
         cmd: PlaceholderCmd,
     },
+    /// The secrets continuation tokens and query cursors are signed with (kept in the database).
+    #[command(name = "signing-secret")]
+    SigningSecret {
+        #[command(subcommand)]
+        cmd: SigningSecretCmd,
+    },
     /// Usage of an organization this month.
     Usage {
         /// Organization id (`org_…`).
@@ -146,6 +152,19 @@ pub enum OrgCmd {
         #[arg(long)]
         plan: String,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SigningSecretCmd {
+    /// Make a new current secret. Tokens and cursors signed with the one it replaces stay valid
+    /// for the grace period; every cdn-api instance signs with the new one within a minute.
+    Rotate {
+        /// Hours the replaced secret is still accepted (0: refuse its tokens at once).
+        #[arg(long, default_value_t = 24)]
+        grace_hours: u32,
+    },
+    /// List the secrets still accepted (never the secrets themselves).
+    List,
 }
 
 #[derive(Subcommand, Debug)]

@@ -11,6 +11,7 @@ mod orgs;
 mod placeholders;
 mod plans;
 mod servers;
+mod signing;
 mod table;
 
 use std::sync::Arc;
@@ -69,6 +70,7 @@ pub async fn run(ctx: &Ctx, command: Command) -> Result<(Value, String), CliErro
         Command::LogsSource { cmd } => servers::logs_source(ctx, cmd).await,
         Command::Key { cmd } => keys::run(ctx, cmd).await,
         Command::Placeholder { cmd } => placeholders::run(ctx, cmd).await,
+        Command::SigningSecret { cmd } => signing::run(ctx, cmd).await,
         Command::Usage { org } => maintenance::usage(ctx, org).await,
         Command::Gc {
             object_store_url,

@@ -12,6 +12,7 @@ pub mod cdn;
 pub mod logs;
 pub mod migrate;
 pub mod schema;
+pub mod signing_secrets;
 pub mod testing;
 
 use std::time::Duration;
@@ -25,6 +26,7 @@ use futures_util::FutureExt;
 
 pub use accounts::PgAccounts;
 pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
+pub use signing_secrets::PgSigningSecrets;
 
 pub type Conn = Object<AsyncPgConnection>;
 

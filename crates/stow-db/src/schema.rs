@@ -147,6 +147,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    signing_secrets (id) {
+        id -> Int8,
+        secret -> Bytea,
+        created_at -> Timestamptz,
+        accepted_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     usage_counters (org_id, month) {
         org_id -> Text,
         month -> Date,

@@ -13,6 +13,18 @@ mod postgres_accounts {
     auth_core::account_store_suite!(testing::run_case, store);
 }
 
+/// The signing secrets of a fresh, migrated database.
+async fn secrets() -> Box<dyn auth_core::signing_secrets::SigningSecretStore> {
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    Box::new(stow_db::PgSigningSecrets::new(db))
+}
+
+mod postgres_signing_secrets {
+    use super::*;
+    auth_core::signing_secret_suite!(testing::run_case, secrets);
+}
+
 #[tokio::test]
 async fn pooled_connections_plan_every_statement_for_its_values() {
     use diesel::sql_types::Text;

@@ -28,10 +28,14 @@ pub struct Config {
     /// (`TRUSTED_PROXIES`, comma-separated addresses or CIDR ranges); from anyone else those
     /// headers are ignored.
     pub trusted_proxies: Vec<ipnet::IpNet>,
-    /// Secret for signed continuation tokens and query cursors. Set it when running several
-    /// instances, or tokens made by one instance are refused by another. `Debug` shows it as
-    /// redacted; read it with `ExposeSecret::expose_secret`.
-    pub signing_secret: SecretSlice<u8>,
+    /// A fixed secret for signed continuation tokens and query cursors
+    /// (`STOWAGE_SIGNING_SECRET`). Unset (the default), the secrets kept in the database are used,
+    /// shared by every instance and rotated with `stowctl signing-secret rotate`. `Debug` shows it
+    /// as redacted; read it with `ExposeSecret::expose_secret`.
+    pub signing_secret: Option<SecretSlice<u8>>,
+    /// How long an instance reuses the signing secrets it read from the database: a rotation
+    /// reaches every instance within this.
+    pub signing_keys_ttl: Duration,
     pub rate_limit_per_second: u32,
     pub rate_limit_burst: u32,
     pub key_cache_ttl: Duration,
@@ -100,6 +104,9 @@ fn positive_secs(name: &str, default: u64) -> Result<Duration, ConfigError> {
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/stowage";
 
+/// How long an instance reuses the signing secrets it read from the database.
+pub const SIGNING_KEYS_TTL: Duration = Duration::from_secs(60);
+
 /// What the API host answers when `OBJECT_STORE_URL` is not set.
 pub const NO_OBJECT_STORE: &str = "OBJECT_STORE_URL is not set: say where object bytes live, \
      e.g. file:///var/lib/stowage/objects (an absolute directory), s3://bucket[/prefix] (with the \
@@ -126,13 +133,13 @@ impl Config {
             .trim_end_matches('/')
             .to_owned();
         let signing_secret = match var("STOWAGE_SIGNING_SECRET") {
-            Some(s) if s.len() >= 16 => SecretSlice::from(s.into_bytes()),
+            Some(s) if s.len() >= 16 => Some(SecretSlice::from(s.into_bytes())),
             Some(_) => {
                 return Err(ConfigError(
                     "STOWAGE_SIGNING_SECRET must be at least 16 characters".into(),
                 ))
             }
-            None => SecretSlice::from(rand_bytes::fill()),
+            None => None,
         };
         let log_format = match var("LOG_FORMAT").as_deref() {
             None | Some("human") => LogFormat::Human,
@@ -155,6 +162,7 @@ impl Config {
                 None => Vec::new(),
             },
             signing_secret,
+            signing_keys_ttl: SIGNING_KEYS_TTL,
             rate_limit_per_second: parsed("RATE_LIMIT_PER_SECOND", 500)?,
             rate_limit_burst: parsed("RATE_LIMIT_BURST", 1000)?,
             key_cache_ttl: Duration::from_secs(parsed("KEY_CACHE_SECONDS", 5)?),
@@ -190,7 +198,9 @@ impl Config {
             public_base_url: "http://cdn.test/cdn".into(),
             api_base_url: None,
             trusted_proxies: Vec::new(),
-            signing_secret: SecretSlice::from(b"test-signing-secret-0123456789".to_vec()),
+            // the database's secrets, read afresh for every request (a rotation shows at once)
+            signing_secret: None,
+            signing_keys_ttl: Duration::ZERO,
             rate_limit_per_second: 10_000,
             rate_limit_burst: 10_000,
             key_cache_ttl: Duration::from_secs(0),
@@ -224,7 +234,10 @@ mod tests {
 
     #[test]
     fn debug_never_prints_the_signing_secret() {
-        let config = Config::for_tests("postgres://db".into(), "memory://".into());
+        let mut config = Config::for_tests("postgres://db".into(), "memory://".into());
+        config.signing_secret = Some(SecretSlice::from(
+            b"test-signing-secret-0123456789".to_vec(),
+        ));
         let shown = format!("{config:?}");
         assert!(!shown.contains("test-signing-secret"), "{shown}");
         assert!(shown.contains("signing_secret"), "{shown}");
@@ -243,16 +256,5 @@ mod tests {
         let err = parse_proxies("10.0.0.7,proxy.local").unwrap_err();
         assert!(err.0.contains("`proxy.local`"), "{err}");
         assert!(parse_proxies("10.0.0.0/33").is_err());
-    }
-}
-
-mod rand_bytes {
-    use rand::RngCore;
-
-    /// A per-process random signing secret (tokens do not survive restarts or cross instances).
-    pub fn fill() -> Vec<u8> {
-        let mut v = vec![0u8; 32];
-        rand::rngs::OsRng.fill_bytes(&mut v);
-        v
     }
 }

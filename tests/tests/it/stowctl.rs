@@ -928,3 +928,44 @@ async fn gc_refuses_a_store_that_does_not_exist() {
     );
     std::fs::remove_dir_all(&missing).unwrap();
 }
+
+#[tokio::test]
+async fn signing_secrets_are_rotated_with_a_grace_period_and_listed() {
+    let db = empty_db().await;
+    let ok = |args: &[&str]| {
+        let (code, out, err) = stowctl(&db, args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    let list = ok(&["signing-secret", "list"]);
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    assert!(
+        lines[0].starts_with("ID  CREATED") && lines[0].ends_with("STATE"),
+        "{list}"
+    );
+    assert!(lines[1].ends_with("current"), "{list}");
+    let out = ok(&["signing-secret", "rotate"]);
+    assert!(
+        out.contains("tokens of the previous one are accepted until"),
+        "{out}"
+    );
+    let list = json_of(&ok(&["--json", "signing-secret", "list"]));
+    let secrets = list["secrets"].as_array().unwrap();
+    assert_eq!(secrets.len(), 2);
+    assert!(secrets[0]["acceptedUntil"].is_null(), "current first");
+    let until = chrono::DateTime::parse_from_rfc3339(secrets[1]["acceptedUntil"].as_str().unwrap())
+        .unwrap();
+    let hours = (until.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_minutes();
+    assert!(
+        (23 * 60..=24 * 60).contains(&hours),
+        "24 h grace by default: {hours} min"
+    );
+    ok(&["signing-secret", "rotate", "--grace-hours", "0"]);
+    let list = ok(&["signing-secret", "list"]);
+    assert_eq!(
+        list.lines().count(),
+        3,
+        "the secret ended at once is gone: {list}"
+    );
+}

@@ -7,7 +7,6 @@ use cdn_core::folder::{FolderEntry, FolderQuery};
 use cdn_core::listing::{self, TokenError};
 use cdn_core::path::normalize_folder;
 use cdn_core::store::ListQuery;
-use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
@@ -94,11 +93,11 @@ pub async fn list(
     } else {
         folder.clone()
     };
-    let secret = state.config.signing_secret.expose_secret();
+    let keys = state.signing_keys().await?;
     let after = match &params.continuation_token {
         None => None,
         Some(t) => Some(
-            listing::read_token(secret, &auth.org.id, &binding, t).map_err(|e| match e {
+            listing::read_token(&keys, &auth.org.id, &binding, t).map_err(|e| match e {
                 TokenError::Invalid | TokenError::Mismatch => {
                     ApiError::invalid_request(e.to_string())
                 }
@@ -147,7 +146,7 @@ pub async fn list(
         (objects, None, last)
     };
     let continuation_token =
-        last.map(|last| listing::make_token(secret, &auth.org.id, &binding, &last));
+        last.map(|last| listing::make_token(&keys, &auth.org.id, &binding, &last));
     Ok(HttpResponse::Ok().json(ListResponse {
         success: true,
         objects,

@@ -302,3 +302,79 @@ async fn bulk_uploads_are_independent_per_file() {
         .await;
     assert_eq!(app.settle_locations(before).await.len(), before);
 }
+
+/// Continuation tokens are signed with the database's secrets: another instance (or this one
+/// after a restart) takes them with no configuration; after a rotation tokens of the replaced
+/// secret are taken for its grace period, and refused once it is over.
+#[tokio::test]
+async fn continuation_tokens_survive_restarts_and_rotations() {
+    use auth_core::signing_secrets::SigningSecretStore;
+    let app = spawn().await;
+    assert!(
+        app.config.signing_secret.is_none(),
+        "the database's secrets"
+    );
+    for name in ["a.png", "b.png", "c.png", "d.png"] {
+        assert_eq!(
+            app.upload(&app.dev_key, name, png_bytes(), Some("p"))
+                .await
+                .status(),
+            200
+        );
+    }
+    let second = app.second_cdn();
+    let page = |base: String, token: Option<String>| {
+        let app = &app;
+        async move {
+            let mut url = format!("{base}/v1/objects?path=p&limit=1");
+            if let Some(t) = token {
+                url.push_str(&format!("&continuationToken={}", urlencode(&t)));
+            }
+            let res = app
+                .client
+                .get(url)
+                .bearer_auth(&app.dev_key)
+                .send()
+                .await
+                .unwrap();
+            let status = res.status().as_u16();
+            (status, res.json::<Value>().await.unwrap())
+        }
+    };
+    let token = |body: &Value| body["continuationToken"].as_str().unwrap().to_owned();
+    let (_, first) = page(app.cdn.clone(), None).await;
+    let t1 = token(&first);
+    let (status, on_second) = page(second.clone(), Some(t1.clone())).await;
+    assert_eq!(status, 200, "{on_second}");
+    assert_eq!(on_second["objects"][0]["key"], "p/b.png");
+
+    let secrets = stow_db::PgSigningSecrets::new(app.db.clone());
+    let now = chrono::Utc::now();
+    // a rotation with a grace period: the old secret's tokens still work on every instance
+    secrets
+        .rotate(
+            b"rotated-secret-0123456789abcdef",
+            now,
+            now + chrono::Duration::hours(1),
+        )
+        .await
+        .unwrap();
+    for base in [app.cdn.clone(), second.clone()] {
+        let (status, body) = page(base, Some(t1.clone())).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let (_, fresh) = page(second.clone(), Some(t1.clone())).await;
+    let t2 = token(&fresh);
+    assert_ne!(t2.split('.').nth(1), t1.split('.').nth(1));
+    // a rotation that ends the replaced secret at once: its tokens are refused
+    secrets
+        .rotate(b"third-secret-0123456789abcdefghi", now, now)
+        .await
+        .unwrap();
+    let (status, body) = page(app.cdn.clone(), Some(t2)).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], "INVALID_REQUEST");
+    // the first secret's grace period is still running
+    let (status, _) = page(second, Some(t1)).await;
+    assert_eq!(status, 200);
+}
