@@ -121,7 +121,8 @@ pub async fn fresh_database() -> Result<String, StoreError> {
     Ok(url_for(&admin_url(), &name))
 }
 
-/// Drops every `stowage_test_*` database (run before a test session) and stale templates.
+/// Drops every `stowage_test_*` database (run before a test session), stale templates, and the
+/// roles the deployment tests make.
 pub async fn drop_test_databases() -> Result<usize, StoreError> {
     use diesel::sql_types::Text;
     use diesel_async::RunQueryDsl;
@@ -146,6 +147,23 @@ pub async fn drop_test_databases() -> Result<usize, StoreError> {
         ))
         .await
         .map_err(crate::db_error)?;
+    }
+    // login roles the deployment tests make (they own nothing once their databases are gone)
+    #[derive(diesel::QueryableByName)]
+    struct Role {
+        #[diesel(sql_type = Text)]
+        rolname: String,
+    }
+    let roles: Vec<Role> = diesel::sql_query(
+        "SELECT rolname FROM pg_roles WHERE rolname ~ '^stowage_(owner|app)_[0-9a-z]{26}$'",
+    )
+    .load(&mut conn)
+    .await
+    .map_err(crate::db_error)?;
+    for r in &roles {
+        conn.batch_execute(&format!("DROP ROLE IF EXISTS {}", r.rolname))
+            .await
+            .map_err(crate::db_error)?;
     }
     Ok(names.len())
 }
