@@ -38,6 +38,16 @@ test:
     scripts/s3-tests.sh
     scripts/contract.sh
     scripts/docs-check.sh
+    scripts/nginx-e2e.sh
+
+# Only the proxy test: both services behind deploy/nginx/stowage.conf (also part of `just test`).
+nginx-e2e:
+    scripts/nginx-e2e.sh
+
+# Release binaries (cdn-api, logs-api, stowctl) installed into {{prefix}}/bin (docs/operations.md, "Production walkthrough").
+release prefix="/opt/stowage":
+    cargo build --release -p cdn-api -p logs-api -p stowctl
+    install -D -m 0755 -t "{{prefix}}/bin" target/release/cdn-api target/release/logs-api target/release/stowctl
 
 # Only the docs check: every curl recipe of README.md and docs/api.md against a fresh stack (also part of `just test`).
 docs-check:

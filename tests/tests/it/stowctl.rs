@@ -546,6 +546,18 @@ async fn dev_setup_reuses_its_saved_keys_and_never_piles_them_up() {
     assert_eq!(setup(&["--keys-file", file]), third);
     let org = accounts.find_org_by_slug("dev").await.unwrap().unwrap();
     assert_eq!(accounts.list_keys(&org.id).await.unwrap().len(), 2);
+    // what `just run` prints
+    let (code, out, _) = stowctl(&db, &["dev-setup", "--keys-file", file]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.trim(),
+        format!(
+            "workspace: dev (organization {}, plan pro)\nserver join code: devsrv\ndeveloper key: {}\nserver key:    {}",
+            org.id, third.0, third.1
+        )
+    );
+    let (_, help, _) = stowctl(&db, &["--help"]);
+    assert!(help.contains("dev-setup"), "{help}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
