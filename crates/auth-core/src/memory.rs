@@ -324,18 +324,7 @@ impl MemorySigningSecrets {
 impl SigningSecretStore for MemorySigningSecrets {
     async fn keys(&self, now: DateTime<Utc>) -> Result<SigningKeys, StoreError> {
         let rows = self.lock();
-        let current = rows
-            .iter()
-            .rev()
-            .find(|r| r.3.is_none())
-            .ok_or_else(|| StoreError::NotFound("no current signing secret".into()))?;
-        let previous = rows
-            .iter()
-            .rev()
-            .filter(|r| r.3.is_some_and(|until| until > now))
-            .map(|r| r.1.clone())
-            .collect();
-        Ok(SigningKeys::new(current.1.clone(), previous))
+        crate::signing_secrets::keys_from(rows.iter().rev().map(|r| (r.1.as_slice(), r.3)), now)
     }
 
     async fn rotate(

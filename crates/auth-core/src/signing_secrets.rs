@@ -35,6 +35,28 @@ pub trait SigningSecretStore: Send + Sync {
     async fn list(&self, now: DateTime<Utc>) -> Result<Vec<SecretInfo>, StoreError>;
 }
 
+/// The keys of the stored secrets `(secret, accepted_until)` (any order, newest first among the
+/// previous ones when ordered so): the current one (no `accepted_until`) signs, the others still
+/// accepted at `now` verify too. `NotFound` without a current secret.
+pub fn keys_from<'a>(
+    rows: impl IntoIterator<Item = (&'a [u8], Option<DateTime<Utc>>)>,
+    now: DateTime<Utc>,
+) -> Result<SigningKeys, StoreError> {
+    let mut current = None;
+    let mut previous = Vec::new();
+    for (secret, accepted_until) in rows {
+        match accepted_until {
+            None => current = Some(secret.to_vec()),
+            Some(until) if until > now => previous.push(secret.to_vec()),
+            Some(_) => {}
+        }
+    }
+    let current = current.ok_or_else(|| {
+        StoreError::NotFound("no current signing secret (run `stowctl migrate`)".into())
+    })?;
+    Ok(SigningKeys::new(current, previous))
+}
+
 /// 32 random bytes for a new secret.
 pub fn generate() -> Vec<u8> {
     use rand::RngCore;

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use auth_core::signing::SigningKeys;
-use auth_core::signing_secrets::{SecretInfo, SigningSecretStore};
+use auth_core::signing_secrets::{keys_from, SecretInfo, SigningSecretStore};
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -51,15 +51,7 @@ impl PgSigningSecrets {
 impl SigningSecretStore for PgSigningSecrets {
     async fn keys(&self, now: DateTime<Utc>) -> Result<SigningKeys, StoreError> {
         let rows = self.accepted(now).await?;
-        let current = rows.iter().find(|r| r.3.is_none()).ok_or_else(|| {
-            StoreError::NotFound("no current signing secret (run `stowctl migrate`)".into())
-        })?;
-        let previous = rows
-            .iter()
-            .filter(|r| r.3.is_some())
-            .map(|r| r.1.clone())
-            .collect();
-        Ok(SigningKeys::new(current.1.clone(), previous))
+        keys_from(rows.iter().map(|r| (r.1.as_slice(), r.3)), now)
     }
 
     async fn rotate(

@@ -28,8 +28,53 @@ fn with_user(url: &str, user: &str) -> String {
     u.to_string()
 }
 
-/// A workspace on `cdn`/`logs` (provisioned through `db_url`): an upload, its listing and
-/// delivery, an ingested batch and its query. Returns the uploaded bytes' public path.
+/// The bytes `cdn` delivers for `shots/a.png` of workspace `lp`.
+async fn delivered(client: &reqwest::Client, cdn: &str) -> Vec<u8> {
+    let res = client
+        .get(format!("{cdn}/cdn/lp/shots/a.png"))
+        .send()
+        .await
+        .unwrap();
+    res.bytes().await.unwrap().to_vec()
+}
+
+/// The keys `cdn` lists under `shots`.
+async fn listed(client: &reqwest::Client, cdn: &str, dev_key: &str) -> Vec<String> {
+    let res = client
+        .get(format!("{cdn}/v1/objects?path=shots"))
+        .bearer_auth(dev_key)
+        .send()
+        .await
+        .unwrap();
+    let body: Value = res.json().await.unwrap();
+    body["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["key"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// How many events of server `lp123` in the last hour `cdn` finds.
+async fn events_found(client: &reqwest::Client, cdn: &str, dev_key: &str) -> usize {
+    let now = chrono::Utc::now();
+    let res = client
+        .post(format!("{cdn}/v1/logs/query"))
+        .bearer_auth(dev_key)
+        .json(&json!({
+            "serverId": "lp123",
+            "from": (now - chrono::Duration::hours(1)).to_rfc3339(),
+            "to": (now + chrono::Duration::minutes(5)).to_rfc3339(),
+        }))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = res.json().await.unwrap();
+    body["events"].as_array().map_or(0, Vec::len)
+}
+
+/// The workspace `lp` (see [`provision`]) used through `cdn` and `logs`: an upload, its listing and
+/// delivery, an ingested batch and its query.
 async fn exercise(client: &reqwest::Client, cdn: &str, logs: &str, dev_key: &str) {
     let form = reqwest::multipart::Form::new()
         .part(
@@ -45,25 +90,8 @@ async fn exercise(client: &reqwest::Client, cdn: &str, logs: &str, dev_key: &str
         .await
         .unwrap();
     assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
-    let list: Value = client
-        .get(format!("{cdn}/v1/objects?path=shots"))
-        .bearer_auth(dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(list["objects"].as_array().unwrap().len(), 1, "{list}");
-    let bytes = client
-        .get(format!("{cdn}/cdn/lp/shots/a.png"))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    assert_eq!(bytes.to_vec(), png_bytes());
+    assert_eq!(listed(client, cdn, dev_key).await, ["shots/a.png"]);
+    assert_eq!(delivered(client, cdn).await, png_bytes());
     let res = client
         .post(format!("{logs}/v1/servers/lp123/logs"))
         .bearer_auth(dev_key)
@@ -72,17 +100,7 @@ async fn exercise(client: &reqwest::Client, cdn: &str, logs: &str, dev_key: &str
         .await
         .unwrap();
     assert_eq!(res.status(), 202, "{}", res.text().await.unwrap());
-    let found: Value = client
-        .post(format!("{cdn}/v1/logs/query"))
-        .bearer_auth(dev_key)
-        .json(&json!({ "serverId": "lp123", "from": (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339(), "to": (chrono::Utc::now() + chrono::Duration::minutes(5)).to_rfc3339() }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(found["events"].as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(events_found(client, cdn, dev_key).await, 1);
 }
 
 /// Provisions an organization `lp` with server `lp123` and a developer key; the key's secret.
@@ -266,42 +284,9 @@ async fn a_backup_restores_into_a_fresh_database_and_store() {
     let cdn = spawn_cdn(config.clone());
     let client = reqwest::Client::new();
     // the backup's state: a.png is there (with its bytes), later.png is not
-    let list: Value = client
-        .get(format!("{cdn}/v1/objects?path=shots"))
-        .bearer_auth(&dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let keys: Vec<&str> = list["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["key"].as_str().unwrap())
-        .collect();
-    assert_eq!(keys, ["shots/a.png"], "{list}");
-    let bytes = client
-        .get(format!("{cdn}/cdn/lp/shots/a.png"))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    assert_eq!(bytes.to_vec(), png_bytes());
-    let found: Value = client
-        .post(format!("{cdn}/v1/logs/query"))
-        .bearer_auth(&dev_key)
-        .json(&json!({ "serverId": "lp123", "from": (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339(), "to": (chrono::Utc::now() + chrono::Duration::minutes(5)).to_rfc3339() }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(found["events"].as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(listed(&client, &cdn, &dev_key).await, ["shots/a.png"]);
+    assert_eq!(delivered(&client, &cdn).await, png_bytes());
+    assert_eq!(events_found(&client, &cdn, &dev_key).await, 1);
     // the store holds nothing the database does not reference beyond what gc removes
     let restored_db = stow_db::Db::connect(&stow_db::DbConfig::new(restored_url)).unwrap();
     let objects =

@@ -561,6 +561,13 @@ async fn dev_setup_reuses_its_saved_keys_and_never_piles_them_up() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Runs a command that must succeed; its stdout.
+fn succeeded(db: &str, args: &[&str]) -> String {
+    let (code, out, err) = stowctl(db, args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
 /// Runs a command that must fail; its stderr.
 fn refused(db: &str, args: &[&str]) -> String {
     let (code, out, err) = stowctl(db, args);
@@ -571,11 +578,7 @@ fn refused(db: &str, args: &[&str]) -> String {
 #[tokio::test]
 async fn list_commands_show_what_exists_in_readable_tables() {
     let db = empty_db().await;
-    let ok = |args: &[&str]| {
-        let (code, out, err) = stowctl(&db, args);
-        assert_eq!(code, 0, "{args:?}: {err}");
-        out
-    };
+    let ok = |args: &[&str]| succeeded(&db, args);
     let plans = ok(&["plan", "list"]);
     let lines: Vec<&str> = plans.lines().collect();
     assert_eq!(
@@ -759,11 +762,7 @@ async fn list_commands_show_what_exists_in_readable_tables() {
 #[tokio::test]
 async fn keys_are_enabled_and_rotated() {
     let db = empty_db().await;
-    let ok = |args: &[&str]| {
-        let (code, out, err) = stowctl(&db, args);
-        assert_eq!(code, 0, "{args:?}: {err}");
-        out
-    };
+    let ok = |args: &[&str]| succeeded(&db, args);
     let org = json_of(&ok(&[
         "--json", "org", "create", "--name", "Acme", "--plan", "pro",
     ]))["id"]
@@ -830,11 +829,7 @@ async fn keys_are_enabled_and_rotated() {
 #[tokio::test]
 async fn input_that_can_only_break_later_is_refused_naming_what_is_valid() {
     let db = empty_db().await;
-    let ok = |args: &[&str]| {
-        let (code, out, err) = stowctl(&db, args);
-        assert_eq!(code, 0, "{args:?}: {err}");
-        out
-    };
+    let ok = |args: &[&str]| succeeded(&db, args);
     let err = refused(&db, &["org", "create", "--name", "Acme", "--plan", "gold"]);
     assert!(
         err.contains("unknown plan \"gold\"; the plans are: free, growth, pro"),
@@ -944,11 +939,7 @@ async fn gc_refuses_a_store_that_does_not_exist() {
 #[tokio::test]
 async fn signing_secrets_are_rotated_with_a_grace_period_and_listed() {
     let db = empty_db().await;
-    let ok = |args: &[&str]| {
-        let (code, out, err) = stowctl(&db, args);
-        assert_eq!(code, 0, "{args:?}: {err}");
-        out
-    };
+    let ok = |args: &[&str]| succeeded(&db, args);
     let list = ok(&["signing-secret", "list"]);
     let lines: Vec<&str> = list.lines().collect();
     assert_eq!(lines.len(), 2, "{list}");
