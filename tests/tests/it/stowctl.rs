@@ -561,6 +561,15 @@ async fn dev_setup_reuses_its_saved_keys_and_never_piles_them_up() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Creates an organization; its id.
+fn new_org(db: &str, name: &str, plan: &str) -> String {
+    let out = succeeded(
+        db,
+        &["--json", "org", "create", "--name", name, "--plan", plan],
+    );
+    json_of(&out)["id"].as_str().unwrap().to_owned()
+}
+
 /// Runs a command that must succeed; its stdout.
 fn succeeded(db: &str, args: &[&str]) -> String {
     let (code, out, err) = stowctl(db, args);
@@ -595,12 +604,7 @@ async fn list_commands_show_what_exists_in_readable_tables() {
         "pro"
     );
 
-    let org = json_of(&ok(&[
-        "--json", "org", "create", "--name", "Acme RP", "--plan", "pro",
-    ]))["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let org = new_org(&db, "Acme RP", "pro");
     ok(&["org", "create", "--name", "Bravo", "--plan", "free"]);
     let orgs = ok(&["org", "list"]);
     let lines: Vec<&str> = orgs.lines().collect();
@@ -763,12 +767,7 @@ async fn list_commands_show_what_exists_in_readable_tables() {
 async fn keys_are_enabled_and_rotated() {
     let db = empty_db().await;
     let ok = |args: &[&str]| succeeded(&db, args);
-    let org = json_of(&ok(&[
-        "--json", "org", "create", "--name", "Acme", "--plan", "pro",
-    ]))["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let org = new_org(&db, "Acme", "pro");
     let key = json_of(&ok(&[
         "--json",
         "key",
@@ -835,12 +834,7 @@ async fn input_that_can_only_break_later_is_refused_naming_what_is_valid() {
         err.contains("unknown plan \"gold\"; the plans are: free, growth, pro"),
         "{err}"
     );
-    let org = json_of(&ok(&[
-        "--json", "org", "create", "--name", "Acme", "--plan", "free",
-    ]))["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let org = new_org(&db, "Acme", "free");
     let err = refused(
         &db,
         &["org", "set-plan", "--org", &org, "--plan", "platinum"],
