@@ -155,8 +155,16 @@ pub async fn deliver(
 /// How long a placeholder answer may be cached (by browsers and shared caches alike): short, so
 /// the real object shows soon after it is uploaded.
 pub const PLACEHOLDER_CACHE_CONTROL: &str = "public, max-age=60";
-/// Names the fallback object in a placeholder answer.
+/// Names the fallback object in a placeholder answer (its key, percent-encoded but for `/`).
 pub const PLACEHOLDER_HEADER: &str = "x-stowage-placeholder";
+
+/// What the placeholder header leaves as it is: RFC 3986 unreserved characters and `/`.
+const PLACEHOLDER_KEY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
 
 /// A missing key: a plain 404, or, when one of the organization's placeholder patterns matches
 /// it and the fallback exists, the fallback's bytes with status 404 (never a cacheable 200 under
@@ -176,9 +184,11 @@ async fn placeholder(
         .delivery_row(org_id, fallback)
         .await?
         .ok_or_else(not_found)?;
+    // a key is UTF-8 and a header value visible ASCII: the key goes percent-encoded, `/` kept
+    let named = percent_encoding::utf8_percent_encode(fallback, PLACEHOLDER_KEY).to_string();
     let mut res = HttpResponse::build(StatusCode::NOT_FOUND);
     res.insert_header((header::CACHE_CONTROL, PLACEHOLDER_CACHE_CONTROL))
-        .insert_header((PLACEHOLDER_HEADER, fallback));
+        .insert_header((PLACEHOLDER_HEADER, named));
     let content_type = content_headers(&mut res, fallback, &record);
     res.insert_header((header::CONTENT_TYPE, content_type));
     send(req, state, res, &record, None).await

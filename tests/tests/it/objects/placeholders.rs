@@ -136,6 +136,30 @@ async fn a_placeholder_is_served_for_a_missing_key_and_not_for_an_existing_one()
 }
 
 #[tokio::test]
+async fn a_fallback_key_beyond_ascii_is_named_percent_encoded() {
+    let app = spawn().await;
+    stored(&app, "icône manquante.png", png_bytes(), "icônes").await;
+    assert_eq!(
+        set(&app, &app.dev_key, "objets/*", "icônes/icône manquante.png")
+            .sent_status()
+            .await,
+        200
+    );
+    let res = app
+        .client
+        .get(cdn(&app, "objets/pain.png"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    assert_eq!(
+        res.headers()["x-stowage-placeholder"],
+        "ic%C3%B4nes/ic%C3%B4ne%20manquante.png"
+    );
+    assert_eq!(res.bytes().await.unwrap().to_vec(), png_bytes());
+}
+
+#[tokio::test]
 async fn a_placeholder_whose_fallback_was_deleted_is_a_plain_404() {
     let app = spawn().await;
     stored(&app, "missing.png", png_bytes(), "icons").await;
