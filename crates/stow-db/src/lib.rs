@@ -125,7 +125,9 @@ impl Db {
 
 /// Why a service cannot start with this `DATABASE_URL`: the URL is invalid, the database does not
 /// exist, or the server refused the credentials. `None` when a connection succeeds, and when the
-/// server is down or slow: the service then starts not ready and waits for it.
+/// server is down or slow: the service then starts not ready and waits for it. Refusals are told
+/// apart by the server's (English) messages; a server with localized messages gets the not-ready
+/// start for them too.
 pub async fn startup_problem(url: &str) -> Option<String> {
     use diesel::ConnectionError;
     let attempt =
