@@ -545,7 +545,7 @@ def bench_query(dev_key, org_id):
         "no filter": {}, "level": {"level": "error"}, "eventType": {"eventType": "economy.transfer"}, "resource": {"resource": "police"},
         "playerId": {"playerId": "1234"}, "identifier": {"identifier": {"owner": "player", "key": "license", "value": "license:" + hashlib.md5(b"1234").hexdigest()}},
         "message (rare)": {"message": "speedhack"}, "message (often)": {"message": "joined"},
-        "level + resource": {"level": "warn", "resource": "bank"},
+        "level + resource": {"level": "warn", "resource": "bank"}, "minLevel warn": {"minLevel": "warn"},
     }
     rows = []
     conn = http.client.HTTPConnection("127.0.0.1", CDN, timeout=60)

@@ -180,7 +180,7 @@ pub async fn query(
                 server_id: logs_core::ServerId(server.id.clone()),
                 from,
                 to: valid.to,
-                level: valid.level,
+                levels: valid.levels.clone(),
                 event_type: valid.event_type.clone(),
                 resource: valid.resource.clone(),
                 message: valid.message.clone(),

@@ -97,7 +97,9 @@ impl LogStore for MemoryLogs {
                 *server == q.server_id.0
                     && r.occurred_at >= q.from
                     && r.occurred_at < q.to
-                    && q.level.is_none_or(|l| r.level == l.as_str())
+                    && q.levels
+                        .as_ref()
+                        .is_none_or(|ls| ls.iter().any(|l| r.level == l.as_str()))
                     && q.event_type.as_ref().is_none_or(|t| &r.event_type == t)
                     && q.resource
                         .as_ref()

@@ -101,7 +101,7 @@ proptest! {
         message in prop::option::of("\\PC{0,300}"),
     ) {
         let req = QueryRequest {
-            server_id: None, from, to, limit, level, event_type: None, resource: None,
+            server_id: None, from, to, limit, level, levels: None, min_level: None, event_type: None, resource: None,
             message, player_id: None, identifier: None, cursor: None,
         };
         match validate(&req) {

@@ -24,7 +24,12 @@ pub struct QueryRequest {
     pub from: Option<String>,
     pub to: Option<String>,
     pub limit: Option<i64>,
+    /// One level.
     pub level: Option<String>,
+    /// Any of these levels (1 to 5 names).
+    pub levels: Option<Vec<String>>,
+    /// This level and the more severe ones (debug < info < warn < error < fatal).
+    pub min_level: Option<String>,
     pub event_type: Option<String>,
     pub resource: Option<String>,
     pub message: Option<String>,
@@ -47,12 +52,56 @@ pub struct ValidQuery {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
     pub limit: usize,
-    pub level: Option<Level>,
+    /// The levels an event may have, ascending; `None` for any.
+    pub levels: Option<Vec<Level>>,
     pub event_type: Option<String>,
     pub resource: Option<String>,
     pub message: Option<String>,
     pub player_id: Option<String>,
     pub identifier: Option<IdentifierFilter>,
+}
+
+/// The level names a request may use.
+const LEVEL_NAMES: &str = "debug, info, warn, error, fatal";
+
+fn level(field: &str, name: &str) -> Result<Level, String> {
+    Level::parse(name)
+        .ok_or_else(|| format!("`{field}` must be one of {LEVEL_NAMES} (got {name:?})"))
+}
+
+/// The level filter of `level`, `levels` or `minLevel` (one of them at most): the allowed levels
+/// ascending, or `None` when every level is.
+fn levels(req: &QueryRequest) -> Result<Option<Vec<Level>>, String> {
+    let chosen = match (&req.level, &req.levels, &req.min_level) {
+        (None, None, None) => return Ok(None),
+        (Some(l), None, None) => vec![level("level", l)?],
+        (None, Some(list), None) => {
+            if list.is_empty() || list.len() > Level::ALL.len() {
+                return Err(format!(
+                    "`levels` must name 1 to {} levels (got {})",
+                    Level::ALL.len(),
+                    list.len()
+                ));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(i, l)| level(&format!("levels[{i}]"), l))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        (None, None, Some(min)) => {
+            let min = level("minLevel", min)?;
+            Level::ALL.into_iter().filter(|l| *l >= min).collect()
+        }
+        _ => {
+            return Err(
+                "`level`, `levels` and `minLevel` are alternatives; send one of them".into(),
+            )
+        }
+    };
+    let mut chosen = chosen;
+    chosen.sort();
+    chosen.dedup();
+    Ok((chosen.len() < Level::ALL.len()).then_some(chosen))
 }
 
 fn time(name: &str, v: &Option<String>) -> Result<DateTime<Utc>, String> {
@@ -97,13 +146,7 @@ pub fn validate(req: &QueryRequest) -> Result<ValidQuery, String> {
         Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => n as usize,
         Some(n) => return Err(format!("`limit` must be 1 to {MAX_LIMIT} (got {n})")),
     };
-    let level =
-        match &req.level {
-            None => None,
-            Some(l) => Some(Level::parse(l).ok_or_else(|| {
-                "`level` must be one of debug, info, warn, error, fatal".to_owned()
-            })?),
-        };
+    let levels = levels(req)?;
     let identifier = match &req.identifier {
         None => None,
         Some(i) => {
@@ -132,7 +175,7 @@ pub fn validate(req: &QueryRequest) -> Result<ValidQuery, String> {
         from,
         to,
         limit,
-        level,
+        levels,
         event_type: filter("eventType", &req.event_type)?,
         resource: filter("resource", &req.resource)?,
         message: filter("message", &req.message)?,
@@ -168,7 +211,7 @@ pub fn search_digest(server_id: &str, q: &ValidQuery) -> String {
         "server": server_id.to_lowercase(),
         "from": q.from.timestamp_micros(),
         "to": q.to.timestamp_micros(),
-        "level": q.level.map(Level::as_str),
+        "levels": q.levels.as_ref().map(|ls| ls.iter().map(|l| l.as_str()).collect::<Vec<_>>()),
         "eventType": q.event_type,
         "resource": q.resource,
         "message": q.message,
@@ -235,6 +278,8 @@ mod tests {
             to: Some("2026-11-21T00:00:00Z".into()),
             limit: None,
             level: None,
+            levels: None,
+            min_level: None,
             event_type: None,
             resource: None,
             message: None,
@@ -280,7 +325,7 @@ mod tests {
     fn filters() {
         let mut r = req();
         r.level = Some("warn".into());
-        assert_eq!(validate(&r).unwrap().level, Some(Level::Warn));
+        assert_eq!(validate(&r).unwrap().levels, Some(vec![Level::Warn]));
         r.level = Some("WARN".into());
         assert!(validate(&r).is_err());
         let mut r = req();
@@ -332,10 +377,64 @@ mod tests {
     }
 
     #[test]
+    fn level_filters_are_one_level_a_list_or_a_minimum() {
+        let names = |v: &[&str]| Some(v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        let mut r = req();
+        r.min_level = Some("warn".into());
+        assert_eq!(
+            validate(&r).unwrap().levels,
+            Some(vec![Level::Warn, Level::Error, Level::Fatal])
+        );
+        r.min_level = Some("debug".into());
+        assert_eq!(validate(&r).unwrap().levels, None, "every level: no filter");
+        r.min_level = Some("fatal".into());
+        assert_eq!(validate(&r).unwrap().levels, Some(vec![Level::Fatal]));
+        r.min_level = Some("severe".into());
+        assert!(validate(&r)
+            .unwrap_err()
+            .contains("`minLevel` must be one of"));
+        let mut r = req();
+        r.levels = names(&["fatal", "info", "info"]);
+        assert_eq!(
+            validate(&r).unwrap().levels,
+            Some(vec![Level::Info, Level::Fatal])
+        );
+        // N - 1, N, N + 1 names
+        r.levels = names(&["debug", "info", "warn", "error"]);
+        assert_eq!(validate(&r).unwrap().levels.unwrap().len(), 4);
+        r.levels = names(&["debug", "info", "warn", "error", "fatal"]);
+        assert_eq!(validate(&r).unwrap().levels, None);
+        r.levels = names(&["debug", "info", "warn", "error", "fatal", "info"]);
+        assert!(validate(&r).unwrap_err().contains("1 to 5 levels (got 6)"));
+        r.levels = names(&[]);
+        assert!(validate(&r).unwrap_err().contains("(got 0)"));
+        r.levels = names(&["info", "loud"]);
+        assert!(validate(&r)
+            .unwrap_err()
+            .contains("`levels[1]` must be one of"));
+        r.levels = names(&["info"]);
+        r.min_level = Some("warn".into());
+        assert!(validate(&r).unwrap_err().contains("are alternatives"));
+        // the same filter said two ways is the same search
+        let mut a = req();
+        a.min_level = Some("error".into());
+        let mut b = req();
+        b.levels = names(&["fatal", "error"]);
+        let (a, b) = (validate(&a).unwrap(), validate(&b).unwrap());
+        assert_eq!(search_digest("abc", &a), search_digest("abc", &b));
+        let mut c = req();
+        c.min_level = Some("warn".into());
+        assert_ne!(
+            search_digest("abc", &a),
+            search_digest("abc", &validate(&c).unwrap())
+        );
+    }
+
+    #[test]
     fn unknown_fields_are_refused_by_name() {
-        let e = serde_json::from_str::<QueryRequest>(r#"{"from":"x","to":"y","levels":"info"}"#)
+        let e = serde_json::from_str::<QueryRequest>(r#"{"from":"x","to":"y","lvl":"info"}"#)
             .unwrap_err();
-        assert!(e.to_string().contains("levels"), "{e}");
+        assert!(e.to_string().contains("lvl"), "{e}");
     }
 
     #[test]
@@ -366,7 +465,7 @@ mod tests {
             Ok(pos)
         );
         let mut other = q.clone();
-        other.level = Some(Level::Error);
+        other.levels = Some(vec![Level::Error]);
         assert_eq!(
             read_cursor(
                 &SigningKeys::single(b"k"),

@@ -95,7 +95,8 @@ pub struct EventQuery {
     pub server_id: ServerId,
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
-    pub level: Option<Level>,
+    /// The levels an event may have; `None` for any.
+    pub levels: Option<Vec<Level>>,
     pub event_type: Option<String>,
     pub resource: Option<String>,
     /// Case-insensitive substring.

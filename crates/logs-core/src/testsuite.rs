@@ -126,7 +126,7 @@ async fn seed(f: &Fixture) -> Seeded {
         server_id: ServerId(a.0.into()),
         from: now - Duration::hours(1),
         to: now + Duration::minutes(1),
-        level: None,
+        levels: None,
         event_type: None,
         resource: None,
         message: None,
@@ -179,11 +179,21 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.level = Some(Level::Error)))
+                .query(&q(|q| q.levels = Some(vec![Level::Error])))
                 .await
                 .unwrap()
         ),
         vec!["script error"]
+    );
+    // several levels: any of them (warn and error, not the two infos)
+    assert_eq!(
+        msgs(
+            store
+                .query(&q(|q| q.levels = Some(vec![Level::Warn, Level::Error])))
+                .await
+                .unwrap()
+        ),
+        vec!["100% discount_code", "script error"]
     );
     assert_eq!(
         msgs(
@@ -354,7 +364,7 @@ pub async fn message_search_across_days(f: &Fixture) {
         server_id: target.server_id.clone(),
         from: now - Duration::days(7),
         to: now + Duration::minutes(1),
-        level: None,
+        levels: None,
         event_type: None,
         resource: None,
         message: Some("speedhack".into()),

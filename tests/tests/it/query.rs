@@ -583,3 +583,109 @@ async fn a_search_past_the_statement_timeout_is_503() {
     // the search slot was given back and the pool's connection is usable again
     assert_eq!(messages(&app, &window()).await.len(), 5);
 }
+
+#[tokio::test]
+async fn min_level_and_level_lists_page_with_cursors_bound_to_them() {
+    let app = spawn().await;
+    let ev = |level: &str, mins: i64| json!({ "level": level, "message": format!("{level} {mins}"), "occurred_at": ago(mins) });
+    ingest(
+        &app,
+        "batch-levels-1",
+        vec![
+            ev("debug", 1),
+            ev("info", 2),
+            ev("warn", 3),
+            ev("error", 4),
+            ev("fatal", 5),
+            ev("warn", 6),
+            ev("info", 7),
+        ],
+    )
+    .await;
+    // one window for every page (a cursor is bound to it)
+    let w = window();
+    // minLevel warn, one event per page: warn, error, fatal, warn, then no more
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut body = with(w.clone(), json!({ "minLevel": "warn", "limit": 1 }));
+        if let Some(c) = &cursor {
+            body["cursor"] = json!(c);
+        }
+        let res = query(&app, &app.dev_key, &body).await;
+        let status = res.status();
+        let page: Value = res.json().await.unwrap();
+        assert_eq!(status, 200, "{page}");
+        seen.extend(
+            page["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["message"].as_str().unwrap().to_owned()),
+        );
+        match page["pagination"]["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["warn 3", "error 4", "fatal 5", "warn 6"]);
+
+    // the same filter as a list is the same search: its cursor carries over
+    let first: Value = query(
+        &app,
+        &app.dev_key,
+        &with(w.clone(), json!({ "minLevel": "error", "limit": 1 })),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let c = first["pagination"]["nextCursor"].as_str().unwrap();
+    let as_list = with(
+        w.clone(),
+        json!({ "levels": ["fatal", "error"], "limit": 1, "cursor": c }),
+    );
+    let next: Value = query(&app, &app.dev_key, &as_list)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(next["events"][0]["message"], "fatal 5", "{next}");
+    // a changed level filter is another search: the cursor is refused
+    let changed = with(
+        w.clone(),
+        json!({ "minLevel": "warn", "limit": 1, "cursor": c }),
+    );
+    expect_error(
+        query(&app, &app.dev_key, &changed).await,
+        400,
+        "INVALID_CURSOR",
+    )
+    .await;
+
+    // refusals name the field
+    for (body, says) in [
+        (
+            json!({ "levels": [] }),
+            "`levels` must name 1 to 5 levels (got 0)",
+        ),
+        (
+            json!({ "levels": ["info", "loud"] }),
+            "`levels[1]` must be one of",
+        ),
+        (json!({ "minLevel": "loud" }), "`minLevel` must be one of"),
+        (
+            json!({ "level": "warn", "minLevel": "warn" }),
+            "are alternatives",
+        ),
+    ] {
+        let err = expect_error(
+            query(&app, &app.dev_key, &with(w.clone(), body)).await,
+            400,
+            "INVALID_REQUEST",
+        )
+        .await;
+        let message = err["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    }
+}

@@ -249,8 +249,13 @@ fn page_query(q: &EventQuery) -> PageQuery<'_> {
         .order((log_events::occurred_at.desc(), log_events::id.desc()))
         .limit(q.limit as i64)
         .into_boxed();
-    if let Some(l) = q.level {
-        query = query.filter(log_events::level.eq(l.as_str()));
+    match q.levels.as_deref() {
+        None => {}
+        // one level: an equality the `server_level` index serves in order
+        Some([one]) => query = query.filter(log_events::level.eq(one.as_str())),
+        Some(many) => {
+            query = query.filter(log_events::level.eq_any(many.iter().map(|l| l.as_str())))
+        }
     }
     if let Some(t) = &q.event_type {
         query = query.filter(log_events::event_type.eq(t.clone()));
@@ -374,7 +379,7 @@ mod tests {
             server_id: logs_core::ServerId("s".into()),
             from: at(from),
             to: at(to),
-            level: None,
+            levels: None,
             event_type: None,
             resource: None,
             message: Some("x".into()),
