@@ -233,9 +233,11 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
             }
             let limit = req.app_data::<BodyLimit>().map_or(DEFAULT_LIMIT, |l| l.0);
             let body = read_limited(&req, payload, limit).await?;
-            serde_json::from_slice(&body)
+            // the path names the field a type error is about (`levels`, `events[3].level`)
+            let mut json = serde_json::Deserializer::from_slice(&body);
+            serde_path_to_error::deserialize(&mut json)
                 .map(Json)
-                .map_err(|e| ApiError::from_serde_json(&e))
+                .map_err(|e| ApiError::from_serde_json_at(&e.path().to_string(), e.inner()))
         })
     }
 }
@@ -393,6 +395,41 @@ mod tests {
         });
         let err = read_limited(&req, Box::pin(never), 100).await.unwrap_err();
         assert_eq!(err.code, Code::PayloadTooLarge);
+    }
+
+    #[actix_web::test]
+    async fn a_body_of_the_wrong_shape_names_the_field() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Body {
+            levels: Option<Vec<String>>,
+            inner: Option<Inner>,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Inner {
+            n: u8,
+        }
+        let message = |json: &'static str| async move {
+            let (req, mut payload) = TestRequest::default()
+                .insert_header((header::CONTENT_TYPE, "application/json"))
+                .set_payload(json)
+                .to_http_parts();
+            match Json::<Body>::from_request(&req, &mut payload).await {
+                Ok(_) => panic!("{json} was accepted"),
+                Err(e) => e.message,
+            }
+        };
+        assert_eq!(
+            message(r#"{"levels":"info"}"#).await,
+            "invalid JSON body at `levels`: invalid type: string \"info\", expected a sequence at line 1 column 16"
+        );
+        assert!(message(r#"{"inner":{"n":300}}"#)
+            .await
+            .starts_with("invalid JSON body at `inner.n`: "));
+        // a body that is not JSON at all names no field
+        let m = message("{nope").await;
+        assert!(m.starts_with("invalid JSON body: "), "{m}");
     }
 
     #[test]

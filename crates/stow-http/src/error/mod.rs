@@ -78,6 +78,18 @@ impl ApiError {
         ))
     }
 
+    /// Like [`ApiError::from_serde_json`], naming the field at `path` (serde_path_to_error's
+    /// rendering; `.` is the body itself and `?` a position it could not name: neither is named).
+    pub fn from_serde_json_at(path: &str, e: &serde_json::Error) -> Self {
+        if path == "." || path.is_empty() || path.contains('?') {
+            return Self::from_serde_json(e);
+        }
+        Self::invalid_request(format!(
+            "invalid JSON body at `{path}`: {}",
+            without_type_names(&e.to_string())
+        ))
+    }
+
     /// The body for `flavor` with request id `request_id`.
     pub fn body(&self, flavor: Flavor, request_id: &str) -> ErrorBody {
         ErrorBody::new(
