@@ -99,10 +99,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                 KeyType::Server => CredentialType::Server,
                 KeyType::Developer => CredentialType::Developer,
             };
-            let org_row = accounts
-                .get_org(&org)
-                .await?
-                .ok_or_else(|| CliError(format!("unknown organization \"{org}\"")))?;
+            let org_row = ctx.org(&org).await?;
             let server_id = match (&kind, server) {
                 (CredentialType::Server, None) => {
                     return Err(CliError("a server key needs --server <join code>".into()))

@@ -16,7 +16,7 @@ mod table;
 
 use std::sync::Arc;
 
-use auth_core::StoreError;
+use auth_core::{AccountStore, StoreError};
 use clap::Parser;
 use serde_json::{json, Value};
 use stow_db::{Db, DbConfig, PgAccounts};
@@ -57,6 +57,16 @@ impl Ctx {
             db,
             database_url: database_url.to_owned(),
         })
+    }
+}
+
+impl Ctx {
+    /// The organization with this id, or the refusal every command gives for an unknown one.
+    pub async fn org(&self, id: &str) -> Result<auth_core::Org, CliError> {
+        self.accounts
+            .get_org(id)
+            .await?
+            .ok_or_else(|| CliError(format!("unknown organization \"{id}\"")))
     }
 }
 

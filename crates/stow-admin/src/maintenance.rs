@@ -1,6 +1,5 @@
 //! `stowctl migrate`, `usage`, `gc` and `logs maintain`: the database and the store over time.
 
-use auth_core::AccountStore;
 use cdn_core::store::ObjectRecordStore;
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -24,11 +23,7 @@ pub(crate) async fn migrate(ctx: &Ctx) -> Result<(Value, String), CliError> {
 }
 
 pub(crate) async fn usage(ctx: &Ctx, org: String) -> Result<(Value, String), CliError> {
-    let accounts = &ctx.accounts;
-    accounts
-        .get_org(&org)
-        .await?
-        .ok_or_else(|| CliError(format!("unknown organization \"{org}\"")))?;
+    ctx.org(&org).await?;
     let u = stow_db::logs::org_usage(&ctx.db, &org).await?;
     Ok((
         json!({ "orgId": org, "month": u.month, "logEvents": u.log_events, "objects": u.objects, "storageBytes": u.storage_bytes }),

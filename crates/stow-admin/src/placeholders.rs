@@ -2,7 +2,6 @@
 //! (`cdn_core::placeholder`). The API host picks a change up within its placeholder cache
 //! lifetime (`cdn_http::state::PLACEHOLDER_TTL`).
 
-use auth_core::AccountStore;
 use cdn_core::placeholder::{self, NewPlaceholder, Pattern, Placeholder, PlaceholderStore};
 use chrono::{SubsecRound, Utc};
 use serde_json::{json, Value};
@@ -28,7 +27,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: PlaceholderCmd) -> Result<(Value, String
             pattern,
             fallback,
         } => {
-            known_org(ctx, &org).await?;
+            ctx.org(&org).await?;
             let new =
                 NewPlaceholder::parse(&pattern, &fallback).map_err(|e| CliError(e.to_string()))?;
             let records = PgObjectRecords::new(ctx.db.clone());
@@ -49,7 +48,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: PlaceholderCmd) -> Result<(Value, String
             ))
         }
         PlaceholderCmd::List { org } => {
-            known_org(ctx, &org).await?;
+            ctx.org(&org).await?;
             let list = store.list(&org).await?;
             let human = if list.is_empty() {
                 format!("organization {org} has no placeholders")
@@ -66,7 +65,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: PlaceholderCmd) -> Result<(Value, String
             ))
         }
         PlaceholderCmd::Remove { org, pattern } => {
-            known_org(ctx, &org).await?;
+            ctx.org(&org).await?;
             let pattern = Pattern::parse(&pattern).map_err(|e| CliError(e.to_string()))?;
             if !store.delete(&org, pattern.as_str()).await? {
                 return Err(CliError(format!(
@@ -79,12 +78,5 @@ pub(crate) async fn run(ctx: &Ctx, cmd: PlaceholderCmd) -> Result<(Value, String
                 format!("placeholder {} removed", pattern.as_str()),
             ))
         }
-    }
-}
-
-async fn known_org(ctx: &Ctx, org: &str) -> Result<(), CliError> {
-    match ctx.accounts.get_org(org).await? {
-        Some(_) => Ok(()),
-        None => Err(CliError(format!("no organization has the id {org:?}"))),
     }
 }

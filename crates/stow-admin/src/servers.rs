@@ -58,10 +58,7 @@ pub(crate) async fn logs_source(
             .find_server_by_cfx(&cfx)
             .await?
             .ok_or_else(|| CliError(format!("unknown server join code {cfx:?}")))?;
-        let org = accounts
-            .get_org(&server.org_id)
-            .await?
-            .ok_or_else(|| CliError(format!("unknown organization {:?}", server.org_id)))?;
+        let org = ctx.org(&server.org_id).await?;
         let plan = accounts.get_plan(&org.plan).await?;
         if !plan.is_some_and(|p| p.logs_enabled) {
             return Err(CliError(format!(

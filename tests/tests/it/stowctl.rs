@@ -435,10 +435,7 @@ async fn placeholders_are_set_listed_and_removed_with_the_apis_rules() {
     assert!(err.contains("invalid fallback"), "{err}");
     let (code, _, err) = run(&["placeholder", "list", "--org", "org_nope"]);
     assert_eq!(code, 1);
-    assert!(
-        err.contains("no organization has the id \"org_nope\""),
-        "{err}"
-    );
+    assert!(err.contains("unknown organization \"org_nope\""), "{err}");
 
     let records = stow_db::PgObjectRecords::new(
         stow_db::Db::connect(&stow_db::DbConfig::new(db.clone())).unwrap(),
