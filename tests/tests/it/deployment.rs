@@ -10,6 +10,16 @@ use stow_db::testing::{admin_url, url_for};
 use stow_http::Config;
 use stowage_tests::*;
 
+/// Runs a tool of the documented procedure; it must succeed.
+fn succeeds(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 async fn admin(sql: &str) {
     let mut conn = AsyncPgConnection::establish(&admin_url()).await.unwrap();
     conn.batch_execute(sql).await.unwrap();
@@ -223,28 +233,18 @@ async fn a_backup_restores_into_a_fresh_database_and_store() {
     let dump = work.join("stowage.dump");
     let copy = work.join("objects");
 
-    // docs/operations.md, "Backup and restore": the database first, then the store, additively
-    let out = Command::new("pg_dump")
-        .args(["--format=custom", "--file"])
-        .arg(&dump)
-        .arg(&app.db_url)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // docs/operations.md, "Production walkthrough", backups: the database first, then the store
+    succeeds(
+        Command::new("pg_dump")
+            .args(["--format=custom", "--file"])
+            .arg(&dump)
+            .arg(&app.db_url),
     );
-    let out = Command::new("cp")
-        .arg("-a")
-        .arg(&app.objects_dir)
-        .arg(&copy)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        Command::new("cp")
+            .arg("-a")
+            .arg(&app.objects_dir)
+            .arg(&copy),
     );
 
     // after the backup: the object is deleted (row and bytes) and another one uploaded
@@ -267,16 +267,11 @@ async fn a_backup_restores_into_a_fresh_database_and_store() {
     let name = format!("stowage_test_restore_{tag}");
     admin(&format!("CREATE DATABASE {name}")).await;
     let restored_url = url_for(&admin_url(), &name);
-    let out = Command::new("pg_restore")
-        .args(["--no-owner", "--dbname"])
-        .arg(&restored_url)
-        .arg(&dump)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        Command::new("pg_restore")
+            .args(["--no-owner", "--dbname"])
+            .arg(&restored_url)
+            .arg(&dump),
     );
     let store = work.join("restored-objects");
     std::fs::rename(&copy, &store).unwrap();
