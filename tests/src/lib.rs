@@ -320,6 +320,19 @@ impl TestApp {
         n.n
     }
 
+    /// Ingests one batch on `abc123` with the developer key; asserts the 202.
+    pub async fn ingest_logs(&self, batch_id: &str, events: Vec<Value>) {
+        let res = self
+            .client
+            .post(format!("{}/v1/servers/abc123/logs", self.logs))
+            .bearer_auth(&self.dev_key)
+            .json(&json!({"batch_id": batch_id, "events": events}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 202, "{:?}", res.text().await);
+    }
+
     /// Waits (bounded) until a request's claim on `idem_key` is committed and in flight.
     pub async fn wait_in_flight(&self, idem_key: &str) {
         // keys in tests are plain literals; no quoting needed beyond refusing a quote

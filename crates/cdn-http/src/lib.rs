@@ -4,7 +4,7 @@
 pub mod delivery;
 pub mod form;
 pub mod idempotency;
-pub mod log_query;
+pub mod logs;
 pub mod objects;
 pub mod openapi;
 pub mod part_headers;

@@ -5,7 +5,7 @@ use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
-use crate::{delivery, log_query, objects, placeholders, presigned};
+use crate::{delivery, logs, objects, placeholders, presigned};
 
 stow_http::api_routes! {
     /// The API host's document.
@@ -31,7 +31,10 @@ stow_http::api_routes! {
     "/v1/placeholders" => { get: placeholders::list_placeholders, put: placeholders::set_placeholder, delete: placeholders::remove_placeholder }
     "/v1/presigned-url" => { get: presigned::create }
     "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
-    "/v1/logs/query" => { post: log_query::query }
+    "/v1/logs/query" => { post: logs::query::query }
+    "/v1/logs/counts" => { post: logs::counts::counts }
+    "/v1/logs/facets" => { post: logs::facets::facets }
+    "/v1/logs/export" => { get: logs::export::export }
 }
 
 #[cfg(test)]
@@ -49,6 +52,9 @@ mod tests {
                 "/cdn/{workspace}/{key}",
                 "/healthz",
                 "/readyz",
+                "/v1/logs/counts",
+                "/v1/logs/export",
+                "/v1/logs/facets",
                 "/v1/logs/query",
                 "/v1/objects",
                 "/v1/objects/base64",

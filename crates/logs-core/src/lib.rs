@@ -2,11 +2,15 @@
 //! reported), canonical batch digests for idempotent retries, query validation and signed
 //! cursors, and the storage trait with an in-memory implementation.
 
+pub mod counts;
 pub mod event;
+pub mod facets;
 pub mod memory;
+pub mod params;
 #[cfg(test)]
 mod proptests;
 pub mod query;
+pub mod search;
 pub mod store;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;

@@ -8,9 +8,10 @@ use auth_core::StoreError;
 use chrono::{DateTime, Datelike, Utc};
 use serde_json::Value;
 
-use crate::event::Batch;
+use crate::event::{Batch, Level};
 use crate::store::{
-    new_event_id, EventQuery, EventRow, IngestOutcome, IngestTarget, LogStore, Owner,
+    bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets,
+    Filters, IngestOutcome, IngestTarget, LogStore, SearchError, ServerId,
 };
 
 /// digest, accepted events, ingested at
@@ -22,6 +23,38 @@ struct State {
     events: Vec<(String, EventRow)>,
     usage: HashMap<(String, i32, u32), i64>,
     next_id: i64,
+}
+
+impl State {
+    /// The server's events in the window below `after`, newest first, that match every filter
+    /// but `data` (what a `data` filter examines).
+    fn candidates(
+        &self,
+        server: &ServerId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        filters: &Filters,
+        after: Option<(DateTime<Utc>, i64)>,
+    ) -> Vec<&EventRow> {
+        let others = Filters {
+            data: None,
+            ..filters.clone()
+        };
+        let mut rows: Vec<&EventRow> = self
+            .events
+            .iter()
+            .filter(|(s, r)| {
+                *s == server.0
+                    && r.occurred_at >= from
+                    && r.occurred_at < to
+                    && after.is_none_or(|(t, id)| (r.occurred_at, r.id) < (t, id))
+                    && others.matches(r)
+            })
+            .map(|(_, r)| r)
+            .collect();
+        rows.sort_by_key(|r| std::cmp::Reverse((r.occurred_at, r.id)));
+        rows
+    }
 }
 
 #[derive(Default)]
@@ -88,45 +121,70 @@ impl LogStore for MemoryLogs {
         })
     }
 
-    async fn query(&self, q: &EventQuery) -> Result<Vec<EventRow>, StoreError> {
+    async fn query(&self, q: &EventQuery) -> Result<Vec<EventRow>, SearchError> {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let mut rows: Vec<&EventRow> = st
-            .events
-            .iter()
-            .filter(|(server, r)| {
-                *server == q.server_id.0
-                    && r.occurred_at >= q.from
-                    && r.occurred_at < q.to
-                    && q.levels
-                        .as_ref()
-                        .is_none_or(|ls| ls.iter().any(|l| r.level == l.as_str()))
-                    && q.event_type.as_ref().is_none_or(|t| &r.event_type == t)
-                    && q.resource
-                        .as_ref()
-                        .is_none_or(|x| r.resource.as_ref() == Some(x))
-                    && q.message
-                        .as_ref()
-                        .is_none_or(|m| r.message.to_lowercase().contains(&m.to_lowercase()))
-                    && q.player_id.as_ref().is_none_or(|p| {
-                        r.player_id.as_ref() == Some(p) || r.target_player_id.as_ref() == Some(p)
-                    })
-                    && q.identifier.as_ref().is_none_or(|i| {
-                        let map = match i.owner {
-                            Owner::Player => &r.player_identifiers,
-                            Owner::Target => &r.target_player_identifiers,
-                        };
-                        map.as_ref()
-                            .and_then(|m| m.get(&i.key))
-                            .and_then(Value::as_str)
-                            == Some(i.value.as_str())
-                    })
-                    && q.after
-                        .is_none_or(|(t, id)| (r.occurred_at, r.id) < (t, id))
+        let candidates = st.candidates(&q.server_id, q.from, q.to, &q.filters, q.after);
+        let mut page = Vec::new();
+        for (examined, r) in candidates.into_iter().enumerate() {
+            if page.len() == q.limit {
+                break;
+            }
+            if let (Some(_), Some(limit)) = (&q.filters.data, q.scan_limit) {
+                if examined == limit {
+                    if page.len() >= q.enough {
+                        break;
+                    }
+                    return Err(SearchError::TooBroad { limit });
+                }
+            }
+            if q.filters.matches(r) {
+                page.push(r.clone());
+            }
+        }
+        Ok(page)
+    }
+
+    async fn counts(&self, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let candidates = st.candidates(&q.server_id, q.from, q.to, &q.filters, None);
+        if q.filters.data.is_some() && candidates.len() > q.scan_limit {
+            return Err(SearchError::TooBroad {
+                limit: q.scan_limit,
+            });
+        }
+        let mut counts = std::collections::BTreeMap::new();
+        for r in candidates.into_iter().filter(|r| q.filters.matches(r)) {
+            let level = Level::parse(&r.level).unwrap_or(Level::Info);
+            *counts
+                .entry((bucket_start(r.occurred_at, q.bucket), level))
+                .or_insert(0) += 1;
+        }
+        Ok(counts
+            .into_iter()
+            .map(|((start, level), count)| BucketCount {
+                start,
+                level,
+                count,
             })
-            .map(|(_, r)| r)
-            .collect();
-        rows.sort_by_key(|r| std::cmp::Reverse((r.occurred_at, r.id)));
-        Ok(rows.into_iter().take(q.limit).cloned().collect())
+            .collect())
+    }
+
+    async fn facets(&self, q: &FacetQuery) -> Result<Facets, SearchError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let candidates = st.candidates(&q.server_id, q.from, q.to, &q.filters, None);
+        let sampled = candidates.len() > q.sample;
+        let rows = candidates
+            .into_iter()
+            .take(q.sample)
+            .filter(|r| q.filters.matches(r))
+            .map(|r| {
+                (
+                    r.level.as_str(),
+                    r.event_type.as_str(),
+                    r.resource.as_deref(),
+                )
+            });
+        Ok(Facets::tally(rows, sampled, q.top))
     }
 
     async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError> {

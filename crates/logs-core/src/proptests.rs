@@ -92,6 +92,20 @@ proptest! {
 
     /// Any query request: validated into a window of at most 7 days and a limit within bounds,
     /// or refused with a message; never a panic (dates at the ends of the calendar included).
+    /// Containment is reflexive, and every object contains the empty object and its own parts.
+    #[test]
+    fn containment_is_reflexive_and_holds_for_parts(v in json_value()) {
+        prop_assert!(crate::search::contains(&v, &v));
+        if let serde_json::Value::Object(m) = &v {
+            let empty = json!({});
+            prop_assert!(crate::search::contains(&v, &empty));
+            for (k, part) in m {
+                let one = json!({ k: part });
+                prop_assert!(crate::search::contains(&v, &one));
+            }
+        }
+    }
+
     #[test]
     fn any_query_is_validated_or_refused(
         from in prop_oneof![Just(None), "\\PC{0,30}".prop_map(Some), any::<i64>().prop_map(|s| Some(rfc3339(s)))],
@@ -99,11 +113,9 @@ proptest! {
         limit in prop::option::of(any::<i64>()),
         level in prop::option::of("\\PC{0,8}"),
         message in prop::option::of("\\PC{0,300}"),
+        data in prop::option::of(json_value()),
     ) {
-        let req = QueryRequest {
-            server_id: None, from, to, limit, level, levels: None, min_level: None, event_type: None, resource: None,
-            message, player_id: None, identifier: None, cursor: None,
-        };
+        let req = QueryRequest { from, to, limit, level, message, data, ..Default::default() };
         match validate(&req) {
             Ok(q) => {
                 prop_assert!(q.from < q.to && q.to - q.from <= Duration::days(MAX_RANGE_DAYS));

@@ -6,44 +6,24 @@
 //! `CURSOR_EXPIRED`.
 
 use auth_core::signing::SigningKeys;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::event::Level;
-use crate::store::{IdentifierFilter, Owner};
+use crate::search::{validate_search, Filters, RangeLimit, Search};
 
 pub const MAX_RANGE_DAYS: i64 = 7;
 pub const DEFAULT_LIMIT: usize = 100;
 pub const MAX_LIMIT: usize = 100;
-pub const MAX_FILTER_CHARS: usize = 256;
+pub use crate::search::{IdentifierRequest, MAX_FILTER_CHARS};
 
-#[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct QueryRequest {
-    pub server_id: Option<String>,
-    pub from: Option<String>,
-    pub to: Option<String>,
-    pub limit: Option<i64>,
-    /// One level.
-    pub level: Option<String>,
-    /// Any of these levels (1 to 5 names).
-    pub levels: Option<Vec<String>>,
-    /// This level and the more severe ones (debug < info < warn < error < fatal).
-    pub min_level: Option<String>,
-    pub event_type: Option<String>,
-    pub resource: Option<String>,
-    pub message: Option<String>,
-    pub player_id: Option<String>,
-    pub identifier: Option<IdentifierRequest>,
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct IdentifierRequest {
-    pub owner: String,
-    pub key: String,
-    pub value: String,
+crate::search_request! {
+    /// `POST /v1/logs/query`.
+    pub struct QueryRequest {
+        /// Events per page, 1 to 100 (default 100).
+        pub limit: Option<i64>,
+        /// `pagination.nextCursor` of the previous page of the same search.
+        pub cursor: Option<String>,
+    }
 }
 
 /// Validated filters and window (before retention is applied).
@@ -52,135 +32,22 @@ pub struct ValidQuery {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
     pub limit: usize,
-    /// The levels an event may have, ascending; `None` for any.
-    pub levels: Option<Vec<Level>>,
-    pub event_type: Option<String>,
-    pub resource: Option<String>,
-    pub message: Option<String>,
-    pub player_id: Option<String>,
-    pub identifier: Option<IdentifierFilter>,
-}
-
-/// The level names a request may use.
-const LEVEL_NAMES: &str = "debug, info, warn, error, fatal";
-
-fn level(field: &str, name: &str) -> Result<Level, String> {
-    Level::parse(name)
-        .ok_or_else(|| format!("`{field}` must be one of {LEVEL_NAMES} (got {name:?})"))
-}
-
-/// The level filter of `level`, `levels` or `minLevel` (one of them at most): the allowed levels
-/// ascending, or `None` when every level is.
-fn levels(req: &QueryRequest) -> Result<Option<Vec<Level>>, String> {
-    let chosen = match (&req.level, &req.levels, &req.min_level) {
-        (None, None, None) => return Ok(None),
-        (Some(l), None, None) => vec![level("level", l)?],
-        (None, Some(list), None) => {
-            if list.is_empty() || list.len() > Level::ALL.len() {
-                return Err(format!(
-                    "`levels` must name 1 to {} levels (got {})",
-                    Level::ALL.len(),
-                    list.len()
-                ));
-            }
-            list.iter()
-                .enumerate()
-                .map(|(i, l)| level(&format!("levels[{i}]"), l))
-                .collect::<Result<Vec<_>, _>>()?
-        }
-        (None, None, Some(min)) => {
-            let min = level("minLevel", min)?;
-            Level::ALL.into_iter().filter(|l| *l >= min).collect()
-        }
-        _ => {
-            return Err(
-                "`level`, `levels` and `minLevel` are alternatives; send one of them".into(),
-            )
-        }
-    };
-    let mut chosen = chosen;
-    chosen.sort();
-    chosen.dedup();
-    Ok((chosen.len() < Level::ALL.len()).then_some(chosen))
-}
-
-fn time(name: &str, v: &Option<String>) -> Result<DateTime<Utc>, String> {
-    let s = v
-        .as_deref()
-        .ok_or_else(|| format!("`{name}` is required (RFC 3339)"))?;
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| format!("`{name}` must be an RFC 3339 timestamp, e.g. 2026-01-01T00:00:00Z"))
-}
-
-/// No stored event contains U+0000 (Postgres text cannot hold it), so a filter with one is refused.
-fn nul_error(name: &str) -> String {
-    format!("`{name}` must not contain NUL (U+0000) characters")
-}
-
-fn filter(name: &str, v: &Option<String>) -> Result<Option<String>, String> {
-    match v {
-        None => Ok(None),
-        Some(s) if s.is_empty() => Err(format!("`{name}` must not be empty")),
-        Some(s) if s.contains('\0') => Err(nul_error(name)),
-        Some(s) if s.chars().count() > MAX_FILTER_CHARS => Err(format!(
-            "`{name}` must be at most {MAX_FILTER_CHARS} characters"
-        )),
-        Some(s) => Ok(Some(s.clone())),
-    }
+    pub filters: Filters,
 }
 
 pub fn validate(req: &QueryRequest) -> Result<ValidQuery, String> {
-    let from = time("from", &req.from)?;
-    let to = time("to", &req.to)?;
-    if to <= from {
-        return Err("`to` must be after `from`".into());
-    }
-    if to - from > Duration::days(MAX_RANGE_DAYS) {
-        return Err(format!(
-            "the range from `from` to `to` must be at most {MAX_RANGE_DAYS} days"
-        ));
-    }
+    let Search { from, to, filters } =
+        validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
     let limit = match req.limit {
         None => DEFAULT_LIMIT,
         Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => n as usize,
         Some(n) => return Err(format!("`limit` must be 1 to {MAX_LIMIT} (got {n})")),
     };
-    let levels = levels(req)?;
-    let identifier = match &req.identifier {
-        None => None,
-        Some(i) => {
-            let owner = match i.owner.as_str() {
-                "player" => Owner::Player,
-                "target" => Owner::Target,
-                _ => return Err("`identifier.owner` must be `player` or `target`".into()),
-            };
-            if i.key.is_empty() || i.value.is_empty() {
-                return Err("`identifier.key` and `identifier.value` must not be empty".into());
-            }
-            if i.key.contains('\0') {
-                return Err(nul_error("identifier.key"));
-            }
-            if i.value.contains('\0') {
-                return Err(nul_error("identifier.value"));
-            }
-            Some(IdentifierFilter {
-                owner,
-                key: i.key.clone(),
-                value: i.value.clone(),
-            })
-        }
-    };
     Ok(ValidQuery {
         from,
         to,
         limit,
-        levels,
-        event_type: filter("eventType", &req.event_type)?,
-        resource: filter("resource", &req.resource)?,
-        message: filter("message", &req.message)?,
-        player_id: filter("playerId", &req.player_id)?,
-        identifier,
+        filters,
     })
 }
 
@@ -211,12 +78,7 @@ pub fn search_digest(server_id: &str, q: &ValidQuery) -> String {
         "server": server_id.to_lowercase(),
         "from": q.from.timestamp_micros(),
         "to": q.to.timestamp_micros(),
-        "levels": q.levels.as_ref().map(|ls| ls.iter().map(|l| l.as_str()).collect::<Vec<_>>()),
-        "eventType": q.event_type,
-        "resource": q.resource,
-        "message": q.message,
-        "playerId": q.player_id,
-        "identifier": q.identifier.as_ref().map(|i| serde_json::json!([i.owner, i.key, i.value])),
+        "filters": q.filters.digest_value(),
     });
     hex::encode(&auth_core::canonical::digest(&v)[..16])
 }
@@ -270,22 +132,15 @@ pub fn read_cursor(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Level;
+    use crate::store::Owner;
+    use chrono::Duration;
 
     fn req() -> QueryRequest {
         QueryRequest {
-            server_id: None,
             from: Some("2026-11-20T00:00:00Z".into()),
             to: Some("2026-11-21T00:00:00Z".into()),
-            limit: None,
-            level: None,
-            levels: None,
-            min_level: None,
-            event_type: None,
-            resource: None,
-            message: None,
-            player_id: None,
-            identifier: None,
-            cursor: None,
+            ..Default::default()
         }
     }
 
@@ -325,7 +180,10 @@ mod tests {
     fn filters() {
         let mut r = req();
         r.level = Some("warn".into());
-        assert_eq!(validate(&r).unwrap().levels, Some(vec![Level::Warn]));
+        assert_eq!(
+            validate(&r).unwrap().filters.levels,
+            Some(vec![Level::Warn])
+        );
         r.level = Some("WARN".into());
         assert!(validate(&r).is_err());
         let mut r = req();
@@ -335,7 +193,7 @@ mod tests {
             value: "x".into(),
         });
         assert_eq!(
-            validate(&r).unwrap().identifier.unwrap().owner,
+            validate(&r).unwrap().filters.identifier.unwrap().owner,
             Owner::Target
         );
         r.identifier = Some(IdentifierRequest {
@@ -382,13 +240,20 @@ mod tests {
         let mut r = req();
         r.min_level = Some("warn".into());
         assert_eq!(
-            validate(&r).unwrap().levels,
+            validate(&r).unwrap().filters.levels,
             Some(vec![Level::Warn, Level::Error, Level::Fatal])
         );
         r.min_level = Some("debug".into());
-        assert_eq!(validate(&r).unwrap().levels, None, "every level: no filter");
+        assert_eq!(
+            validate(&r).unwrap().filters.levels,
+            None,
+            "every level: no filter"
+        );
         r.min_level = Some("fatal".into());
-        assert_eq!(validate(&r).unwrap().levels, Some(vec![Level::Fatal]));
+        assert_eq!(
+            validate(&r).unwrap().filters.levels,
+            Some(vec![Level::Fatal])
+        );
         r.min_level = Some("severe".into());
         assert!(validate(&r)
             .unwrap_err()
@@ -396,14 +261,14 @@ mod tests {
         let mut r = req();
         r.levels = names(&["fatal", "info", "info"]);
         assert_eq!(
-            validate(&r).unwrap().levels,
+            validate(&r).unwrap().filters.levels,
             Some(vec![Level::Info, Level::Fatal])
         );
         // N - 1, N, N + 1 names
         r.levels = names(&["debug", "info", "warn", "error"]);
-        assert_eq!(validate(&r).unwrap().levels.unwrap().len(), 4);
+        assert_eq!(validate(&r).unwrap().filters.levels.unwrap().len(), 4);
         r.levels = names(&["debug", "info", "warn", "error", "fatal"]);
-        assert_eq!(validate(&r).unwrap().levels, None);
+        assert_eq!(validate(&r).unwrap().filters.levels, None);
         r.levels = names(&["debug", "info", "warn", "error", "fatal", "info"]);
         assert!(validate(&r).unwrap_err().contains("1 to 5 levels (got 6)"));
         r.levels = names(&[]);
@@ -465,7 +330,7 @@ mod tests {
             Ok(pos)
         );
         let mut other = q.clone();
-        other.levels = Some(vec![Level::Error]);
+        other.filters.levels = Some(vec![Level::Error]);
         assert_eq!(
             read_cursor(
                 &SigningKeys::single(b"k"),

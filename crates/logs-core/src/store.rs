@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::event::{Batch, Level};
+pub use crate::search::Filters;
 
 /// A registered server's id (`srv_…`), as opposed to its join code (`cfx_id`), which the wire
 /// calls `serverId`.
@@ -95,18 +96,110 @@ pub struct EventQuery {
     pub server_id: ServerId,
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
-    /// The levels an event may have; `None` for any.
-    pub levels: Option<Vec<Level>>,
-    pub event_type: Option<String>,
-    pub resource: Option<String>,
-    /// Case-insensitive substring.
-    pub message: Option<String>,
-    /// Matches `player_id` or `target_player_id`.
-    pub player_id: Option<String>,
-    pub identifier: Option<IdentifierFilter>,
+    pub filters: Filters,
     /// `(occurred_at, id)` of the last event of the previous page.
     pub after: Option<(DateTime<Utc>, i64)>,
     pub limit: usize,
+    /// With a `data` filter: how many events matching the other filters the page may examine
+    /// (newest first, from `after`) before it is full; past that, [`SearchError::TooBroad`].
+    /// `None`: no limit (exports, which read the whole search anyway).
+    pub scan_limit: Option<usize>,
+    /// How many rows make a page whose scan stopped at `scan_limit` an answer (the caller may
+    /// fetch one more than it shows to learn whether there are more): fewer is `TooBroad`.
+    pub enough: usize,
+}
+
+/// Counts of a search's events per level, in buckets of `bucket` aligned to the Unix epoch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountQuery {
+    pub server_id: ServerId,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub filters: Filters,
+    pub bucket: chrono::Duration,
+    /// With a `data` filter: how many events matching the other filters may be examined.
+    pub scan_limit: usize,
+}
+
+/// The number of events of one level whose `occurred_at` falls in the bucket starting at `start`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BucketCount {
+    pub start: DateTime<Utc>,
+    pub level: Level,
+    pub count: i64,
+}
+
+/// The most frequent values of a search's events, among the newest `sample` events that match
+/// every filter but `data` (all of them when there are no more).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FacetQuery {
+    pub server_id: ServerId,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub filters: Filters,
+    pub sample: usize,
+    /// Values kept per facet.
+    pub top: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Facets {
+    /// How many events the figures are over.
+    pub examined: i64,
+    /// Whether the search may have more events than were examined (the newest were).
+    pub sampled: bool,
+    /// `(value, count)`, most frequent first, then by value.
+    pub levels: Vec<(String, i64)>,
+    pub event_types: Vec<(String, i64)>,
+    pub resources: Vec<(String, i64)>,
+}
+
+impl Facets {
+    /// Facets of the rows (`level, event_type, resource` each) of the sample; `sampled` when
+    /// the search had events beyond it.
+    pub fn tally<'a>(
+        rows: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>,
+        sampled: bool,
+        top: usize,
+    ) -> Self {
+        use std::collections::HashMap;
+        let mut maps: [HashMap<&str, i64>; 3] = Default::default();
+        let mut examined = 0;
+        for (level, event_type, resource) in rows {
+            examined += 1;
+            *maps[0].entry(level).or_default() += 1;
+            *maps[1].entry(event_type).or_default() += 1;
+            if let Some(r) = resource {
+                *maps[2].entry(r).or_default() += 1;
+            }
+        }
+        let [levels, event_types, resources] =
+            maps.map(|m| Self::top(m.into_iter().map(|(k, v)| (k.to_owned(), v)), top));
+        Facets {
+            examined,
+            sampled,
+            levels,
+            event_types,
+            resources,
+        }
+    }
+
+    /// The `top` most frequent of `counts`, most frequent first, ties by value.
+    pub fn top(counts: impl IntoIterator<Item = (String, i64)>, top: usize) -> Vec<(String, i64)> {
+        let mut v: Vec<_> = counts.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v.truncate(top);
+        v
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SearchError {
+    /// A `data` filter had to examine more events than allowed.
+    #[error("the `data` filter may examine at most {limit} events matching the other filters, and this search has more before its answer is complete; narrow `from`/`to` or add level, eventType, resource, playerId or identifier")]
+    TooBroad { limit: usize },
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 #[async_trait]
@@ -117,9 +210,19 @@ pub trait LogStore: Send + Sync {
         batch: &Batch,
         now: DateTime<Utc>,
     ) -> Result<IngestOutcome, StoreError>;
-    async fn query(&self, q: &EventQuery) -> Result<Vec<EventRow>, StoreError>;
+    async fn query(&self, q: &EventQuery) -> Result<Vec<EventRow>, SearchError>;
+    /// Non-zero counts only, ordered by bucket then level.
+    async fn counts(&self, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError>;
+    async fn facets(&self, q: &FacetQuery) -> Result<Facets, SearchError>;
     /// Accepted log events of an organization this month.
     async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError>;
+}
+
+/// The start of the bucket of `bucket` length (aligned to the Unix epoch) that holds `t`.
+pub fn bucket_start(t: DateTime<Utc>, bucket: chrono::Duration) -> DateTime<Utc> {
+    let size = bucket.num_microseconds().unwrap_or(i64::MAX).max(1);
+    let micros = t.timestamp_micros();
+    DateTime::from_timestamp_micros(micros - micros.rem_euclid(size)).unwrap_or(t)
 }
 
 /// A server-made event id: a ULID (sortable, 26 characters, valid as an event id).

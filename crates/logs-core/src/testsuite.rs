@@ -9,7 +9,8 @@ use serde_json::json;
 
 use crate::event::{parse_batch, Level};
 use crate::store::{
-    EventQuery, IdentifierFilter, IngestOutcome, IngestTarget, LogStore, Owner, ServerId,
+    bucket_start, BucketCount, CountQuery, EventQuery, FacetQuery, Filters, IdentifierFilter,
+    IngestOutcome, IngestTarget, LogStore, Owner, SearchError, ServerId,
 };
 
 /// What each case runs on: a fresh, empty store, with organization `org` and two registered
@@ -33,7 +34,10 @@ macro_rules! log_store_suite {
             each_filter_narrows_the_search,
             keyset_pages_walk_every_event_once,
             servers_are_kept_apart,
-            message_search_across_days);
+            message_search_across_days,
+            data_filters_are_containment_within_a_scan_limit,
+            counts_fall_in_epoch_aligned_buckets_inside_the_window,
+            facets_count_the_newest_events_of_the_search);
     };
     (@cases $run:path, $fixture:path; $($case:ident),*) => {
         $(
@@ -126,14 +130,11 @@ async fn seed(f: &Fixture) -> Seeded {
         server_id: ServerId(a.0.into()),
         from: now - Duration::hours(1),
         to: now + Duration::minutes(1),
-        levels: None,
-        event_type: None,
-        resource: None,
-        message: None,
-        player_id: None,
-        identifier: None,
+        filters: Filters::default(),
         after: None,
         limit: 100,
+        scan_limit: Some(1_000),
+        enough: 100,
     };
     Seeded { now, ta, base }
 }
@@ -179,7 +180,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.levels = Some(vec![Level::Error])))
+                .query(&q(|q| q.filters.levels = Some(vec![Level::Error])))
                 .await
                 .unwrap()
         ),
@@ -189,7 +190,9 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.levels = Some(vec![Level::Warn, Level::Error])))
+                .query(&q(
+                    |q| q.filters.levels = Some(vec![Level::Warn, Level::Error])
+                ))
                 .await
                 .unwrap()
         ),
@@ -198,7 +201,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.event_type = Some("chat".into())))
+                .query(&q(|q| q.filters.event_type = Some("chat".into())))
                 .await
                 .unwrap()
         ),
@@ -207,7 +210,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.event_type = Some("log".into())))
+                .query(&q(|q| q.filters.event_type = Some("log".into())))
                 .await
                 .unwrap()
         )
@@ -218,7 +221,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.resource = Some("core".into())))
+                .query(&q(|q| q.filters.resource = Some("core".into())))
                 .await
                 .unwrap()
         ),
@@ -227,7 +230,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.message = Some("JOINED".into())))
+                .query(&q(|q| q.filters.message = Some("JOINED".into())))
                 .await
                 .unwrap()
         ),
@@ -236,7 +239,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.message = Some("100%".into())))
+                .query(&q(|q| q.filters.message = Some("100%".into())))
                 .await
                 .unwrap()
         ),
@@ -244,7 +247,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     );
     assert!(
         store
-            .query(&q(|q| q.message = Some("1_0%".into())))
+            .query(&q(|q| q.filters.message = Some("1_0%".into())))
             .await
             .unwrap()
             .is_empty(),
@@ -253,7 +256,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.message = Some("t_c".into())))
+                .query(&q(|q| q.filters.message = Some("t_c".into())))
                 .await
                 .unwrap()
         ),
@@ -261,7 +264,7 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     );
     assert_eq!(
         store
-            .query(&q(|q| q.player_id = Some("p1".into())))
+            .query(&q(|q| q.filters.player_id = Some("p1".into())))
             .await
             .unwrap()
             .len(),
@@ -277,7 +280,10 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
         msgs(
             store
                 .query(&EventQuery {
-                    identifier: Some(ident(Owner::Player)),
+                    filters: Filters {
+                        identifier: Some(ident(Owner::Player)),
+                        ..Filters::default()
+                    },
                     ..base.clone()
                 })
                 .await
@@ -289,7 +295,10 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
         msgs(
             store
                 .query(&EventQuery {
-                    identifier: Some(ident(Owner::Target)),
+                    filters: Filters {
+                        identifier: Some(ident(Owner::Target)),
+                        ..Filters::default()
+                    },
                     ..base.clone()
                 })
                 .await
@@ -364,14 +373,14 @@ pub async fn message_search_across_days(f: &Fixture) {
         server_id: target.server_id.clone(),
         from: now - Duration::days(7),
         to: now + Duration::minutes(1),
-        levels: None,
-        event_type: None,
-        resource: None,
-        message: Some("speedhack".into()),
-        player_id: None,
-        identifier: None,
+        filters: Filters {
+            message: Some("speedhack".into()),
+            ..Filters::default()
+        },
         after: None,
         limit: 100,
+        scan_limit: Some(1_000),
+        enough: 100,
     };
     let numbers = |rows: &[crate::store::EventRow]| {
         rows.iter()
@@ -424,4 +433,344 @@ pub async fn message_search_across_days(f: &Fixture) {
             "cursor walk with limit {limit}"
         );
     }
+}
+
+async fn ingest_json(f: &Fixture, target: &IngestTarget, body: serde_json::Value) {
+    let now = Utc::now();
+    let batch = parse_batch(&serde_json::to_vec(&body).unwrap(), now).unwrap();
+    assert!(matches!(
+        f.store.ingest(target, &batch, now).await.unwrap(),
+        IngestOutcome::Accepted { .. }
+    ));
+}
+
+/// `data` is `jsonb @>`; a page may examine `scan_limit` events matching the other filters
+/// (from its cursor down) before it must be full, and answers `TooBroad` past that.
+pub async fn data_filters_are_containment_within_a_scan_limit(f: &Fixture) {
+    let Seeded { now, ta, base } = seed(f).await;
+    let store = f.store.as_ref();
+    // ten events, 100 to 91 minutes ago; only the oldest of them is a hit; one more, older
+    let mut events: Vec<_> = (0..10)
+        .map(|i| {
+            json!({
+                "level": "info", "event_type": "inventory", "message": format!("item {i}"),
+                "occurred_at": (now - Duration::minutes(100 - i)).to_rfc3339(),
+                "data": { "hit": i == 0, "item": "WEAPON_PISTOL", "count": 1,
+                          "meta": { "shop": "ammunation", "tags": ["legal", "gun"] } },
+            })
+        })
+        .collect();
+    events.push(
+        json!({ "level": "info", "event_type": "inventory", "message": "older",
+        "occurred_at": (now - Duration::minutes(101)).to_rfc3339(), "data": { "hit": false } }),
+    );
+    ingest_json(
+        f,
+        &ta,
+        json!({ "batch_id": "batch-data", "events": events }),
+    )
+    .await;
+    let window = EventQuery {
+        from: now - Duration::minutes(120),
+        to: now - Duration::minutes(60),
+        ..base.clone()
+    };
+    let search = |data: serde_json::Value, limit: usize, scan_limit: usize| EventQuery {
+        scan_limit: Some(scan_limit),
+        enough: limit,
+        filters: Filters {
+            data: Some(data),
+            ..Filters::default()
+        },
+        limit,
+        ..window.clone()
+    };
+    let messages = |r: Result<Vec<crate::store::EventRow>, SearchError>| {
+        r.map(|rows| rows.into_iter().map(|r| r.message).collect::<Vec<_>>())
+    };
+    for (data, n) in [
+        (json!({ "item": "WEAPON_PISTOL" }), 10),
+        (json!({ "hit": false }), 10),
+        (json!({ "meta": { "shop": "ammunation" } }), 10),
+        (json!({ "meta": { "tags": ["gun"] } }), 10),
+        (json!({ "count": 1.0 }), 10),
+        (json!({ "count": "1" }), 0),
+        (json!({ "item": "weapon_pistol" }), 0),
+        (json!({ "meta": { "tags": "gun" } }), 0),
+        (json!({ "channel": "ooc" }), 0),
+    ] {
+        assert_eq!(
+            store
+                .query(&search(data.clone(), 100, 1_000))
+                .await
+                .unwrap()
+                .len(),
+            n,
+            "{data}"
+        );
+    }
+    let chat = store
+        .query(&EventQuery {
+            filters: Filters {
+                data: Some(json!({ "channel": "ooc" })),
+                ..Filters::default()
+            },
+            ..base.clone()
+        })
+        .await
+        .unwrap();
+    assert_eq!(chat.len(), 1, "the seeded chat event");
+    // newest first, the hit is candidate 10 of 11: limits N - 1, N (the floor is the hit), N + 1
+    let hit = json!({ "hit": true });
+    assert!(matches!(
+        store.query(&search(hit.clone(), 1, 9)).await,
+        Err(SearchError::TooBroad { limit: 9 })
+    ));
+    assert_eq!(
+        messages(store.query(&search(hit.clone(), 1, 10)).await).unwrap(),
+        ["item 0"]
+    );
+    assert_eq!(
+        messages(store.query(&search(hit.clone(), 1, 11)).await).unwrap(),
+        ["item 0"]
+    );
+    // a caller that fetches one more than it shows: the hit answers a page cut at the limit
+    let probe = EventQuery {
+        limit: 2,
+        enough: 1,
+        ..search(hit.clone(), 1, 10)
+    };
+    assert_eq!(messages(store.query(&probe).await).unwrap(), ["item 0"]);
+    let short = EventQuery {
+        limit: 3,
+        enough: 2,
+        ..search(hit.clone(), 2, 10)
+    };
+    assert!(matches!(
+        store.query(&short).await,
+        Err(SearchError::TooBroad { limit: 10 })
+    ));
+    // no match: fine when every candidate was examined, too broad otherwise
+    let none = json!({ "hit": "never" });
+    assert!(store
+        .query(&search(none.clone(), 1, 11))
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(matches!(
+        store.query(&search(none, 1, 10)).await,
+        Err(SearchError::TooBroad { .. })
+    ));
+    // a full page within the limit
+    assert_eq!(
+        messages(store.query(&search(json!({ "hit": false }), 2, 2)).await).unwrap(),
+        ["item 9", "item 8"]
+    );
+    // the other filters narrow what is examined
+    let narrowed = EventQuery {
+        filters: Filters {
+            message: Some("item 0".into()),
+            data: Some(hit.clone()),
+            ..Filters::default()
+        },
+        limit: 1,
+        scan_limit: Some(1),
+        enough: 1,
+        ..window.clone()
+    };
+    assert_eq!(messages(store.query(&narrowed).await).unwrap(), ["item 0"]);
+    // counted from the cursor down: six candidates below the fifth newest, the hit the fifth
+    let fifth = store
+        .query(&EventQuery {
+            limit: 5,
+            ..window.clone()
+        })
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    let after = Some((fifth.occurred_at, fifth.id));
+    let paged = |scan_limit| EventQuery {
+        after,
+        ..search(hit.clone(), 1, scan_limit)
+    };
+    assert_eq!(messages(store.query(&paged(5)).await).unwrap(), ["item 0"]);
+    assert!(matches!(
+        store.query(&paged(4)).await,
+        Err(SearchError::TooBroad { limit: 4 })
+    ));
+}
+
+/// Buckets start at multiples of their length since the epoch; an event at a bucket's start is
+/// in it, one a microsecond earlier is in the one before; a window not aligned to buckets counts
+/// only its own events in its first and last buckets.
+pub async fn counts_fall_in_epoch_aligned_buckets_inside_the_window(f: &Fixture) {
+    let Seeded { now, ta, base } = seed(f).await;
+    let store = f.store.as_ref();
+    let ten = Duration::minutes(10);
+    let b = bucket_start(now - Duration::hours(3), ten);
+    let at = |t: chrono::DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let us = Duration::microseconds(1);
+    let event = |t, level: &str| json!({ "level": level, "message": "m", "event_type": "tick", "occurred_at": at(t) });
+    ingest_json(
+        f,
+        &ta,
+        json!({ "batch_id": "batch-buckets", "events": [
+            event(b - ten - us, "info"),        // before the window
+            event(b - Duration::minutes(4), "info"),
+            event(b - us, "warn"),
+            event(b, "info"),
+            event(b, "error"),
+            event(b + ten - us, "info"),
+            event(b + ten, "info"),
+            event(b + ten + Duration::minutes(5), "info"), // at `to`: outside
+        ]}),
+    )
+    .await;
+    let q = CountQuery {
+        server_id: base.server_id.clone(),
+        from: b - Duration::minutes(5),
+        to: b + ten + Duration::minutes(5),
+        filters: Filters {
+            event_type: Some("tick".into()),
+            ..Filters::default()
+        },
+        bucket: ten,
+        scan_limit: 1_000,
+    };
+    let count = |start, level, count| BucketCount {
+        start,
+        level,
+        count,
+    };
+    assert_eq!(
+        store.counts(&q).await.unwrap(),
+        [
+            count(b - ten, Level::Info, 1),
+            count(b - ten, Level::Warn, 1),
+            count(b, Level::Info, 2),
+            count(b, Level::Error, 1),
+            count(b + ten, Level::Info, 1),
+        ]
+    );
+    let warn_up = CountQuery {
+        filters: Filters {
+            event_type: Some("tick".into()),
+            levels: Some(vec![Level::Warn, Level::Error, Level::Fatal]),
+            ..Filters::default()
+        },
+        ..q.clone()
+    };
+    assert_eq!(
+        store.counts(&warn_up).await.unwrap(),
+        [count(b - ten, Level::Warn, 1), count(b, Level::Error, 1)]
+    );
+    // a data filter counts within its scan limit: 6 candidates in the window
+    let data = |scan_limit| CountQuery {
+        filters: Filters {
+            event_type: Some("tick".into()),
+            data: Some(json!({ "none": 1 })),
+            ..Filters::default()
+        },
+        scan_limit,
+        ..q.clone()
+    };
+    assert_eq!(store.counts(&data(6)).await.unwrap(), []);
+    assert!(matches!(
+        store.counts(&data(5)).await,
+        Err(SearchError::TooBroad { limit: 5 })
+    ));
+    // the seeded events are elsewhere in time; a one-day bucket holds them all
+    let day = CountQuery {
+        filters: Filters::default(),
+        from: base.from,
+        to: base.to,
+        bucket: Duration::days(1),
+        ..q.clone()
+    };
+    let total: i64 = store
+        .counts(&day)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.count)
+        .sum();
+    assert_eq!(total, 4);
+}
+
+/// Facets are the most frequent values of the search's newest `sample` events.
+pub async fn facets_count_the_newest_events_of_the_search(f: &Fixture) {
+    let Seeded { base, .. } = seed(f).await;
+    let store = f.store.as_ref();
+    let q = FacetQuery {
+        server_id: base.server_id.clone(),
+        from: base.from,
+        to: base.to,
+        filters: Filters::default(),
+        sample: 100,
+        top: 10,
+    };
+    let all = store.facets(&q).await.unwrap();
+    assert_eq!(all.examined, 4);
+    assert!(!all.sampled);
+    let pairs = |v: &[(&str, i64)]| {
+        v.iter()
+            .map(|(s, n)| (s.to_string(), *n))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(all.levels, pairs(&[("info", 2), ("error", 1), ("warn", 1)]));
+    assert_eq!(
+        all.event_types,
+        pairs(&[("log", 2), ("chat", 1), ("player.join", 1)])
+    );
+    assert_eq!(all.resources, pairs(&[("core", 1), ("es_extended", 1)]));
+    // the newest three: chat and warn (8 minutes ago), the script error (9)
+    let newest = store
+        .facets(&FacetQuery {
+            sample: 3,
+            top: 1,
+            ..q.clone()
+        })
+        .await
+        .unwrap();
+    assert_eq!(newest.examined, 3);
+    assert!(newest.sampled);
+    let exactly = store
+        .facets(&FacetQuery {
+            sample: 4,
+            ..q.clone()
+        })
+        .await
+        .unwrap();
+    assert!(!exactly.sampled, "four events, a sample of four");
+    assert_eq!(newest.levels, pairs(&[("error", 1)]), "ties by value");
+    assert_eq!(newest.event_types, pairs(&[("log", 2)]));
+    let filtered = store
+        .facets(&FacetQuery {
+            filters: Filters {
+                levels: Some(vec![Level::Info]),
+                ..Filters::default()
+            },
+            ..q.clone()
+        })
+        .await
+        .unwrap();
+    assert_eq!(filtered.levels, pairs(&[("info", 2)]));
+    // with `data`, the sample is of the events matching the other filters
+    let data = store
+        .facets(&FacetQuery {
+            filters: Filters {
+                data: Some(json!({ "channel": "ooc" })),
+                ..Filters::default()
+            },
+            sample: 2,
+            ..q.clone()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (data.examined, data.sampled),
+        (1, true),
+        "the two newest are the warning and the chat"
+    );
 }

@@ -45,6 +45,9 @@ pub struct Config {
     pub max_bulk_files: usize,
     pub max_bulk_delete_paths: usize,
     pub cursor_ttl: Duration,
+    /// How many events matching the other filters a `data` log filter may examine per request
+    /// (`LOGS_DATA_SCAN_LIMIT`).
+    pub data_scan_limit: usize,
     pub shutdown_timeout: Duration,
     /// A request body that sends no byte for this long is answered 408 (`BODY_IDLE_TIMEOUT_SECONDS`).
     pub body_idle_timeout: Duration,
@@ -175,6 +178,7 @@ impl Config {
             max_bulk_files: parsed("MAX_BULK_FILES", 20)?,
             max_bulk_delete_paths: parsed("MAX_BULK_DELETE_PATHS", 1000)?,
             cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
+            data_scan_limit: parsed::<usize>("LOGS_DATA_SCAN_LIMIT", 100_000)?.max(1),
             shutdown_timeout: Duration::from_secs(parsed("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
             body_idle_timeout: positive_secs("BODY_IDLE_TIMEOUT_SECONDS", 30)?,
             request_head_timeout: positive_secs("REQUEST_HEAD_TIMEOUT_SECONDS", 30)?,
@@ -210,6 +214,7 @@ impl Config {
             max_bulk_files: 20,
             max_bulk_delete_paths: 1000,
             cursor_ttl: Duration::from_secs(900),
+            data_scan_limit: 100_000,
             shutdown_timeout: Duration::from_secs(5),
             body_idle_timeout: Duration::from_secs(30),
             request_head_timeout: Duration::from_secs(30),

@@ -4,6 +4,7 @@
 
 mod binaries;
 mod deployment;
+mod explorer;
 mod faults;
 mod foundation;
 mod hardening;

@@ -7,18 +7,6 @@ use auth_core::{AccountStore, Permission};
 use chrono::{Duration, Utc};
 use stowage_tests::*;
 
-async fn ingest(app: &TestApp, id: &str, events: Vec<Value>) {
-    let res = app
-        .client
-        .post(format!("{}/v1/servers/abc123/logs", app.logs))
-        .bearer_auth(&app.dev_key)
-        .json(&json!({"batch_id": id, "events": events}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 202, "{:?}", res.text().await);
-}
-
 fn ago(mins: i64) -> String {
     (Utc::now() - Duration::minutes(mins)).to_rfc3339()
 }
@@ -55,7 +43,7 @@ async fn messages(app: &TestApp, body: &Value) -> Vec<String> {
 }
 
 async fn seed(app: &TestApp) {
-    ingest(app, "seed-batch-1", vec![
+    app.ingest_logs("seed-batch-1", vec![
         json!({"level": "info", "message": "Player joined", "event_type": "player.join", "occurred_at": ago(50), "player_id": "p1", "player_identifiers": {"license": "license:aaa", "discord": "discord:1"}, "resource": "core"}),
         json!({"level": "error", "message": "Script ERROR in es_extended", "occurred_at": ago(40), "resource": "es_extended"}),
         json!({"level": "info", "message": "chat: gg wp", "event_type": "chat", "occurred_at": ago(30), "player_id": "p2", "target_player_id": "p1", "target_player_identifiers": {"license": "license:aaa"}}),
@@ -367,11 +355,10 @@ async fn pagination_survives_concurrent_inserts() {
             |i| json!({"level": "info", "message": format!("m{i:02}"), "occurred_at": ago(60 - i)}),
         )
         .collect();
-    ingest(&app, "page-batch-1", events).await;
+    app.ingest_logs("page-batch-1", events).await;
     // several events share one timestamp: ties must be stable
     let same = ago(5);
-    ingest(
-        &app,
+    app.ingest_logs(
         "page-batch-2",
         (0..5)
             .map(|i| json!({"level": "info", "message": format!("tie{i}"), "occurred_at": same}))
@@ -398,8 +385,7 @@ async fn pagination_survives_concurrent_inserts() {
         page_no += 1;
         if page_no == 1 {
             // new events arrive mid-walk, newer and older than the cursor
-            ingest(
-                &app,
+            app.ingest_logs(
                 "page-batch-3",
                 vec![json!({"level": "info", "message": "late-new", "occurred_at": ago(0)})],
             )
@@ -516,7 +502,7 @@ async fn retention_clamps_the_window() {
     let mut plan = app.accounts.get_plan("pro").await.unwrap().unwrap();
     plan.retention_days = 1;
     app.accounts.upsert_plan(&plan).await.unwrap();
-    ingest(&app, "old-batch-1", vec![
+    app.ingest_logs("old-batch-1", vec![
         json!({"level": "info", "message": "two days old", "occurred_at": (Utc::now() - Duration::days(2)).to_rfc3339()}),
         json!({"level": "info", "message": "fresh", "occurred_at": ago(5)}),
     ]).await;
@@ -588,8 +574,7 @@ async fn a_search_past_the_statement_timeout_is_503() {
 async fn min_level_and_level_lists_page_with_cursors_bound_to_them() {
     let app = spawn().await;
     let ev = |level: &str, mins: i64| json!({ "level": level, "message": format!("{level} {mins}"), "occurred_at": ago(mins) });
-    ingest(
-        &app,
+    app.ingest_logs(
         "batch-levels-1",
         vec![
             ev("debug", 1),

@@ -2,9 +2,13 @@
 //! usage counters.
 
 mod event_store;
+mod export_lock;
 mod partitions;
+mod reads;
+mod search_sql;
 mod usage;
 
+pub use export_lock::{try_export_lock, ExportLock};
 pub use partitions::{
     maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
 };

@@ -53,6 +53,8 @@ codes! {
     UnsupportedMediaType => UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE", "unsupported_media_type";
     InvalidCursor => BAD_REQUEST, "INVALID_CURSOR", "invalid_request";
     CursorExpired => BAD_REQUEST, "CURSOR_EXPIRED", "invalid_request";
+    /// A log search's `data` filter would examine more events than `LOGS_DATA_SCAN_LIMIT`.
+    SearchTooBroad => BAD_REQUEST, "SEARCH_TOO_BROAD", "invalid_request";
     BatchIdConflict => CONFLICT, "CONFLICT", "batch_id_conflict";
     BatchInProgress => SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE", "batch_in_progress";
     ServerNotFound => NOT_FOUND, "NOT_FOUND", "server_not_found";

@@ -1,0 +1,139 @@
+//! `POST /v1/logs/counts`: a search's events per level in time buckets (a histogram).
+
+use actix_web::{web, HttpResponse};
+use logs_core::counts::{bucket_starts, interval_name, CountsRequest, MAX_RANGE_DAYS};
+use logs_core::search::RangeLimit;
+use logs_core::store::CountQuery;
+use logs_core::Level;
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth};
+use utoipa::ToSchema;
+
+use super::{open, search_error, search_slot, ts, Range};
+use crate::state::CdnState;
+
+/// Events per level in one bucket.
+#[derive(Serialize, ToSchema, Default)]
+pub struct LevelCounts {
+    pub debug: i64,
+    pub info: i64,
+    pub warn: i64,
+    pub error: i64,
+    pub fatal: i64,
+}
+
+impl LevelCounts {
+    fn add(&mut self, level: Level, n: i64) {
+        *match level {
+            Level::Debug => &mut self.debug,
+            Level::Info => &mut self.info,
+            Level::Warn => &mut self.warn,
+            Level::Error => &mut self.error,
+            Level::Fatal => &mut self.fatal,
+        } += n;
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Bucket {
+    /// The bucket's start (UTC, a multiple of the interval since the Unix epoch); it ends where
+    /// the next begins. The first and last count only events inside `range`.
+    pub start: String,
+    pub total: i64,
+    pub levels: LevelCounts,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CountsResponse {
+    pub success: bool,
+    /// The bucket length used (`auto` resolved), e.g. `15m`.
+    pub interval: String,
+    pub interval_seconds: i64,
+    /// The effective window: `from` raised to now minus the plan's retention when older.
+    pub range: Range,
+    /// Every bucket that holds part of `range`, oldest first, zeros included.
+    pub buckets: Vec<Bucket>,
+    pub total: i64,
+    pub request_id: String,
+}
+
+/// Count a search's events per level over time.
+#[utoipa::path(
+    post, path = "/v1/logs/counts", tag = "logs", security(("bearer" = [])),
+    request_body = CountsRequest,
+    responses(
+        (status = 200, description = "Buckets of counts per level (Cache-Control: private, no-store)", body = CountsResponse),
+        (status = 400, description = "INVALID_REQUEST, or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::CdnErrorBody),
+        super::JsonReadErrors,
+        super::LogReadErrors,
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+    )
+)]
+pub async fn counts(
+    auth: Auth,
+    body: stow_http::Json<CountsRequest>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let req = body.into_inner();
+    let opened = open(
+        &state,
+        &auth,
+        Ok(req.search()),
+        RangeLimit::Days(MAX_RANGE_DAYS),
+    )
+    .await?;
+    let valid = logs_core::counts::validate(&req).map_err(ApiError::invalid_request)?;
+    let (from, to) = (opened.search.from, opened.search.to);
+    let rows = if opened.empty() {
+        Vec::new()
+    } else {
+        let _slot = search_slot(&state, &auth)?;
+        state
+            .logs
+            .counts(&CountQuery {
+                server_id: logs_core::ServerId(opened.server.id.clone()),
+                from,
+                to,
+                filters: opened.search.filters.clone(),
+                bucket: valid.bucket,
+                scan_limit: state.config.data_scan_limit,
+            })
+            .await
+            .map_err(search_error)?
+    };
+    let starts = if opened.empty() {
+        Vec::new()
+    } else {
+        bucket_starts(from, to, valid.bucket)
+    };
+    let mut buckets: Vec<Bucket> = starts
+        .iter()
+        .map(|s| Bucket {
+            start: ts(*s),
+            total: 0,
+            levels: LevelCounts::default(),
+        })
+        .collect();
+    let mut total = 0;
+    for row in rows {
+        // rows and starts are both in time order; a row's bucket is always one of the starts
+        if let Ok(i) = starts.binary_search(&row.start) {
+            buckets[i].total += row.count;
+            buckets[i].levels.add(row.level, row.count);
+            total += row.count;
+        }
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "private, no-store"))
+        .json(CountsResponse {
+            success: true,
+            interval: interval_name(valid.bucket.num_seconds()),
+            interval_seconds: valid.bucket.num_seconds(),
+            range: opened.range,
+            buckets,
+            total,
+            request_id: current_request_id(),
+        }))
+}

@@ -1,0 +1,103 @@
+//! `POST /v1/logs/facets`: the most frequent levels, event types and resources of a search.
+
+use actix_web::{web, HttpResponse};
+use logs_core::facets::{FacetsRequest, MAX_RANGE_DAYS, SAMPLE};
+use logs_core::search::RangeLimit;
+use logs_core::store::{FacetQuery, Facets};
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth};
+use utoipa::ToSchema;
+
+use super::{open, search_error, search_slot, Range};
+use crate::state::CdnState;
+
+#[derive(Serialize, ToSchema)]
+pub struct FacetValue {
+    pub value: String,
+    pub count: i64,
+}
+
+fn values(v: Vec<(String, i64)>) -> Vec<FacetValue> {
+    v.into_iter()
+        .map(|(value, count)| FacetValue { value, count })
+        .collect()
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FacetsResponse {
+    pub success: bool,
+    /// How many events the counts are over.
+    pub examined: i64,
+    /// `true` when the search has more events than the newest `sampleSize` the counts are
+    /// over (those matching every filter but `data`).
+    pub sampled: bool,
+    pub sample_size: usize,
+    /// Most frequent first, ties by value; at most `top` each.
+    pub levels: Vec<FacetValue>,
+    pub event_types: Vec<FacetValue>,
+    /// Events without a resource are not counted here.
+    pub resources: Vec<FacetValue>,
+    /// The effective window: `from` raised to now minus the plan's retention when older.
+    pub range: Range,
+    pub request_id: String,
+}
+
+/// The most frequent values of a search, for suggestions.
+#[utoipa::path(
+    post, path = "/v1/logs/facets", tag = "logs", security(("bearer" = [])),
+    request_body = FacetsRequest,
+    responses(
+        (status = 200, description = "Top values per facet (Cache-Control: private, no-store)", body = FacetsResponse),
+        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        super::JsonReadErrors,
+        super::LogReadErrors,
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+    )
+)]
+pub async fn facets(
+    auth: Auth,
+    body: stow_http::Json<FacetsRequest>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let req = body.into_inner();
+    let opened = open(
+        &state,
+        &auth,
+        Ok(req.search()),
+        RangeLimit::Days(MAX_RANGE_DAYS),
+    )
+    .await?;
+    let (_, top) = logs_core::facets::validate(&req).map_err(ApiError::invalid_request)?;
+    let facets = if opened.empty() {
+        Facets::default()
+    } else {
+        let _slot = search_slot(&state, &auth)?;
+        state
+            .logs
+            .facets(&FacetQuery {
+                server_id: logs_core::ServerId(opened.server.id.clone()),
+                from: opened.search.from,
+                to: opened.search.to,
+                filters: opened.search.filters.clone(),
+                sample: SAMPLE,
+                top,
+            })
+            .await
+            .map_err(search_error)?
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "private, no-store"))
+        .json(FacetsResponse {
+            success: true,
+            examined: facets.examined,
+            sampled: facets.sampled,
+            sample_size: SAMPLE,
+            levels: values(facets.levels),
+            event_types: values(facets.event_types),
+            resources: values(facets.resources),
+            range: opened.range,
+            request_id: current_request_id(),
+        }))
+}

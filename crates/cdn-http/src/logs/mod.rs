@@ -1,0 +1,197 @@
+//! The log reads of the API host (docs/api.md, section 6): query, counts, facets, export and
+//! tail, one file each, and what they share: the target server, the search with the plan's
+//! retention applied, the event as returned, and the mapping of search errors.
+
+pub mod counts;
+pub mod export;
+pub mod facets;
+pub mod query;
+
+use actix_web::web;
+use auth_core::{Permission, Server};
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use logs_core::search::{validate_search, RangeLimit, Search, SearchFields};
+use logs_core::store::{EventRow, SearchError};
+use serde::Serialize;
+use serde_json::Value;
+use stow_http::{ApiError, Auth, Code};
+use utoipa::ToSchema;
+
+use crate::state::CdnState;
+
+pub(crate) fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// A returned event: all 15 fields, `null` where absent, plus `batch_id`.
+#[derive(Serialize, ToSchema)]
+pub struct EventOut {
+    pub event_id: String,
+    /// The join code.
+    pub server_id: String,
+    pub level: String,
+    pub event_type: String,
+    pub occurred_at: String,
+    pub ingested_at: String,
+    pub player_id: Option<String>,
+    pub target_player_id: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub player_identifiers: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub target_player_identifiers: Option<Value>,
+    pub resource: Option<String>,
+    pub trace_id: Option<String>,
+    pub environment: Option<String>,
+    pub message: String,
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<Value>,
+    pub batch_id: String,
+}
+
+impl From<EventRow> for EventOut {
+    fn from(r: EventRow) -> Self {
+        Self {
+            event_id: r.event_id,
+            server_id: r.cfx_id,
+            level: r.level,
+            event_type: r.event_type,
+            occurred_at: ts(r.occurred_at),
+            ingested_at: ts(r.ingested_at),
+            player_id: r.player_id,
+            target_player_id: r.target_player_id,
+            player_identifiers: r.player_identifiers,
+            target_player_identifiers: r.target_player_identifiers,
+            resource: r.resource,
+            trace_id: r.trace_id,
+            environment: r.environment,
+            message: r.message,
+            data: r.data,
+            batch_id: r.batch_id,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Range {
+    pub from: String,
+    pub to: String,
+}
+
+fn forbidden(msg: &str) -> ApiError {
+    ApiError::new(Code::Forbidden, msg)
+}
+
+pub(crate) async fn target_server(
+    state: &CdnState,
+    auth: &Auth,
+    named: Option<&str>,
+) -> Result<Server, ApiError> {
+    use auth_core::log_access::{self, Denied};
+    log_access::resolve(state.accounts.as_ref(), auth, named)
+        .await
+        .map_err(|d| match d {
+            Denied::NoServerNamed => ApiError::invalid_request(
+                "`serverId` (the server join code) is required for a global key",
+            ),
+            Denied::OtherServer => forbidden("this key is bound to another server"),
+            Denied::UnknownServer(code) => ApiError::new(
+                Code::NotFound,
+                format!("no registered server with join code `{code}` in this organization"),
+            ),
+            Denied::PlanWithoutLogs => forbidden("the organization's plan does not include Logs"),
+            Denied::SourceInactive | Denied::BoundServerGone(_) => {
+                forbidden("the Logs source of this server is not active")
+            }
+            Denied::Store(e) => e.into(),
+        })
+}
+
+/// What every log read may answer besides its own errors (OpenAPI).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum LogReadErrors {
+    /// FORBIDDEN: `logs:read` missing, a key bound to another server, a plan without Logs, or the
+    /// server's Logs source inactive.
+    #[response(status = 403)]
+    Forbidden(stow_http::error::CdnErrorBody),
+    /// NOT_FOUND: no registered server with that join code in this organization.
+    #[response(status = 404)]
+    NotFound(stow_http::error::CdnErrorBody),
+}
+
+/// What every log read with a JSON body may answer besides its own errors (OpenAPI).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum JsonReadErrors {
+    /// PAYLOAD_TOO_LARGE: the body is over 1 MiB.
+    #[response(status = 413)]
+    PayloadTooLarge(stow_http::error::CdnErrorBody),
+    /// UNSUPPORTED_MEDIA_TYPE: not JSON, or a Content-Encoding other than identity, gzip, deflate.
+    #[response(status = 415)]
+    UnsupportedMediaType(stow_http::error::CdnErrorBody),
+}
+
+/// A search ready to run: its server, and its window with `from` raised to the plan's retention.
+pub(crate) struct Opened {
+    pub server: Server,
+    pub search: Search,
+    /// The effective window (`from` may be later than asked).
+    pub range: Range,
+}
+
+impl Opened {
+    /// No event can be in the window (it ends before retention starts).
+    pub fn empty(&self) -> bool {
+        self.search.from >= self.search.to
+    }
+}
+
+/// The checks every read makes, in order: `logs:read`, the server the key may read, the search's
+/// fields; then the plan's retention applied to `from`.
+pub(crate) async fn open(
+    state: &CdnState,
+    auth: &Auth,
+    fields: Result<SearchFields, String>,
+    range: RangeLimit,
+) -> Result<Opened, ApiError> {
+    auth.require(Permission::LogsRead)?;
+    let fields = fields.map_err(ApiError::invalid_request)?;
+    let server = target_server(state, auth, fields.server_id.as_deref()).await?;
+    let mut search = validate_search(&fields, range).map_err(ApiError::invalid_request)?;
+    search.from = search.from.max(retention_start(auth, Utc::now()));
+    Ok(Opened {
+        range: Range {
+            from: ts(search.from),
+            to: ts(search.to),
+        },
+        server,
+        search,
+    })
+}
+
+pub(crate) fn retention_start(auth: &Auth, now: DateTime<Utc>) -> DateTime<Utc> {
+    now - Duration::days(i64::from(auth.plan.retention_days))
+}
+
+pub(crate) fn search_error(e: SearchError) -> ApiError {
+    match e {
+        SearchError::TooBroad { .. } => ApiError::new(Code::SearchTooBroad, e.to_string()),
+        SearchError::Store(e) => e.into(),
+    }
+}
+
+/// A slot of the organization's concurrent-search limit, or 429.
+pub(crate) fn search_slot(
+    state: &web::Data<CdnState>,
+    auth: &Auth,
+) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    state
+        .try_search_slot(&auth.org.id, auth.plan.concurrent_searches)
+        .ok_or_else(|| {
+            ApiError::new(
+                Code::RateLimited,
+                "too many concurrent searches for this organization; retry shortly",
+            )
+            .with_retry_after(1)
+        })
+}

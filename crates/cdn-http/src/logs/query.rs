@@ -1,0 +1,121 @@
+//! `POST /v1/logs/query`: filtered, cursor-paginated search over a bounded window.
+
+use actix_web::{web, HttpResponse};
+use chrono::{Duration, Utc};
+use logs_core::query::{
+    make_cursor, read_cursor, search_digest, CursorError, QueryRequest, ValidQuery, MAX_RANGE_DAYS,
+};
+use logs_core::search::RangeLimit;
+use logs_core::store::EventQuery;
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth, Code};
+use utoipa::ToSchema;
+
+use super::{open, search_error, search_slot, EventOut, Range};
+use crate::state::CdnState;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Pagination {
+    pub has_more: bool,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryResponse {
+    pub success: bool,
+    pub events: Vec<EventOut>,
+    pub pagination: Pagination,
+    /// The effective window: `from` raised to now minus the plan's retention when older.
+    pub range: Range,
+    pub request_id: String,
+}
+
+/// Search stored events, newest first.
+#[utoipa::path(
+    post, path = "/v1/logs/query", tag = "logs", security(("bearer" = [])),
+    request_body = QueryRequest,
+    responses(
+        (status = 200, description = "One page of events (Cache-Control: private, no-store)", body = QueryResponse),
+        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR, CURSOR_EXPIRED or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::CdnErrorBody),
+        super::JsonReadErrors,
+        super::LogReadErrors,
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+    )
+)]
+pub async fn query(
+    auth: Auth,
+    body: stow_http::Json<QueryRequest>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let req = body.into_inner();
+    let opened = open(
+        &state,
+        &auth,
+        Ok(req.search()),
+        RangeLimit::Days(MAX_RANGE_DAYS),
+    )
+    .await?;
+    // the window as asked (retention aside) and the limit: what a cursor is bound to
+    let valid: ValidQuery = logs_core::query::validate(&req).map_err(ApiError::invalid_request)?;
+    let now = Utc::now();
+    let search = search_digest(&opened.server.cfx_id, &valid);
+    let keys = state.signing_keys().await?;
+    let after = match &req.cursor {
+        None => None,
+        Some(c) => Some(read_cursor(&keys, &auth.org.id, &search, c, now).map_err(
+            |e| match e {
+                CursorError::Invalid => ApiError::new(Code::InvalidCursor, e.to_string()),
+                CursorError::Expired => ApiError::new(Code::CursorExpired, e.to_string()),
+            },
+        )?),
+    };
+    let _slot = search_slot(&state, &auth)?;
+    let search_started = std::time::Instant::now();
+    let mut rows = if opened.empty() {
+        Vec::new()
+    } else {
+        state
+            .logs
+            .query(&EventQuery {
+                server_id: logs_core::ServerId(opened.server.id.clone()),
+                from: opened.search.from,
+                to: opened.search.to,
+                filters: opened.search.filters.clone(),
+                after,
+                limit: valid.limit + 1,
+                scan_limit: Some(state.config.data_scan_limit),
+                enough: valid.limit,
+            })
+            .await
+            .map_err(search_error)?
+    };
+    metrics::histogram!("logs_query_duration_seconds")
+        .record(search_started.elapsed().as_secs_f64());
+    let has_more = rows.len() > valid.limit;
+    rows.truncate(valid.limit);
+    let next_cursor = match (has_more, rows.last()) {
+        (true, Some(last)) => Some(make_cursor(
+            &keys,
+            &auth.org.id,
+            &search,
+            (last.occurred_at, last.id),
+            now + Duration::from_std(state.config.cursor_ttl).unwrap_or(Duration::minutes(15)),
+        )),
+        _ => None,
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "private, no-store"))
+        .json(QueryResponse {
+            success: true,
+            events: rows.into_iter().map(EventOut::from).collect(),
+            pagination: Pagination {
+                has_more,
+                next_cursor,
+            },
+            range: opened.range,
+            request_id: current_request_id(),
+        }))
+}

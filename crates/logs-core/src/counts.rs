@@ -1,0 +1,241 @@
+//! `POST /v1/logs/counts`: a search's events counted per level in time buckets.
+//!
+//! Buckets are aligned to multiples of their length since 1970-01-01T00:00:00Z, so an hour
+//! starts at :00 and a day at UTC midnight whatever the request's offsets; the first and last
+//! may be partial (they count only events inside the window). `auto` picks the shortest of
+//! [`STEPS`] that gives at most [`AUTO_BUCKETS`] buckets.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::search::{validate_search, RangeLimit, Search};
+use crate::store::bucket_start;
+
+pub const MAX_RANGE_DAYS: i64 = 7;
+/// The most buckets an answer may have (an explicit interval that would give more is refused).
+pub const MAX_BUCKETS: i64 = 1_000;
+/// The most buckets `auto` gives.
+pub const AUTO_BUCKETS: i64 = 120;
+/// The intervals `auto` chooses from, in seconds.
+pub const STEPS: [i64; 18] = [
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200,
+    86_400,
+];
+
+crate::search_request! {
+    /// `POST /v1/logs/counts`.
+    pub struct CountsRequest {
+        /// Bucket length: `auto` (the default) or a whole number and a unit, `s`, `m`, `h` or
+        /// `d` (`30s`, `15m`, `1h`, `1d`), from 1 second to 7 days.
+        pub interval: Option<String>,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidCounts {
+    pub search: Search,
+    pub bucket: Duration,
+}
+
+/// `"15m"` → 900 seconds.
+fn parse_interval(s: &str) -> Option<i64> {
+    let unit = match s.chars().last()? {
+        's' => 1,
+        'm' => 60,
+        'h' => 3_600,
+        'd' => 86_400,
+        _ => return None,
+    };
+    let digits = &s[..s.len() - 1];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 7 {
+        return None;
+    }
+    digits.parse::<i64>().ok()?.checked_mul(unit)
+}
+
+/// The shortest way to write `seconds` with one unit (`900` → `15m`).
+pub fn interval_name(seconds: i64) -> String {
+    for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60)] {
+        if seconds % size == 0 {
+            return format!("{}{unit}", seconds / size);
+        }
+    }
+    format!("{seconds}s")
+}
+
+/// The start of every bucket that holds part of `[from, to)`.
+pub fn bucket_starts(
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    bucket: Duration,
+) -> Vec<DateTime<Utc>> {
+    let mut starts = Vec::new();
+    let mut t = bucket_start(from, bucket);
+    while t < to {
+        starts.push(t);
+        t += bucket;
+    }
+    starts
+}
+
+fn bucket_count(from: DateTime<Utc>, to: DateTime<Utc>, seconds: i64) -> i64 {
+    let size = seconds * 1_000_000;
+    let first = bucket_start(from, Duration::seconds(seconds)).timestamp_micros();
+    (to.timestamp_micros() - first + size - 1) / size
+}
+
+pub fn validate(req: &CountsRequest) -> Result<ValidCounts, String> {
+    let search = validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
+    let seconds = match req.interval.as_deref() {
+        None | Some("auto") => STEPS
+            .into_iter()
+            .find(|s| bucket_count(search.from, search.to, *s) <= AUTO_BUCKETS)
+            .unwrap_or(86_400),
+        Some(text) => {
+            let seconds = parse_interval(text)
+                .filter(|s| (1..=7 * 86_400).contains(s))
+                .ok_or_else(|| {
+                    format!("`interval` must be `auto` or a whole number of s, m, h or d from 1s to 7d, e.g. 15m (got {text:?})")
+                })?;
+            let n = bucket_count(search.from, search.to, seconds);
+            if n > MAX_BUCKETS {
+                return Err(format!(
+                    "`interval` {text} gives {n} buckets over this range; at most {MAX_BUCKETS} are allowed (use a longer interval or `auto`)"
+                ));
+            }
+            seconds
+        }
+    };
+    Ok(ValidCounts {
+        search,
+        bucket: Duration::seconds(seconds),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(from: &str, to: &str, interval: Option<&str>) -> CountsRequest {
+        CountsRequest {
+            from: Some(from.into()),
+            to: Some(to.into()),
+            interval: interval.map(Into::into),
+            ..Default::default()
+        }
+    }
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn intervals_are_a_number_and_a_unit() {
+        for (s, secs) in [
+            ("1s", Some(1)),
+            ("15m", Some(900)),
+            ("1h", Some(3600)),
+            ("7d", Some(604_800)),
+            ("0010m", Some(600)),
+        ] {
+            assert_eq!(parse_interval(s), secs, "{s}");
+        }
+        for s in [
+            "",
+            "m",
+            "15",
+            "1.5h",
+            "-1m",
+            "1w",
+            "15 m",
+            "１m",
+            "99999999d",
+        ] {
+            assert_eq!(parse_interval(s), None, "{s}");
+        }
+        for (secs, name) in [
+            (1, "1s"),
+            (90, "90s"),
+            (900, "15m"),
+            (7200, "2h"),
+            (86_400, "1d"),
+            (5_400, "90m"),
+        ] {
+            assert_eq!(interval_name(secs), name);
+        }
+    }
+
+    #[test]
+    fn auto_gives_at_most_120_buckets_and_at_least_about_half() {
+        for (from, to, want) in [
+            ("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z", 900),
+            ("2026-11-14T00:00:00Z", "2026-11-21T00:00:00Z", 7_200),
+            ("2026-11-20T10:00:00Z", "2026-11-20T11:00:00Z", 30),
+            ("2026-11-20T10:00:00Z", "2026-11-20T10:00:01Z", 1),
+        ] {
+            let v = validate(&req(from, to, None)).unwrap();
+            assert_eq!(v.bucket.num_seconds(), want, "{from}..{to}");
+            assert_eq!(validate(&req(from, to, Some("auto"))).unwrap(), v);
+        }
+        // a week of 2 hours: 84 buckets; not aligned, one more
+        let n = bucket_count(
+            at("2026-11-14T00:30:00Z"),
+            at("2026-11-21T00:30:00Z"),
+            7_200,
+        );
+        assert_eq!(n, 85);
+    }
+
+    #[test]
+    fn explicit_intervals_are_bounded_by_the_bucket_count() {
+        // 1000 minutes: N - 1, N, N + 1 buckets
+        let from = "2026-11-20T00:00:00Z";
+        assert!(validate(&req(from, "2026-11-20T16:39:00Z", Some("1m"))).is_ok());
+        assert!(validate(&req(from, "2026-11-20T16:40:00Z", Some("1m"))).is_ok());
+        let e = validate(&req(from, "2026-11-20T16:40:01Z", Some("1m"))).unwrap_err();
+        assert!(
+            e.contains("gives 1001 buckets") && e.contains("at most 1000"),
+            "{e}"
+        );
+        for bad in ["0s", "8d", "fast"] {
+            let e = validate(&req(from, "2026-11-21T00:00:00Z", Some(bad))).unwrap_err();
+            assert!(e.contains("`interval` must be"), "{e}");
+        }
+        assert!(validate(&req(from, "2026-11-27T00:00:01Z", Some("1d")))
+            .unwrap_err()
+            .contains("at most 7 days"));
+    }
+
+    #[test]
+    fn buckets_are_utc_aligned_whatever_the_offsets_of_the_window() {
+        let v = validate(&req(
+            "2026-11-20T10:30:00+02:00",
+            "2026-11-20T12:10:00+02:00",
+            Some("1h"),
+        ))
+        .unwrap();
+        assert_eq!(v.search.from, at("2026-11-20T08:30:00Z"));
+        assert_eq!(
+            bucket_starts(v.search.from, v.search.to, v.bucket),
+            [
+                at("2026-11-20T08:00:00Z"),
+                at("2026-11-20T09:00:00Z"),
+                at("2026-11-20T10:00:00Z")
+            ]
+        );
+        // a window ending on a bucket start has no empty bucket after it
+        assert_eq!(
+            bucket_starts(
+                at("2026-11-20T08:00:00Z"),
+                at("2026-11-20T10:00:00Z"),
+                Duration::hours(1)
+            )
+            .len(),
+            2
+        );
+        // before the epoch too
+        assert_eq!(
+            bucket_start(at("1969-12-31T23:30:00Z"), Duration::hours(1)),
+            at("1969-12-31T23:00:00Z")
+        );
+    }
+}

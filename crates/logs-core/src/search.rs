@@ -1,0 +1,483 @@
+//! What every log read shares (query, counts, facets, export, tail): the search fields as sent,
+//! their validation into a window and [`Filters`], and the filters' meaning on one event, which
+//! the in-memory store and the live tail apply and the Postgres store reproduces in SQL.
+//!
+//! A `data` filter is JSON containment as PostgreSQL's `jsonb @>` defines it: every key of the
+//! filter is in the event's data with a value that contains the filter's value (objects
+//! recursively, arrays as "every element of the filter's array is contained in some element of
+//! the event's", scalars equal, numbers by value so `1` matches `1.0`).
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::Level;
+use crate::store::{EventRow, IdentifierFilter, Owner};
+
+pub const MAX_FILTER_CHARS: usize = 256;
+/// The size of a `data` filter, as compact JSON.
+pub const MAX_DATA_FILTER_BYTES: usize = 1024;
+/// How deep a `data` filter may nest objects and arrays.
+pub const MAX_DATA_FILTER_DEPTH: usize = 8;
+
+/// The level names a request may use.
+const LEVEL_NAMES: &str = "debug, info, warn, error, fatal";
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdentifierRequest {
+    pub owner: String,
+    pub key: String,
+    pub value: String,
+}
+
+/// The search part of a request, however it was sent (a JSON body or query parameters).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchFields {
+    pub server_id: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub level: Option<String>,
+    pub levels: Option<Vec<String>>,
+    pub min_level: Option<String>,
+    pub event_type: Option<String>,
+    pub resource: Option<String>,
+    pub message: Option<String>,
+    pub player_id: Option<String>,
+    pub identifier: Option<IdentifierRequest>,
+    pub data: Option<Value>,
+}
+
+/// Declares a JSON request type: the search fields (documented once, here) plus its own.
+#[macro_export]
+macro_rules! search_request {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty, )* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize, utoipa::ToSchema)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub struct $name {
+            /// The server's join code; required for a global key, optional for a server-bound one.
+            pub server_id: Option<String>,
+            /// Start of the window, inclusive (RFC 3339).
+            pub from: Option<String>,
+            /// End of the window, exclusive (RFC 3339).
+            pub to: Option<String>,
+            /// One level.
+            pub level: Option<String>,
+            /// Any of these levels (1 to 5 names).
+            pub levels: Option<Vec<String>>,
+            /// This level and the more severe ones (debug < info < warn < error < fatal).
+            pub min_level: Option<String>,
+            pub event_type: Option<String>,
+            pub resource: Option<String>,
+            /// Case-insensitive substring of the message.
+            pub message: Option<String>,
+            /// The event's player or target player.
+            pub player_id: Option<String>,
+            pub identifier: Option<$crate::search::IdentifierRequest>,
+            /// A JSON object the event's `data` must contain (exact values, nested objects).
+            #[schema(value_type = Option<Object>)]
+            pub data: Option<serde_json::Value>,
+            $( $(#[$fmeta])* pub $field: $ty, )*
+        }
+
+        impl $name {
+            /// The search part of the request.
+            pub fn search(&self) -> $crate::search::SearchFields {
+                $crate::search::SearchFields {
+                    server_id: self.server_id.clone(),
+                    from: self.from.clone(),
+                    to: self.to.clone(),
+                    level: self.level.clone(),
+                    levels: self.levels.clone(),
+                    min_level: self.min_level.clone(),
+                    event_type: self.event_type.clone(),
+                    resource: self.resource.clone(),
+                    message: self.message.clone(),
+                    player_id: self.player_id.clone(),
+                    identifier: self.identifier.clone(),
+                    data: self.data.clone(),
+                }
+            }
+        }
+    };
+}
+
+/// The filters of a search, validated. Every one that is set must hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filters {
+    /// The levels an event may have, ascending; `None` for any.
+    pub levels: Option<Vec<Level>>,
+    pub event_type: Option<String>,
+    pub resource: Option<String>,
+    /// Case-insensitive substring.
+    pub message: Option<String>,
+    /// Matches `player_id` or `target_player_id`.
+    pub player_id: Option<String>,
+    pub identifier: Option<IdentifierFilter>,
+    /// A JSON object the event's data contains.
+    pub data: Option<Value>,
+}
+
+impl Filters {
+    /// Whether `r` is one of the search's events (the window aside).
+    pub fn matches(&self, r: &EventRow) -> bool {
+        self.levels
+            .as_ref()
+            .is_none_or(|ls| ls.iter().any(|l| r.level == l.as_str()))
+            && self.event_type.as_ref().is_none_or(|t| &r.event_type == t)
+            && self
+                .resource
+                .as_ref()
+                .is_none_or(|x| r.resource.as_ref() == Some(x))
+            && self
+                .message
+                .as_ref()
+                .is_none_or(|m| r.message.to_lowercase().contains(&m.to_lowercase()))
+            && self.player_id.as_ref().is_none_or(|p| {
+                r.player_id.as_ref() == Some(p) || r.target_player_id.as_ref() == Some(p)
+            })
+            && self.identifier.as_ref().is_none_or(|i| {
+                let map = match i.owner {
+                    Owner::Player => &r.player_identifiers,
+                    Owner::Target => &r.target_player_identifiers,
+                };
+                map.as_ref()
+                    .and_then(|m| m.get(&i.key))
+                    .and_then(Value::as_str)
+                    == Some(i.value.as_str())
+            })
+            && self
+                .data
+                .as_ref()
+                .is_none_or(|d| r.data.as_ref().is_some_and(|have| contains(have, d)))
+    }
+
+    /// The filters as JSON, for digests: equal filters said differently give equal values.
+    pub fn digest_value(&self) -> Value {
+        serde_json::json!({
+            "levels": self.levels.as_ref().map(|ls| ls.iter().map(|l| l.as_str()).collect::<Vec<_>>()),
+            "eventType": self.event_type,
+            "resource": self.resource,
+            "message": self.message,
+            "playerId": self.player_id,
+            "identifier": self.identifier.as_ref().map(|i| serde_json::json!([i.owner, i.key, i.value])),
+            "data": self.data,
+        })
+    }
+}
+
+/// `jsonb @>`: whether `have` contains `want`.
+pub fn contains(have: &Value, want: &Value) -> bool {
+    match (have, want) {
+        (Value::Object(h), Value::Object(w)) => w
+            .iter()
+            .all(|(k, wv)| h.get(k).is_some_and(|hv| contains(hv, wv))),
+        (Value::Array(h), Value::Array(w)) => {
+            w.iter().all(|wv| h.iter().any(|hv| contains(hv, wv)))
+        }
+        (Value::Number(h), Value::Number(w)) => match (h.as_i64(), w.as_i64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => match (h.as_u64(), w.as_u64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => h.as_f64() == w.as_f64(),
+            },
+        },
+        (h, w) => h == w,
+    }
+}
+
+/// A validated window and its filters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub filters: Filters,
+}
+
+/// How long a window may be.
+#[derive(Debug, Clone, Copy)]
+pub enum RangeLimit {
+    Days(i64),
+    /// Any length (retention bounds it later).
+    None,
+}
+
+fn level(field: &str, name: &str) -> Result<Level, String> {
+    Level::parse(name)
+        .ok_or_else(|| format!("`{field}` must be one of {LEVEL_NAMES} (got {name:?})"))
+}
+
+/// The level filter of `level`, `levels` or `minLevel` (one of them at most): the allowed levels
+/// ascending, or `None` when every level is.
+fn levels(s: &SearchFields) -> Result<Option<Vec<Level>>, String> {
+    let mut chosen = match (&s.level, &s.levels, &s.min_level) {
+        (None, None, None) => return Ok(None),
+        (Some(l), None, None) => vec![level("level", l)?],
+        (None, Some(list), None) => {
+            if list.is_empty() || list.len() > Level::ALL.len() {
+                return Err(format!(
+                    "`levels` must name 1 to {} levels (got {})",
+                    Level::ALL.len(),
+                    list.len()
+                ));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(i, l)| level(&format!("levels[{i}]"), l))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        (None, None, Some(min)) => {
+            let min = level("minLevel", min)?;
+            Level::ALL.into_iter().filter(|l| *l >= min).collect()
+        }
+        _ => {
+            return Err(
+                "`level`, `levels` and `minLevel` are alternatives; send one of them".into(),
+            )
+        }
+    };
+    chosen.sort();
+    chosen.dedup();
+    Ok((chosen.len() < Level::ALL.len()).then_some(chosen))
+}
+
+fn time(name: &str, v: &Option<String>) -> Result<DateTime<Utc>, String> {
+    let s = v
+        .as_deref()
+        .ok_or_else(|| format!("`{name}` is required (RFC 3339)"))?;
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("`{name}` must be an RFC 3339 timestamp, e.g. 2026-01-01T00:00:00Z"))
+}
+
+/// No stored event contains U+0000 (Postgres text and jsonb cannot hold it), so a filter with
+/// one is refused.
+fn nul_error(name: &str) -> String {
+    format!("`{name}` must not contain NUL (U+0000) characters")
+}
+
+fn filter(name: &str, v: &Option<String>) -> Result<Option<String>, String> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_empty() => Err(format!("`{name}` must not be empty")),
+        Some(s) if s.contains('\0') => Err(nul_error(name)),
+        Some(s) if s.chars().count() > MAX_FILTER_CHARS => Err(format!(
+            "`{name}` must be at most {MAX_FILTER_CHARS} characters"
+        )),
+        Some(s) => Ok(Some(s.clone())),
+    }
+}
+
+fn identifier(i: &Option<IdentifierRequest>) -> Result<Option<IdentifierFilter>, String> {
+    let Some(i) = i else { return Ok(None) };
+    let owner = match i.owner.as_str() {
+        "player" => Owner::Player,
+        "target" => Owner::Target,
+        _ => return Err("`identifier.owner` must be `player` or `target`".into()),
+    };
+    if i.key.is_empty() || i.value.is_empty() {
+        return Err("`identifier.key` and `identifier.value` must not be empty".into());
+    }
+    if i.key.contains('\0') {
+        return Err(nul_error("identifier.key"));
+    }
+    if i.value.contains('\0') {
+        return Err(nul_error("identifier.value"));
+    }
+    Ok(Some(IdentifierFilter {
+        owner,
+        key: i.key.clone(),
+        value: i.value.clone(),
+    }))
+}
+
+/// Depth of nesting and whether any key or string holds NUL.
+fn shape(v: &Value) -> (usize, bool) {
+    let nul = |s: &str| s.contains('\0');
+    match v {
+        Value::Object(m) => m.iter().fold((1, false), |(d, n), (k, v)| {
+            let (vd, vn) = shape(v);
+            (d.max(vd + 1), n || vn || nul(k))
+        }),
+        Value::Array(a) => a.iter().fold((1, false), |(d, n), v| {
+            let (vd, vn) = shape(v);
+            (d.max(vd + 1), n || vn)
+        }),
+        Value::String(s) => (0, nul(s)),
+        _ => (0, false),
+    }
+}
+
+fn data(v: &Option<Value>) -> Result<Option<Value>, String> {
+    let Some(v) = v else { return Ok(None) };
+    let Value::Object(m) = v else {
+        return Err("`data` must be a JSON object, e.g. {\"item\":\"WEAPON_PISTOL\"}".into());
+    };
+    if m.is_empty() {
+        return Err("`data` must name at least one key".into());
+    }
+    let bytes = serde_json::to_string(v)
+        .map(|s| s.len())
+        .unwrap_or(usize::MAX);
+    if bytes > MAX_DATA_FILTER_BYTES {
+        return Err(format!(
+            "`data` must be at most {MAX_DATA_FILTER_BYTES} bytes as compact JSON (got {bytes})"
+        ));
+    }
+    let (depth, nul) = shape(v);
+    if depth > MAX_DATA_FILTER_DEPTH {
+        return Err(format!(
+            "`data` must nest at most {MAX_DATA_FILTER_DEPTH} levels deep (got {depth})"
+        ));
+    }
+    if nul {
+        return Err(nul_error("data"));
+    }
+    Ok(Some(v.clone()))
+}
+
+/// The window and filters of `s`.
+pub fn validate_search(s: &SearchFields, range: RangeLimit) -> Result<Search, String> {
+    let from = time("from", &s.from)?;
+    let to = time("to", &s.to)?;
+    if to <= from {
+        return Err("`to` must be after `from`".into());
+    }
+    if let RangeLimit::Days(days) = range {
+        if to - from > Duration::days(days) {
+            return Err(format!(
+                "the range from `from` to `to` must be at most {days} days"
+            ));
+        }
+    }
+    Ok(Search {
+        from,
+        to,
+        filters: Filters {
+            levels: levels(s)?,
+            event_type: filter("eventType", &s.event_type)?,
+            resource: filter("resource", &s.resource)?,
+            message: filter("message", &s.message)?,
+            player_id: filter("playerId", &s.player_id)?,
+            identifier: identifier(&s.identifier)?,
+            data: data(&s.data)?,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn containment_is_jsonb_containment() {
+        let have = json!({
+            "item": "WEAPON_PISTOL", "count": 2, "price": 1.5,
+            "pos": { "x": 1, "y": 2, "zone": { "name": "Sandy" } },
+            "tags": ["a", "b", { "k": 1 }], "none": null, "ok": true,
+        });
+        for (want, yes) in [
+            (json!({}), true),
+            (json!({"item": "WEAPON_PISTOL"}), true),
+            (json!({"item": "weapon_pistol"}), false),
+            (json!({"item": "WEAPON"}), false),
+            (json!({"count": 2}), true),
+            (json!({"count": 2.0}), true),
+            (json!({"count": "2"}), false),
+            (json!({"price": 1.5}), true),
+            (json!({"pos": {"x": 1}}), true),
+            (json!({"pos": {"zone": {"name": "Sandy"}}}), true),
+            (json!({"pos": {"zone": {"name": "Paleto"}}}), false),
+            (json!({"pos": {"x": 1, "w": 0}}), false),
+            (json!({"x": 1}), false),
+            (json!({"tags": ["b"]}), true),
+            (json!({"tags": ["b", "a"]}), true),
+            (json!({"tags": [{"k": 1}]}), true),
+            (json!({"tags": ["c"]}), false),
+            (json!({"tags": "a"}), false),
+            (json!({"tags": []}), true),
+            (json!({"none": null}), true),
+            (json!({"ok": true}), true),
+            (json!({"ok": 1}), false),
+            (json!({"item": "WEAPON_PISTOL", "count": 3}), false),
+        ] {
+            assert_eq!(contains(&have, &want), yes, "{want}");
+        }
+        assert!(contains(&json!({"ü": "ß"}), &json!({"ü": "ß"})));
+        assert!(!contains(
+            &json!({"n": 18446744073709551615u64}),
+            &json!({"n": -1})
+        ));
+    }
+
+    fn fields() -> SearchFields {
+        SearchFields {
+            from: Some("2026-11-20T00:00:00Z".into()),
+            to: Some("2026-11-21T00:00:00Z".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn data_filters_are_bounded_objects() {
+        let with = |v: Value| {
+            validate_search(
+                &SearchFields {
+                    data: Some(v),
+                    ..fields()
+                },
+                RangeLimit::Days(7),
+            )
+        };
+        assert!(with(json!({"item": "x"})).is_ok());
+        for (v, says) in [
+            (json!("x"), "must be a JSON object"),
+            (json!([1]), "must be a JSON object"),
+            (json!(null), "must be a JSON object"),
+            (json!({}), "at least one key"),
+            (json!({"a\u{0}": 1}), "NUL"),
+            (json!({"a": ["\u{0}"]}), "NUL"),
+        ] {
+            let e = with(v.clone()).unwrap_err();
+            assert!(e.contains(says) && e.contains("`data`"), "{v}: {e}");
+        }
+        // size: N - 1, N, N + 1 bytes ({"a":"…"} is 8 bytes around the string)
+        for (n, ok) in [(1023, true), (1024, true), (1025, false)] {
+            let r = with(json!({ "a": "x".repeat(n - 8) }));
+            assert_eq!(r.is_ok(), ok, "{n} bytes: {r:?}");
+            if !ok {
+                assert!(r.unwrap_err().contains("at most 1024 bytes"));
+            }
+        }
+        // depth: N - 1, N, N + 1
+        let nested = |depth: usize| {
+            let mut v = json!(1);
+            for _ in 0..depth {
+                v = json!({ "a": v });
+            }
+            v
+        };
+        assert!(with(nested(7)).is_ok());
+        assert!(with(nested(8)).is_ok());
+        assert!(with(nested(9))
+            .unwrap_err()
+            .contains("at most 8 levels deep (got 9)"));
+    }
+
+    #[test]
+    fn ranges_are_limited_only_when_asked() {
+        let long = SearchFields {
+            to: Some("2026-12-20T00:00:00Z".into()),
+            ..fields()
+        };
+        assert!(validate_search(&long, RangeLimit::Days(7))
+            .unwrap_err()
+            .contains("at most 7 days"));
+        assert!(validate_search(&long, RangeLimit::None).is_ok());
+    }
+}

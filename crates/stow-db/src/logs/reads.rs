@@ -1,0 +1,371 @@
+//! The reads of [`super::PgLogs`]: pages of a search, counts over time and facets, each built
+//! from the one search condition of [`super::search_sql`].
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Integer, Text, Timestamptz};
+use diesel_async::RunQueryDsl;
+use logs_core::store::{
+    BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, Filters, SearchError,
+    ServerId,
+};
+use logs_core::Level;
+use serde_json::Value;
+
+use super::search_sql::{Position, Sql};
+use crate::schema::log_events;
+use crate::{db_error, Conn};
+
+const COLUMNS: &str = "id, event_id, cfx_id, batch_id, level, event_type, occurred_at, \
+     ingested_at, player_id, target_player_id, player_identifiers, target_player_identifiers, \
+     resource, trace_id, environment, message, data";
+
+const NEWEST_FIRST: &str = " ORDER BY occurred_at DESC, id DESC";
+
+#[derive(QueryableByName)]
+#[diesel(table_name = log_events)]
+struct Row {
+    id: i64,
+    event_id: String,
+    cfx_id: String,
+    batch_id: String,
+    level: String,
+    event_type: String,
+    occurred_at: DateTime<Utc>,
+    ingested_at: DateTime<Utc>,
+    player_id: Option<String>,
+    target_player_id: Option<String>,
+    player_identifiers: Option<Value>,
+    target_player_identifiers: Option<Value>,
+    resource: Option<String>,
+    trace_id: Option<String>,
+    environment: Option<String>,
+    message: String,
+    data: Option<Value>,
+}
+
+impl From<Row> for EventRow {
+    fn from(r: Row) -> Self {
+        EventRow {
+            id: r.id,
+            event_id: r.event_id,
+            cfx_id: r.cfx_id,
+            batch_id: r.batch_id,
+            level: r.level,
+            event_type: r.event_type,
+            occurred_at: r.occurred_at,
+            ingested_at: r.ingested_at,
+            player_id: r.player_id,
+            target_player_id: r.target_player_id,
+            player_identifiers: r.player_identifiers,
+            target_player_identifiers: r.target_player_identifiers,
+            resource: r.resource,
+            trace_id: r.trace_id,
+            environment: r.environment,
+            message: r.message,
+            data: r.data,
+        }
+    }
+}
+
+pub async fn query(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, SearchError> {
+    if let (Some(_), Some(limit)) = (&q.filters.data, q.scan_limit) {
+        // `data` has no index: the page reads the events matching the other filters, newest
+        // first from the cursor, down to the `limit`-th of them at most
+        let floor =
+            nth_candidate(conn, &q.server_id, q.from, q.to, &q.filters, q.after, limit).await?;
+        let rows = select_page(conn, q, floor).await?;
+        if floor.is_some() && rows.len() < q.enough {
+            return Err(SearchError::TooBroad { limit });
+        }
+        return Ok(rows);
+    }
+    if q.filters.message.is_none() {
+        return select_page(conn, q, None).await;
+    }
+    // A message search is a trigram bitmap scan: its matches come unordered, so one statement
+    // over the whole window fetches and sorts every match of every day. Day by day, newest
+    // first, stops as soon as the page is full (usually after a day).
+    let mut rows = Vec::with_capacity(q.limit);
+    for (from, to) in day_windows(q) {
+        let window = EventQuery {
+            from,
+            to,
+            limit: q.limit - rows.len(),
+            ..q.clone()
+        };
+        rows.extend(select_page(conn, &window, None).await?);
+        if rows.len() >= q.limit {
+            break;
+        }
+    }
+    Ok(rows)
+}
+
+/// One page of `q` (at or above `floor`) in one statement.
+async fn select_page(
+    conn: &mut Conn,
+    q: &EventQuery,
+    floor: Option<Position>,
+) -> Result<Vec<EventRow>, SearchError> {
+    let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM log_events WHERE "));
+    sql.search(&q.server_id, q.from, q.to, &q.filters, true, q.after, floor)
+        .push(NEWEST_FIRST)
+        .push(" LIMIT ")
+        .bigint(q.limit as i64);
+    let rows: Vec<Row> = sql.into_query().load(conn).await.map_err(db_error)?;
+    Ok(rows.into_iter().map(EventRow::from).collect())
+}
+
+#[derive(QueryableByName)]
+struct PositionRow {
+    #[diesel(sql_type = Timestamptz)]
+    occurred_at: DateTime<Utc>,
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+/// The position of the `n`-th event (from 1) matching every filter but `data`, newest first
+/// below `after`, when there are more than `n` of them; `None` when there are `n` or fewer.
+async fn nth_candidate(
+    conn: &mut Conn,
+    server: &ServerId,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    filters: &Filters,
+    after: Option<Position>,
+    n: usize,
+) -> Result<Option<Position>, SearchError> {
+    let mut sql = Sql::new("SELECT occurred_at, id FROM log_events WHERE ");
+    sql.search(server, from, to, filters, false, after, None)
+        .push(NEWEST_FIRST)
+        .push(" OFFSET ")
+        .bigint(n.max(1) as i64 - 1)
+        .push(" LIMIT 2");
+    let rows: Vec<PositionRow> = sql.into_query().load(conn).await.map_err(db_error)?;
+    Ok(match rows.as_slice() {
+        [nth, _] => Some((nth.occurred_at, nth.id)),
+        _ => None,
+    })
+}
+
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = Timestamptz)]
+    start: DateTime<Utc>,
+    #[diesel(sql_type = Text)]
+    level: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError> {
+    if q.filters.data.is_some()
+        && nth_candidate(
+            conn,
+            &q.server_id,
+            q.from,
+            q.to,
+            &q.filters,
+            None,
+            q.scan_limit,
+        )
+        .await?
+        .is_some()
+    {
+        return Err(SearchError::TooBroad {
+            limit: q.scan_limit,
+        });
+    }
+    let micros = q.bucket.num_microseconds().unwrap_or(i64::MAX).max(1);
+    let mut sql = Sql::new("SELECT date_bin(");
+    sql.bigint(micros)
+        .push(
+            " * interval '1 microsecond', occurred_at, timestamptz '1970-01-01 00:00:00+00') \
+             AS start, level, count(*) AS n FROM log_events WHERE ",
+        )
+        .search(&q.server_id, q.from, q.to, &q.filters, true, None, None)
+        .push(" GROUP BY 1, 2");
+    let rows: Vec<CountRow> = sql.into_query().load(conn).await.map_err(db_error)?;
+    let mut counts: Vec<BucketCount> = rows
+        .into_iter()
+        .filter_map(|r| {
+            Some(BucketCount {
+                start: r.start,
+                level: Level::parse(&r.level)?,
+                count: r.n,
+            })
+        })
+        .collect();
+    counts.sort();
+    Ok(counts)
+}
+
+#[derive(QueryableByName)]
+struct FacetRow {
+    #[diesel(sql_type = Integer)]
+    facet: i32,
+    #[diesel(sql_type = Text)]
+    value: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+pub async fn facets(conn: &mut Conn, q: &FacetQuery) -> Result<Facets, SearchError> {
+    let floor = nth_candidate(conn, &q.server_id, q.from, q.to, &q.filters, None, q.sample).await?;
+    let mut sql = Sql::new(
+        "WITH s AS MATERIALIZED (SELECT level, event_type, resource FROM log_events WHERE ",
+    );
+    sql.search(&q.server_id, q.from, q.to, &q.filters, true, None, floor)
+        .push(
+            ") SELECT 0 AS facet, level AS value, count(*) AS n FROM s GROUP BY level \
+             UNION ALL SELECT 1, event_type, count(*) FROM s GROUP BY event_type \
+             UNION ALL SELECT 2, resource, count(*) FROM s WHERE resource IS NOT NULL GROUP BY resource",
+        );
+    let rows: Vec<FacetRow> = sql.into_query().load(conn).await.map_err(db_error)?;
+    let facet = |i: i32| {
+        Facets::top(
+            rows.iter()
+                .filter(|r| r.facet == i)
+                .map(|r| (r.value.clone(), r.n)),
+            q.top,
+        )
+    };
+    Ok(Facets {
+        examined: rows.iter().filter(|r| r.facet == 0).map(|r| r.n).sum(),
+        sampled: floor.is_some(),
+        levels: facet(0),
+        event_types: facet(1),
+        resources: facet(2),
+    })
+}
+
+/// The part of `q`'s window a page can still come from (below its cursor), cut at UTC
+/// midnights (the partition bounds), newest first.
+pub fn day_windows(q: &EventQuery) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+    let mut to = match q.after {
+        // the cursor's own instant stays in: ties continue below its id
+        Some((t, _)) => q.to.min(t + chrono::Duration::microseconds(1)),
+        None => q.to,
+    };
+    let mut windows = Vec::new();
+    while to > q.from {
+        let last = to - chrono::Duration::microseconds(1);
+        let midnight = last.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
+        let from = q.from.max(midnight);
+        windows.push((from, to));
+        to = from;
+    }
+    windows
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, Duration, Utc};
+    use logs_core::store::EventQuery;
+
+    use super::day_windows;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    fn query(from: &str, to: &str, after: Option<&str>) -> EventQuery {
+        EventQuery {
+            server_id: logs_core::ServerId("s".into()),
+            from: at(from),
+            to: at(to),
+            filters: logs_core::store::Filters {
+                message: Some("x".into()),
+                ..Default::default()
+            },
+            after: after.map(|t| (at(t), 7)),
+            limit: 100,
+            scan_limit: None,
+            enough: 100,
+        }
+    }
+
+    fn pairs(v: &[(&str, &str)]) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+        v.iter().map(|(f, t)| (at(f), at(t))).collect()
+    }
+
+    #[test]
+    fn a_window_inside_one_day_is_one_statement() {
+        let q = query("2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z", None);
+        assert_eq!(
+            day_windows(&q),
+            pairs(&[("2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z")])
+        );
+    }
+
+    #[test]
+    fn days_are_cut_at_utc_midnight_newest_first_and_cover_the_window_once() {
+        let q = query("2026-11-17T12:00:00Z", "2026-11-20T06:30:00Z", None);
+        assert_eq!(
+            day_windows(&q),
+            pairs(&[
+                ("2026-11-20T00:00:00Z", "2026-11-20T06:30:00Z"),
+                ("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z"),
+                ("2026-11-18T00:00:00Z", "2026-11-19T00:00:00Z"),
+                ("2026-11-17T12:00:00Z", "2026-11-18T00:00:00Z"),
+            ])
+        );
+    }
+
+    #[test]
+    fn an_end_at_midnight_adds_no_empty_day() {
+        let q = query("2026-11-19T00:00:00Z", "2026-11-21T00:00:00Z", None);
+        assert_eq!(
+            day_windows(&q),
+            pairs(&[
+                ("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z"),
+                ("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z"),
+            ])
+        );
+    }
+
+    #[test]
+    fn the_cursor_caps_the_window_and_keeps_its_own_instant() {
+        let q = query(
+            "2026-11-17T12:00:00Z",
+            "2026-11-20T06:30:00Z",
+            Some("2026-11-19T00:00:00Z"),
+        );
+        let w = day_windows(&q);
+        assert_eq!(
+            w[0],
+            (
+                at("2026-11-19T00:00:00Z"),
+                at("2026-11-19T00:00:00Z") + Duration::microseconds(1)
+            )
+        );
+        assert_eq!(
+            w[1],
+            (at("2026-11-18T00:00:00Z"), at("2026-11-19T00:00:00Z"))
+        );
+        assert_eq!(w.len(), 3);
+        // a cursor after the window's end changes nothing
+        let late = query(
+            "2026-11-20T01:00:00Z",
+            "2026-11-20T02:00:00Z",
+            Some("2026-11-21T00:00:00Z"),
+        );
+        assert_eq!(
+            day_windows(&late),
+            pairs(&[("2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z")])
+        );
+    }
+
+    #[test]
+    fn an_empty_window_or_a_cursor_below_it_is_no_statement() {
+        let q = query("2026-11-20T01:00:00Z", "2026-11-20T01:00:00Z", None);
+        assert!(day_windows(&q).is_empty());
+        let q = query(
+            "2026-11-20T01:00:00Z",
+            "2026-11-20T05:00:00Z",
+            Some("2026-11-19T23:00:00Z"),
+        );
+        assert!(day_windows(&q).is_empty());
+    }
+}

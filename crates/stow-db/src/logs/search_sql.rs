@@ -1,0 +1,247 @@
+//! The SQL of a log search, written once for every read (pages, counts, facets): the window and
+//! filters of [`logs_core::store::Filters`] as `WHERE` conditions with their binds.
+//!
+//! Written as SQL text rather than diesel's DSL because counts and facets need what the DSL
+//! does not build (`date_bin`, a CTE, `UNION ALL`); the binds still go through diesel.
+
+use chrono::{DateTime, Utc};
+use diesel::pg::Pg;
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::sql_types::{Array, BigInt, Jsonb, Text, Timestamptz};
+use logs_core::store::{Filters, Owner, ServerId};
+use serde_json::Value;
+
+use super::event_store::like_escape;
+
+enum Bind {
+    Text(String),
+    Texts(Vec<String>),
+    Time(DateTime<Utc>),
+    Json(Value),
+    BigInt(i64),
+}
+
+/// SQL text and its binds, `$1…` in order.
+#[derive(Default)]
+pub struct Sql {
+    text: String,
+    binds: Vec<Bind>,
+}
+
+/// A position in a search's order (newest first): `(occurred_at, id)`.
+pub type Position = (DateTime<Utc>, i64);
+
+impl Sql {
+    pub fn new(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            binds: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, text: &str) -> &mut Self {
+        self.text.push_str(text);
+        self
+    }
+
+    fn bind(&mut self, b: Bind) -> &mut Self {
+        self.binds.push(b);
+        self.text.push_str(&format!("${}", self.binds.len()));
+        self
+    }
+
+    pub fn text(&mut self, s: impl Into<String>) -> &mut Self {
+        self.bind(Bind::Text(s.into()))
+    }
+
+    pub fn time(&mut self, t: DateTime<Utc>) -> &mut Self {
+        self.bind(Bind::Time(t))
+    }
+
+    pub fn bigint(&mut self, n: i64) -> &mut Self {
+        self.bind(Bind::BigInt(n))
+    }
+
+    /// The statement, for tests.
+    #[cfg(test)]
+    pub fn sql(&self) -> &str {
+        &self.text
+    }
+
+    pub fn into_query(self) -> BoxedSqlQuery<'static, Pg, SqlQuery> {
+        let mut q = diesel::sql_query(self.text).into_boxed::<Pg>();
+        for b in self.binds {
+            q = match b {
+                Bind::Text(s) => q.bind::<Text, _>(s),
+                Bind::Texts(v) => q.bind::<Array<Text>, _>(v),
+                Bind::Time(t) => q.bind::<Timestamptz, _>(t),
+                Bind::Json(v) => q.bind::<Jsonb, _>(v),
+                Bind::BigInt(n) => q.bind::<BigInt, _>(n),
+            };
+        }
+        q
+    }
+
+    /// `AND` the search's conditions: the server, the window `[from, to)`, every filter (`data`
+    /// only when `with_data`), below `after` and at or above `floor` in the search's order.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search(
+        &mut self,
+        server: &ServerId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        f: &Filters,
+        with_data: bool,
+        after: Option<Position>,
+        floor: Option<Position>,
+    ) -> &mut Self {
+        self.push("server_id = ")
+            .text(server.0.clone())
+            .push(" AND occurred_at >= ")
+            .time(from)
+            .push(" AND occurred_at < ")
+            .time(to);
+        match f.levels.as_deref() {
+            None => {}
+            // one level: an equality the `server_level` index serves in order
+            Some([one]) => {
+                self.push(" AND level = ").text(one.as_str());
+            }
+            Some(many) => {
+                self.push(" AND level = ANY(")
+                    .bind(Bind::Texts(
+                        many.iter().map(|l| l.as_str().to_owned()).collect(),
+                    ))
+                    .push(")");
+            }
+        }
+        if let Some(t) = &f.event_type {
+            self.push(" AND event_type = ").text(t.clone());
+        }
+        if let Some(r) = &f.resource {
+            self.push(" AND resource = ").text(r.clone());
+        }
+        if let Some(m) = &f.message {
+            self.push(" AND message ILIKE ")
+                .text(format!("%{}%", like_escape(m)));
+        }
+        if let Some(p) = &f.player_id {
+            self.push(" AND (player_id = ")
+                .text(p.clone())
+                .push(" OR target_player_id = ")
+                .text(p.clone())
+                .push(")");
+        }
+        if let Some(i) = &f.identifier {
+            // matches the `log_identity` indexes (migration 5): keyed by server and identifier
+            let column = match i.owner {
+                Owner::Player => " AND log_identity(server_id, player_identifiers) @> ",
+                Owner::Target => " AND log_identity(server_id, target_player_identifiers) @> ",
+            };
+            self.push(column).bind(Bind::Json(
+                serde_json::json!({ server.0.clone(): { i.key.clone(): i.value.clone() } }),
+            ));
+        }
+        if let (true, Some(d)) = (with_data, &f.data) {
+            self.push(" AND data @> ").bind(Bind::Json(d.clone()));
+        }
+        if let Some((t, id)) = after {
+            // `occurred_at <= t` is implied by the next condition but, unlike that `OR`, it is
+            // an index condition: the scan starts at the cursor instead of at the newest event
+            // and filtering its way down, and partitions newer than the cursor are pruned.
+            self.push(" AND occurred_at <= ")
+                .time(t)
+                .push(" AND (occurred_at < ")
+                .time(t)
+                .push(" OR (occurred_at = ")
+                .time(t)
+                .push(" AND id < ")
+                .bigint(id)
+                .push("))");
+        }
+        if let Some((t, id)) = floor {
+            self.push(" AND occurred_at >= ")
+                .time(t)
+                .push(" AND (occurred_at > ")
+                .time(t)
+                .push(" OR (occurred_at = ")
+                .time(t)
+                .push(" AND id >= ")
+                .bigint(id)
+                .push("))");
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use logs_core::Level;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn every_filter_is_a_bound_condition() {
+        let f = Filters {
+            levels: Some(vec![Level::Warn, Level::Error]),
+            event_type: Some("chat".into()),
+            resource: Some("core".into()),
+            message: Some("100%".into()),
+            player_id: Some("p1".into()),
+            identifier: Some(logs_core::store::IdentifierFilter {
+                owner: Owner::Target,
+                key: "license".into(),
+                value: "x".into(),
+            }),
+            data: Some(serde_json::json!({ "item": "x" })),
+        };
+        let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z"));
+        let mut sql = Sql::default();
+        sql.search(&ServerId("s".into()), from, to, &f, true, None, None);
+        assert_eq!(
+            sql.sql(),
+            "server_id = $1 AND occurred_at >= $2 AND occurred_at < $3 AND level = ANY($4) \
+             AND event_type = $5 AND resource = $6 AND message ILIKE $7 \
+             AND (player_id = $8 OR target_player_id = $9) \
+             AND log_identity(server_id, target_player_identifiers) @> $10 AND data @> $11"
+        );
+        let mut without = Sql::default();
+        without.search(&ServerId("s".into()), from, to, &f, false, None, None);
+        assert!(!without.sql().contains("data"), "{}", without.sql());
+        let one = Filters {
+            levels: Some(vec![Level::Warn]),
+            ..Filters::default()
+        };
+        let mut sql = Sql::default();
+        sql.search(&ServerId("s".into()), from, to, &one, true, None, None);
+        assert!(sql.sql().ends_with("AND level = $4"), "{}", sql.sql());
+    }
+
+    /// A page after a cursor bounds `occurred_at` by a plain comparison, which Postgres uses
+    /// as an index condition (and to prune partitions); the tie-breaking `OR` alone is only a
+    /// filter, so every page scanned from the newest event down to its cursor.
+    #[test]
+    fn pages_after_a_cursor_bound_the_scan_by_an_index_condition() {
+        let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-08T00:00:00Z"));
+        let pos = (at("2026-11-05T12:00:00Z"), 7);
+        let mut sql = Sql::default();
+        sql.search(
+            &ServerId("s".into()),
+            from,
+            to,
+            &Filters::default(),
+            true,
+            Some(pos),
+            Some(pos),
+        );
+        assert_eq!(
+            sql.sql(),
+            "server_id = $1 AND occurred_at >= $2 AND occurred_at < $3 \
+             AND occurred_at <= $4 AND (occurred_at < $5 OR (occurred_at = $6 AND id < $7)) \
+             AND occurred_at >= $8 AND (occurred_at > $9 OR (occurred_at = $10 AND id >= $11))"
+        );
+    }
+}
