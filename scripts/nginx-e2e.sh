@@ -108,6 +108,20 @@ status, body = curl(*auth, "-H", "Content-Type: application/json", "-d",
                     json.dumps({"serverId": "devsrv", "from": iso(now - 3600), "to": iso(now + 300)}),
                     f"{base}/v1/logs/query")
 check(status == 200 and json.loads(body)["events"][0]["message"] == "through nginx", "log query through the proxy")
+# a live tail through the proxy: events pass as they come (X-Accel-Buffering: no), not at the end
+tail = subprocess.Popen(["curl", "-sN", "--max-time", "15", *auth, f"{base}/v1/logs/tail?serverId=devsrv"],
+                        stdout=subprocess.PIPE)
+first = tail.stdout.readline()  # `retry: 2000`: the tail is open
+status, _ = curl(*auth, "-H", "Content-Type: application/json", "-d",
+                 '{"batch_id":"nginx-0002","events":[{"level":"info","message":"tailed through nginx"}]}',
+                 f"{base}/v1/servers/devsrv/logs")
+seen = False
+for line in tail.stdout:
+    if b"tailed through nginx" in line:
+        seen = True
+        break
+tail.kill()
+check(first.startswith(b"retry:") and seen, "a live tail through the proxy sees a new event while open")
 status, _ = curl(f"{base}/metrics")
 check(status == 404, f"/metrics is not served through the proxy ({status})")
 status, _ = curl(f"http://{os.environ['CDN_API_ADDR']}/metrics")

@@ -35,6 +35,7 @@ stow_http::api_routes! {
     "/v1/logs/counts" => { post: logs::counts::counts }
     "/v1/logs/facets" => { post: logs::facets::facets }
     "/v1/logs/export" => { get: logs::export::export }
+    "/v1/logs/tail" => { get: logs::tail::tail }
 }
 
 #[cfg(test)]
@@ -56,6 +57,7 @@ mod tests {
                 "/v1/logs/export",
                 "/v1/logs/facets",
                 "/v1/logs/query",
+                "/v1/logs/tail",
                 "/v1/objects",
                 "/v1/objects/base64",
                 "/v1/objects/bulk",

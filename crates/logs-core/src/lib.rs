@@ -12,6 +12,7 @@ mod proptests;
 pub mod query;
 pub mod search;
 pub mod store;
+pub mod tail;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
 

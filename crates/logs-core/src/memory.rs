@@ -11,7 +11,8 @@ use serde_json::Value;
 use crate::event::{Batch, Level};
 use crate::store::{
     bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets,
-    Filters, IngestOutcome, IngestTarget, LogStore, SearchError, ServerId,
+    Filters, IngestOutcome, IngestTarget, LogStore, SearchError, ServerId, TailPage, TailPosition,
+    TailQuery,
 };
 
 /// digest, accepted events, ingested at
@@ -20,7 +21,11 @@ type StoredBatch = ([u8; 32], i32, DateTime<Utc>);
 #[derive(Default)]
 struct State {
     batches: HashMap<(String, String), StoredBatch>,
+    /// `(server, batch sequence)` of each event, beside it: the order batches were committed in
     events: Vec<(String, EventRow)>,
+    seqs: Vec<i64>,
+    /// server, ingested at, of each batch sequence (from 1)
+    batch_log: Vec<(String, DateTime<Utc>)>,
     usage: HashMap<(String, i32, u32), i64>,
     next_id: i64,
 }
@@ -89,6 +94,8 @@ impl LogStore for MemoryLogs {
         }
         let n = batch.events.len() as i32;
         st.batches.insert(key, (batch.digest, n, now));
+        st.batch_log.push((t.server_id.0.clone(), now));
+        let seq = st.batch_log.len() as i64;
         for e in &batch.events {
             st.next_id += 1;
             let row = EventRow {
@@ -111,6 +118,7 @@ impl LogStore for MemoryLogs {
                 data: e.data.clone().map(Value::Object),
             };
             st.events.push((t.server_id.0.clone(), row));
+            st.seqs.push(seq);
         }
         *st.usage
             .entry((t.org_id.clone(), now.year(), now.month()))
@@ -185,6 +193,52 @@ impl LogStore for MemoryLogs {
                 )
             });
         Ok(Facets::tally(rows, sampled, q.top))
+    }
+
+    async fn tail_start(&self, _server: &ServerId) -> Result<TailPosition, StoreError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(TailPosition::after_batch(st.batch_log.len() as i64))
+    }
+
+    async fn tail(&self, q: &TailQuery) -> Result<TailPage, StoreError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = q.after;
+        let mut read = 0;
+        let mut events = Vec::new();
+        // every batch is committed here as soon as it is numbered
+        for seq in q.after.seq.max(1)..=st.batch_log.len() as i64 {
+            if read == q.max_batches {
+                break;
+            }
+            if st.batch_log[seq as usize - 1].0 != q.server_id.0
+                || (seq == q.after.seq && q.after.id == TailPosition::WHOLE_BATCH)
+            {
+                next = next.max(TailPosition::after_batch(seq));
+                continue;
+            }
+            read += 1;
+            for ((server, r), s) in st.events.iter().zip(&st.seqs) {
+                let pos = TailPosition { seq, id: r.id };
+                if *s == seq && *server == q.server_id.0 && pos > q.after && q.filters.matches(r) {
+                    events.push((pos, r.clone()));
+                }
+            }
+            next = next.max(TailPosition::after_batch(seq));
+        }
+        Ok(TailPage { events, next })
+    }
+
+    async fn tail_batch_time(
+        &self,
+        server: &ServerId,
+        seq: i64,
+    ) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(usize::try_from(seq - 1)
+            .ok()
+            .and_then(|i| st.batch_log.get(i))
+            .filter(|(s, _)| *s == server.0)
+            .map(|(_, at)| *at))
     }
 
     async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError> {

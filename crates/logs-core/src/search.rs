@@ -357,15 +357,20 @@ pub fn validate_search(s: &SearchFields, range: RangeLimit) -> Result<Search, St
     Ok(Search {
         from,
         to,
-        filters: Filters {
-            levels: levels(s)?,
-            event_type: filter("eventType", &s.event_type)?,
-            resource: filter("resource", &s.resource)?,
-            message: filter("message", &s.message)?,
-            player_id: filter("playerId", &s.player_id)?,
-            identifier: identifier(&s.identifier)?,
-            data: data(&s.data)?,
-        },
+        filters: validate_filters(s)?,
+    })
+}
+
+/// The filters of `s` alone (a live tail has no window).
+pub fn validate_filters(s: &SearchFields) -> Result<Filters, String> {
+    Ok(Filters {
+        levels: levels(s)?,
+        event_type: filter("eventType", &s.event_type)?,
+        resource: filter("resource", &s.resource)?,
+        message: filter("message", &s.message)?,
+        player_id: filter("playerId", &s.player_id)?,
+        identifier: identifier(&s.identifier)?,
+        data: data(&s.data)?,
     })
 }
 

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::event::{Batch, Level};
 pub use crate::search::Filters;
+pub use crate::tail::TailPosition;
 
 /// A registered server's id (`srv_…`), as opposed to its join code (`cfx_id`), which the wire
 /// calls `serverId`.
@@ -193,6 +194,25 @@ impl Facets {
     }
 }
 
+/// What a live tail reads next: the events of batches that became visible after `after`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TailQuery {
+    pub server_id: ServerId,
+    pub filters: Filters,
+    pub after: TailPosition,
+    /// Batches read at most (their events all come).
+    pub max_batches: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TailPage {
+    /// In the order batches became visible, then by id; each with its position.
+    pub events: Vec<(TailPosition, EventRow)>,
+    /// Where the next read continues: past every batch read, including those without a
+    /// matching event (never before `after`).
+    pub next: TailPosition,
+}
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SearchError {
     /// A `data` filter had to examine more events than allowed.
@@ -214,6 +234,16 @@ pub trait LogStore: Send + Sync {
     /// Non-zero counts only, ordered by bucket then level.
     async fn counts(&self, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError>;
     async fn facets(&self, q: &FacetQuery) -> Result<Facets, SearchError>;
+    /// The position of "now" for a new tail: every later batch comes after it.
+    async fn tail_start(&self, server: &ServerId) -> Result<TailPosition, StoreError>;
+    async fn tail(&self, q: &TailQuery) -> Result<TailPage, StoreError>;
+    /// When batch `seq` of the server was ingested (`None`: no such batch), to tell whether a
+    /// tail can resume from it.
+    async fn tail_batch_time(
+        &self,
+        server: &ServerId,
+        seq: i64,
+    ) -> Result<Option<DateTime<Utc>>, StoreError>;
     /// Accepted log events of an organization this month.
     async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError>;
 }

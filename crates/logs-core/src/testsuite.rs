@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::event::{parse_batch, Level};
 use crate::store::{
     bucket_start, BucketCount, CountQuery, EventQuery, FacetQuery, Filters, IdentifierFilter,
-    IngestOutcome, IngestTarget, LogStore, Owner, SearchError, ServerId,
+    IngestOutcome, IngestTarget, LogStore, Owner, SearchError, ServerId, TailPosition, TailQuery,
 };
 
 /// What each case runs on: a fresh, empty store, with organization `org` and two registered
@@ -37,7 +37,8 @@ macro_rules! log_store_suite {
             message_search_across_days,
             data_filters_are_containment_within_a_scan_limit,
             counts_fall_in_epoch_aligned_buckets_inside_the_window,
-            facets_count_the_newest_events_of_the_search);
+            facets_count_the_newest_events_of_the_search,
+            a_tail_reads_batches_in_commit_order_and_resumes_from_any_position);
     };
     (@cases $run:path, $fixture:path; $($case:ident),*) => {
         $(
@@ -773,4 +774,97 @@ pub async fn facets_count_the_newest_events_of_the_search(f: &Fixture) {
         (1, true),
         "the two newest are the warning and the chat"
     );
+}
+
+/// A tail starts at "now", reads later batches in the order they became visible (events by id
+/// within a batch), skips other servers' batches and non-matching events without losing its
+/// place, and resumes from any position it handed out: every later event once.
+pub async fn a_tail_reads_batches_in_commit_order_and_resumes_from_any_position(f: &Fixture) {
+    let Seeded { ta, .. } = seed(f).await;
+    let store = f.store.as_ref();
+    let (_, tb) = targets(f);
+    let start = store.tail_start(&ta.server_id).await.unwrap();
+    let q = |after, filters: Filters| TailQuery {
+        server_id: ta.server_id.clone(),
+        filters,
+        after,
+        max_batches: 100,
+    };
+    let empty = store.tail(&q(start, Filters::default())).await.unwrap();
+    assert!(empty.events.is_empty(), "the seed is before the start");
+    assert!(empty.next >= start);
+    let ev = |m: &str, level: &str| json!({ "level": level, "message": m });
+    ingest_json(f, &ta, json!({ "batch_id": "batch-tail-1", "events": [ev("a1", "info"), ev("a2", "warn"), ev("a3", "info")] })).await;
+    ingest_json(
+        f,
+        &tb,
+        json!({ "batch_id": "batch-tail-x", "events": [ev("other server", "warn")] }),
+    )
+    .await;
+    ingest_json(
+        f,
+        &ta,
+        json!({ "batch_id": "batch-tail-2", "events": [ev("b1", "error")] }),
+    )
+    .await;
+    let page = store.tail(&q(start, Filters::default())).await.unwrap();
+    let messages = |events: &[(TailPosition, crate::store::EventRow)]| {
+        events
+            .iter()
+            .map(|(_, r)| r.message.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(messages(&page.events), ["a1", "a2", "a3", "b1"]);
+    let positions: Vec<TailPosition> = page.events.iter().map(|(p, _)| *p).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    assert!(page.next >= positions[3]);
+    // resuming from each position gives exactly the rest
+    for (i, p) in positions.iter().enumerate() {
+        let rest = store.tail(&q(*p, Filters::default())).await.unwrap();
+        assert_eq!(
+            messages(&rest.events),
+            messages(&page.events)[i + 1..],
+            "after {p:?}"
+        );
+    }
+    // nothing new: an empty page that keeps its place
+    let again = store.tail(&q(page.next, Filters::default())).await.unwrap();
+    assert!(again.events.is_empty());
+    assert!(again.next >= page.next);
+    // filters apply; the place still moves past the batches read
+    let warn_up = Filters {
+        levels: Some(vec![Level::Warn, Level::Error, Level::Fatal]),
+        ..Filters::default()
+    };
+    let severe = store.tail(&q(start, warn_up)).await.unwrap();
+    assert_eq!(messages(&severe.events), ["a2", "b1"]);
+    assert_eq!(severe.next, page.next);
+    // a batch at a time
+    let one = store
+        .tail(&TailQuery {
+            max_batches: 1,
+            ..q(start, Filters::default())
+        })
+        .await
+        .unwrap();
+    assert_eq!(messages(&one.events), ["a1", "a2", "a3"]);
+    let two = store.tail(&q(one.next, Filters::default())).await.unwrap();
+    assert_eq!(messages(&two.events), ["b1"]);
+    // batch times: known for the server's own batches only
+    let seq = positions[0].seq;
+    assert!(store
+        .tail_batch_time(&ta.server_id, seq)
+        .await
+        .unwrap()
+        .is_some());
+    assert!(store
+        .tail_batch_time(&tb.server_id, seq)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(store
+        .tail_batch_time(&ta.server_id, -5)
+        .await
+        .unwrap()
+        .is_none());
 }

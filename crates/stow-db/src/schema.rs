@@ -109,6 +109,17 @@ diesel::table! {
         digest -> Bytea,
         accepted_events -> Int4,
         ingested_at -> Timestamptz,
+        commit_xid -> Int8,
+        occurred_from -> Nullable<Timestamptz>,
+        occurred_to -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    log_tails (id) {
+        id -> Text,
+        org_id -> Text,
+        expires_at -> Timestamptz,
     }
 }
 

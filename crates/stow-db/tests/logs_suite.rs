@@ -5,7 +5,10 @@ use stow_db::{testing, Db, DbConfig, PgAccounts};
 
 /// A fresh database with its partitions, one organization and two registered servers.
 async fn fixture() -> logs_core::testsuite::Fixture {
-    let url = testing::fresh_database().await.expect("fresh database");
+    fixture_at(testing::fresh_database().await.expect("fresh database")).await
+}
+
+async fn fixture_at(url: String) -> logs_core::testsuite::Fixture {
     let db = Db::connect(&DbConfig::new(url)).expect("pool");
     stow_db::logs::maintain_partitions(&db).await.unwrap();
     let accounts = PgAccounts::new(db.clone());
@@ -64,4 +67,66 @@ async fn maintenance_vacuums_closed_partitions_that_received_events() {
     );
     let third = stow_db::logs::maintain_partitions(&db).await.unwrap();
     assert!(third.vacuumed.is_empty(), "{third:?}");
+}
+
+/// Transaction ids are handed out in start order, not commit order: a batch committed while an
+/// older writing transaction is still open is held back until that one ends, so a tail that read
+/// past it could never miss a batch the older transaction commits afterwards.
+#[tokio::test]
+async fn a_tail_waits_for_older_transactions_before_passing_a_batch() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+    use logs_core::store::{Filters, IngestTarget, ServerId, TailQuery};
+    let url = testing::fresh_database().await.expect("fresh database");
+    let f = fixture_at(url.clone()).await;
+    let store = f.store.as_ref();
+    let server = ServerId(f.a.0.clone());
+    let start = store.tail_start(&server).await.unwrap();
+    // an older transaction that has written (so it has an id), still open
+    let mut older = AsyncPgConnection::establish(&url).await.unwrap();
+    older
+        .batch_execute("BEGIN; INSERT INTO log_tails VALUES ('held', (SELECT id FROM organizations LIMIT 1), now())")
+        .await
+        .unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct Xid {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        xid: i64,
+    }
+    let older_xid = {
+        use diesel_async::RunQueryDsl;
+        diesel::sql_query("SELECT pg_current_xact_id()::text::bigint AS xid")
+            .get_result::<Xid>(&mut older)
+            .await
+            .unwrap()
+            .xid
+    };
+    let now = chrono::Utc::now();
+    let body = serde_json::json!({ "batch_id": "batch-after", "events": [{ "level": "info", "message": "later" }] });
+    let batch = logs_core::parse_batch(&serde_json::to_vec(&body).unwrap(), now).unwrap();
+    let target = IngestTarget {
+        org_id: f.org.clone(),
+        server_id: server.clone(),
+        cfx_id: f.a.1.clone(),
+    };
+    store.ingest(&target, &batch, now).await.unwrap();
+    let q = TailQuery {
+        server_id: server.clone(),
+        filters: Filters::default(),
+        after: start,
+        max_batches: 100,
+    };
+    let held = store.tail(&q).await.unwrap();
+    assert!(
+        held.events.is_empty(),
+        "committed, but behind an open older transaction"
+    );
+    assert!(
+        held.next.seq < older_xid,
+        "the place does not move past the older transaction either: {:?} vs {older_xid}",
+        held.next
+    );
+    older.batch_execute("COMMIT").await.unwrap();
+    let page = store.tail(&q).await.unwrap();
+    assert_eq!(page.events.len(), 1);
+    assert_eq!(page.events[0].1.message, "later");
 }

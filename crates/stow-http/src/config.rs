@@ -48,6 +48,12 @@ pub struct Config {
     /// How many events matching the other filters a `data` log filter may examine per request
     /// (`LOGS_DATA_SCAN_LIMIT`).
     pub data_scan_limit: usize,
+    /// Open live tails per organization, across instances (`LOGS_TAIL_LIMIT`).
+    pub tail_limit: usize,
+    /// How often a live tail looks for new batches (`LOGS_TAIL_POLL_MS`).
+    pub tail_poll: Duration,
+    /// A live tail with nothing to send sends a comment this often (`LOGS_TAIL_HEARTBEAT_SECONDS`).
+    pub tail_heartbeat: Duration,
     pub shutdown_timeout: Duration,
     /// A request body that sends no byte for this long is answered 408 (`BODY_IDLE_TIMEOUT_SECONDS`).
     pub body_idle_timeout: Duration,
@@ -179,6 +185,9 @@ impl Config {
             max_bulk_delete_paths: parsed("MAX_BULK_DELETE_PATHS", 1000)?,
             cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
             data_scan_limit: parsed::<usize>("LOGS_DATA_SCAN_LIMIT", 100_000)?.max(1),
+            tail_limit: parsed("LOGS_TAIL_LIMIT", 10)?,
+            tail_poll: Duration::from_millis(parsed::<u64>("LOGS_TAIL_POLL_MS", 250)?.max(10)),
+            tail_heartbeat: positive_secs("LOGS_TAIL_HEARTBEAT_SECONDS", 15)?,
             shutdown_timeout: Duration::from_secs(parsed("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
             body_idle_timeout: positive_secs("BODY_IDLE_TIMEOUT_SECONDS", 30)?,
             request_head_timeout: positive_secs("REQUEST_HEAD_TIMEOUT_SECONDS", 30)?,
@@ -215,6 +224,9 @@ impl Config {
             max_bulk_delete_paths: 1000,
             cursor_ttl: Duration::from_secs(900),
             data_scan_limit: 100_000,
+            tail_limit: 10,
+            tail_poll: Duration::from_millis(50),
+            tail_heartbeat: Duration::from_secs(15),
             shutdown_timeout: Duration::from_secs(5),
             body_idle_timeout: Duration::from_secs(30),
             request_head_timeout: Duration::from_secs(30),

@@ -6,6 +6,7 @@ pub mod counts;
 pub mod export;
 pub mod facets;
 pub mod query;
+pub mod tail;
 
 use actix_web::web;
 use auth_core::{Permission, Server};

@@ -11,10 +11,10 @@ use diesel_async::{AsyncConnection, RunQueryDsl, SimpleAsyncConnection};
 use logs_core::event::Batch;
 use logs_core::store::{
     new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, IngestOutcome,
-    IngestTarget, LogStore, SearchError,
+    IngestTarget, LogStore, SearchError, ServerId, TailPage, TailPosition, TailQuery,
 };
 
-use super::{reads, PgLogs};
+use super::{reads, tail, PgLogs};
 use crate::db_error;
 use crate::schema::{log_batches, usage_counters};
 
@@ -83,6 +83,9 @@ impl LogStore for PgLogs {
             cols.message.push(&e.message);
             cols.data.push(json_text(e.data.as_ref()));
         }
+        // where the batch's events lie in time, for the live tail to find them by index
+        let occurred_from = cols.occurred_at.iter().min().copied();
+        let occurred_to = cols.occurred_at.iter().max().copied();
         let result = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
@@ -95,6 +98,8 @@ impl LogStore for PgLogs {
                             log_batches::digest.eq(batch.digest.as_slice()),
                             log_batches::accepted_events.eq(n),
                             log_batches::ingested_at.eq(now),
+                            log_batches::occurred_from.eq(occurred_from),
+                            log_batches::occurred_to.eq(occurred_to),
                         ))
                         .on_conflict_do_nothing()
                         .execute(conn)
@@ -177,6 +182,22 @@ impl LogStore for PgLogs {
 
     async fn facets(&self, q: &FacetQuery) -> Result<Facets, SearchError> {
         reads::facets(&mut self.db.conn().await?, q).await
+    }
+
+    async fn tail_start(&self, _server: &ServerId) -> Result<TailPosition, StoreError> {
+        tail::tail_start(&mut self.db.conn().await?).await
+    }
+
+    async fn tail(&self, q: &TailQuery) -> Result<TailPage, StoreError> {
+        tail::tail(&mut self.db.conn().await?, q).await
+    }
+
+    async fn tail_batch_time(
+        &self,
+        server: &ServerId,
+        seq: i64,
+    ) -> Result<Option<DateTime<Utc>>, StoreError> {
+        tail::tail_batch_time(&mut self.db.conn().await?, server, seq).await
     }
 
     async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError> {

@@ -6,12 +6,15 @@ mod export_lock;
 mod partitions;
 mod reads;
 mod search_sql;
+mod tail;
+mod tail_leases;
 mod usage;
 
 pub use export_lock::{try_export_lock, ExportLock};
 pub use partitions::{
     maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
 };
+pub use tail_leases::{acquire_tail, release_tail, renew_tail};
 pub use usage::{org_usage, Usage};
 
 use crate::Db;

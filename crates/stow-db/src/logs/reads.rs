@@ -16,7 +16,7 @@ use super::search_sql::{Position, Sql};
 use crate::schema::log_events;
 use crate::{db_error, Conn};
 
-const COLUMNS: &str = "id, event_id, cfx_id, batch_id, level, event_type, occurred_at, \
+pub(super) const COLUMNS: &str = "id, event_id, cfx_id, batch_id, level, event_type, occurred_at, \
      ingested_at, player_id, target_player_id, player_identifiers, target_player_identifiers, \
      resource, trace_id, environment, message, data";
 
@@ -24,7 +24,7 @@ const NEWEST_FIRST: &str = " ORDER BY occurred_at DESC, id DESC";
 
 #[derive(QueryableByName)]
 #[diesel(table_name = log_events)]
-struct Row {
+pub(super) struct Row {
     id: i64,
     event_id: String,
     cfx_id: String,

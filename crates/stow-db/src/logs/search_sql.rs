@@ -58,6 +58,10 @@ impl Sql {
         self.bind(Bind::Time(t))
     }
 
+    pub fn texts(&mut self, v: Vec<String>) -> &mut Self {
+        self.bind(Bind::Texts(v))
+    }
+
     pub fn bigint(&mut self, n: i64) -> &mut Self {
         self.bind(Bind::BigInt(n))
     }
@@ -109,9 +113,7 @@ impl Sql {
             }
             Some(many) => {
                 self.push(" AND level = ANY(")
-                    .bind(Bind::Texts(
-                        many.iter().map(|l| l.as_str().to_owned()).collect(),
-                    ))
+                    .texts(many.iter().map(|l| l.as_str().to_owned()).collect())
                     .push(")");
             }
         }

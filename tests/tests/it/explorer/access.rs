@@ -16,11 +16,14 @@ async fn every_read_checks_permission_and_server_binding() {
     let no_read = app.key(KeySpec::perms(&[Permission::LogsWrite])).await;
     let now = Utc::now();
     let (from, to) = (at(now - Duration::hours(1)), at(now));
-    let export = |server: Option<&str>| {
-        let mut url = url::Url::parse(&format!("{}/v1/logs/export", app.cdn)).unwrap();
-        url.query_pairs_mut()
-            .append_pair("from", &from)
-            .append_pair("to", &to);
+    // the GET routes: the export has a window, the tail has none
+    let get_url = |path: &str, server: Option<&str>| {
+        let mut url = url::Url::parse(&format!("{}{path}", app.cdn)).unwrap();
+        if path == "/v1/logs/export" {
+            url.query_pairs_mut()
+                .append_pair("from", &from)
+                .append_pair("to", &to);
+        }
         if let Some(s) = server {
             url.query_pairs_mut().append_pair("serverId", s);
         }
@@ -34,14 +37,19 @@ async fn every_read_checks_permission_and_server_binding() {
         b
     };
     let send = |path: &'static str, key: String, server: Option<&'static str>| {
-        let req = if path == "/v1/logs/export" {
-            app.client.get(export(server)).bearer_auth(key)
+        let req = if path == "/v1/logs/export" || path == "/v1/logs/tail" {
+            app.client.get(get_url(path, server)).bearer_auth(key)
         } else {
             app.post(path, &key).json(&body(server))
         };
         async move { req.send().await.unwrap() }
     };
-    for path in ["/v1/logs/counts", "/v1/logs/facets", "/v1/logs/export"] {
+    for path in [
+        "/v1/logs/counts",
+        "/v1/logs/facets",
+        "/v1/logs/export",
+        "/v1/logs/tail",
+    ] {
         expect_error(
             send(path, no_read.clone(), Some("abc123")).await,
             403,

@@ -7,6 +7,7 @@ mod counts;
 mod data;
 mod export;
 mod facets;
+mod tail;
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use stowage_tests::*;

@@ -1,0 +1,268 @@
+//! `GET /v1/logs/tail`: new events of a server as Server-Sent Events, from any ingestion
+//! instance, resumable with `Last-Event-ID`.
+//!
+//! The stream polls the store (`LOGS_TAIL_POLL_MS`) for batches that became visible after its
+//! position, so every API instance sees what every ingestion instance committed; nothing lives
+//! in one process's memory. Each event's SSE id is its position: a reconnect with
+//! `Last-Event-ID` resumes after it, without loss or duplicates, for
+//! [`RESUME_MINUTES`](logs_core::tail::RESUME_MINUTES). Open tails are leased per organization
+//! (`LOGS_TAIL_LIMIT`, across instances); the stream checks its key and renews its lease as it
+//! goes, and ends with an `end` event when either is gone.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use bytes::Bytes;
+use chrono::Utc;
+use logs_core::search::validate_filters;
+use logs_core::store::{Filters, LogStore, ServerId, TailPosition, TailQuery};
+use logs_core::tail::{TailParams, RESUME_MINUTES};
+use stow_db::Db;
+use stow_http::{ApiError, Auth, Code};
+
+use super::{target_server, EventOut};
+use crate::state::CdnState;
+
+/// How long a lease lasts without renewal (an instance that died frees its tails by then).
+const LEASE: Duration = Duration::from_secs(30);
+/// Batches read per poll.
+const BATCHES_PER_POLL: usize = 100;
+
+fn lease_end() -> chrono::DateTime<Utc> {
+    Utc::now() + chrono::Duration::from_std(LEASE).unwrap_or(chrono::Duration::seconds(30))
+}
+
+/// One SSE frame.
+fn frame(event: &str, id: Option<&str>, data: &str) -> String {
+    let mut f = String::with_capacity(data.len() + 32);
+    if let Some(id) = id {
+        f.push_str("id: ");
+        f.push_str(id);
+        f.push('\n');
+    }
+    f.push_str("event: ");
+    f.push_str(event);
+    f.push_str("\ndata: ");
+    // JSON text holds no raw newline, so one data line is the whole payload
+    f.push_str(data);
+    f.push_str("\n\n");
+    f
+}
+
+fn end_frame(reason: &str) -> Bytes {
+    Bytes::from(frame(
+        "end",
+        None,
+        &serde_json::json!({ "reason": reason }).to_string(),
+    ))
+}
+
+/// Frees the lease when the stream is dropped (ended, or the client went away).
+struct Lease {
+    db: Db,
+    id: String,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let (db, id) = (self.db.clone(), std::mem::take(&mut self.id));
+        // best effort: a lease not released expires within LEASE
+        actix_web::rt::spawn(async move {
+            if let Err(e) = stow_db::logs::release_tail(&db, &id).await {
+                tracing::warn!(error = %e, "a live tail's lease was not released; it expires");
+            }
+        });
+    }
+}
+
+struct Tail {
+    logs: Arc<dyn LogStore>,
+    accounts: Arc<dyn auth_core::AccountStore>,
+    key_id: String,
+    query: TailQuery,
+    poll: Duration,
+    heartbeat: Duration,
+    /// Frames to send before polling again.
+    pending: Option<Bytes>,
+    last_sent: Instant,
+    last_renewed: Instant,
+    last_key_check: Instant,
+    polls: u64,
+    ended: bool,
+    lease: Lease,
+}
+
+impl Tail {
+    /// Why the stream must end now, if it must.
+    async fn gone(&mut self) -> Option<&'static str> {
+        if self.last_key_check.elapsed() >= self.poll * 8 {
+            self.last_key_check = Instant::now();
+            match self.accounts.get_key(&self.key_id).await {
+                Ok(Some(k)) if k.check_usable(Utc::now()).is_ok() => {}
+                Ok(_) => return Some("key_disabled"),
+                // the database is away: keep the stream, check again later
+                Err(_) => {}
+            }
+        }
+        if self.last_renewed.elapsed() >= LEASE / 3 {
+            match stow_db::logs::renew_tail(&self.lease.db, &self.lease.id, lease_end()).await {
+                Ok(true) => self.last_renewed = Instant::now(),
+                Ok(false) => return Some("lease_expired"),
+                Err(_) => {}
+            }
+        }
+        None
+    }
+
+    async fn next(mut self) -> Option<(Result<Bytes, std::io::Error>, Self)> {
+        if let Some(b) = self.pending.take() {
+            self.last_sent = Instant::now();
+            return Some((Ok(b), self));
+        }
+        if self.ended {
+            return None;
+        }
+        loop {
+            if self.polls > 0 {
+                tokio::time::sleep(self.poll).await;
+            }
+            self.polls += 1;
+            if let Some(reason) = self.gone().await {
+                self.ended = true;
+                return Some((Ok(end_frame(reason)), self));
+            }
+            match self.logs.tail(&self.query).await {
+                Ok(page) => {
+                    self.query.after = page.next;
+                    if !page.events.is_empty() {
+                        let mut out = String::new();
+                        for (pos, row) in page.events {
+                            let data =
+                                serde_json::to_string(&EventOut::from(row)).unwrap_or_default();
+                            out.push_str(&frame("log", Some(&pos.event_id()), &data));
+                        }
+                        metrics::counter!("logs_tail_frames_total").increment(1);
+                        self.last_sent = Instant::now();
+                        return Some((Ok(Bytes::from(out)), self));
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "a live tail's poll failed; retrying"),
+            }
+            if self.last_sent.elapsed() >= self.heartbeat {
+                self.last_sent = Instant::now();
+                return Some((Ok(Bytes::from_static(b": heartbeat\n\n")), self));
+            }
+        }
+    }
+}
+
+/// Follow new events live (Server-Sent Events).
+#[utoipa::path(
+    get, path = "/v1/logs/tail", tag = "logs", security(("bearer" = [])),
+    params(
+        TailParams,
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id (browsers send it when they reconnect)"),
+    ),
+    responses(
+        (status = 200, description = "`text/event-stream`: `log` events (id = position, data = the event as the query returns it), `gap` when a resume point was too old, `end` when the key is disabled, heartbeat comments when idle.", content_type = "text/event-stream"),
+        (status = 400, description = "INVALID_REQUEST (a filter, or a Last-Event-ID this API did not send)", body = stow_http::error::CdnErrorBody),
+        super::LogReadErrors,
+        stow_http::error::KeyedRouteErrors,
+    )
+)]
+pub async fn tail(
+    auth: Auth,
+    params: web::Query<TailParams>,
+    req: HttpRequest,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require(auth_core::Permission::LogsRead)?;
+    let p = params.into_inner();
+    let fields = p.search(None, None).map_err(ApiError::invalid_request)?;
+    let server = target_server(&state, &auth, fields.server_id.as_deref()).await?;
+    let filters: Filters = validate_filters(&fields).map_err(ApiError::invalid_request)?;
+    let server_id = ServerId(server.id.clone());
+    let last_event_id = match req.headers().get("last-event-id") {
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| ApiError::invalid_request("`Last-Event-ID` must be text"))?
+                .to_owned(),
+        ),
+        None => p.last_event_id.clone(),
+    };
+    let resume = match last_event_id.as_deref().filter(|s| !s.trim().is_empty()) {
+        None => None,
+        Some(s) => Some(TailPosition::parse(s).ok_or_else(|| {
+            ApiError::invalid_request(
+                "`Last-Event-ID` must be the id of an event this tail sent, like 7361.42",
+            )
+        })?),
+    };
+    // a resume point that is known and recent continues; anything else starts now, with a gap
+    let (start, gap) = match resume {
+        None => (state.logs.tail_start(&server_id).await?, false),
+        Some(pos) => match state.logs.tail_batch_time(&server_id, pos.seq).await? {
+            Some(at) if at > Utc::now() - chrono::Duration::minutes(RESUME_MINUTES) => (pos, false),
+            _ => (state.logs.tail_start(&server_id).await?, true),
+        },
+    };
+    let lease = stow_db::logs::acquire_tail(
+        &state.db,
+        &auth.org.id,
+        state.config.tail_limit,
+        lease_end(),
+    )
+    .await?
+    .ok_or_else(|| {
+        ApiError::new(
+            Code::RateLimited,
+            format!(
+                "at most {} live tails may be open per organization; close one or retry later",
+                state.config.tail_limit
+            ),
+        )
+        .with_retry_after(5)
+    })?;
+    let mut first = String::from("retry: 2000\n\n");
+    if gap {
+        first.push_str(&frame(
+            "gap",
+            None,
+            &serde_json::json!({
+                "reason": format!("the Last-Event-ID is unknown or older than {RESUME_MINUTES} minutes; events since it may be missing, the tail continues from now")
+            })
+            .to_string(),
+        ));
+    }
+    let now = Instant::now();
+    let tail = Tail {
+        logs: Arc::clone(&state.logs),
+        accounts: Arc::clone(&state.accounts),
+        key_id: auth.key.id.clone(),
+        query: TailQuery {
+            server_id,
+            filters,
+            after: start,
+            max_batches: BATCHES_PER_POLL,
+        },
+        poll: state.config.tail_poll,
+        heartbeat: state.config.tail_heartbeat,
+        pending: Some(Bytes::from(first)),
+        last_sent: now,
+        last_renewed: now,
+        last_key_check: now,
+        polls: 0,
+        ended: false,
+        lease: Lease {
+            db: state.db.clone(),
+            id: lease,
+        },
+    };
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-store"))
+        // nginx: pass events through as they come instead of buffering the response
+        .insert_header(("X-Accel-Buffering", "no"))
+        .streaming(futures_util::stream::unfold(tail, Tail::next)))
+}
