@@ -322,9 +322,14 @@ impl TestApp {
 
     /// Ingests one batch on `abc123` with the developer key; asserts the 202.
     pub async fn ingest_logs(&self, batch_id: &str, events: Vec<Value>) {
+        self.ingest_logs_at(&self.logs, batch_id, events).await;
+    }
+
+    /// [`Self::ingest_logs`] through the ingestion host at `logs_base` (another instance).
+    pub async fn ingest_logs_at(&self, logs_base: &str, batch_id: &str, events: Vec<Value>) {
         let res = self
             .client
-            .post(format!("{}/v1/servers/abc123/logs", self.logs))
+            .post(format!("{logs_base}/v1/servers/abc123/logs"))
             .bearer_auth(&self.dev_key)
             .json(&json!({"batch_id": batch_id, "events": events}))
             .send()

@@ -98,19 +98,11 @@ async fn open(app: &TestApp, url: &str, last_event_id: Option<&str>) -> reqwest:
 }
 
 async fn ingest_on(app: &TestApp, logs: &str, batch_id: &str, messages: &[&str]) {
-    let events: Vec<Value> = messages
+    let events = messages
         .iter()
         .map(|m| json!({ "level": "info", "message": m }))
         .collect();
-    let res = app
-        .client
-        .post(format!("{logs}/v1/servers/abc123/logs"))
-        .bearer_auth(&app.dev_key)
-        .json(&json!({ "batch_id": batch_id, "events": events }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 202);
+    app.ingest_logs_at(logs, batch_id, events).await;
 }
 
 #[tokio::test]
