@@ -807,7 +807,16 @@ pub async fn a_tail_reads_batches_in_commit_order_and_resumes_from_any_position(
         json!({ "batch_id": "batch-tail-2", "events": [ev("b1", "error")] }),
     )
     .await;
-    let page = store.tail(&q(start, Filters::default())).await.unwrap();
+    // an adapter may show a committed batch only once older transactions ended (Postgres: of
+    // the whole cluster, where other tests run): wait for it, bounded, once; later reads are
+    // below that point
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let page = loop {
+        let page = store.tail(&q(start, Filters::default())).await.unwrap();
+        if page.events.len() >= 4 || std::time::Instant::now() > deadline {
+            break page;
+        }
+    };
     let messages = |events: &[(TailPosition, crate::store::EventRow)]| {
         events
             .iter()
@@ -838,7 +847,8 @@ pub async fn a_tail_reads_batches_in_commit_order_and_resumes_from_any_position(
     };
     let severe = store.tail(&q(start, warn_up)).await.unwrap();
     assert_eq!(messages(&severe.events), ["a2", "b1"]);
-    assert_eq!(severe.next, page.next);
+    // (an adapter may move further: past other servers' batches, or everything settled)
+    assert!(severe.next > positions[3], "past the batches read");
     // a batch at a time
     let one = store
         .tail(&TailQuery {

@@ -97,7 +97,7 @@ mod tests {
     #[test]
     fn every_code_has_both_spellings_and_a_status() {
         use Code::*;
-        assert_eq!(Code::ALL.len(), 27);
+        assert_eq!(Code::ALL.len(), 28);
         for &c in Code::ALL {
             assert_eq!(c.cdn_name(), c.cdn_name().to_uppercase());
             assert_eq!(c.ingest_name(), c.ingest_name().to_lowercase());
@@ -123,6 +123,7 @@ mod tests {
         assert_eq!(RequestTimeout.status(), 408);
         assert_eq!(HeadersTooLarge.status(), 431);
         assert_eq!(InsufficientStorage.status(), 507);
+        assert_eq!(SearchTooBroad.status(), 400);
         assert_eq!(LogsNotEnabled.ingest_name(), "logs_not_enabled");
         assert_eq!(BatchInProgress.ingest_name(), "batch_in_progress");
     }
