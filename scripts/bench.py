@@ -6,7 +6,7 @@ docs/operations.md recommends, release `cdn-api` and `logs-api`, an nginx baseli
 wrk and hyperfine (a small sequential driver only for cursor-chained query walks), stops what it
 started by PID, and writes docs/benchmarks.md and target/bench/results.json.
 """
-import base64, concurrent.futures, glob, hashlib, hmac, http.client, json, os, platform, shutil, signal, statistics, subprocess, sys, time, urllib.request
+import base64, concurrent.futures, datetime, glob, hashlib, hmac, http.client, json, os, platform, shutil, signal, statistics, subprocess, sys, threading, time, urllib.request
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "quick"
 QUICK = MODE != "full"
@@ -432,6 +432,71 @@ curl -sf -o /dev/null -F file=@{png} "$u"
            "create URL + upload through it (two curl processes); baseline: two curl /healthz")
 
 
+def iso(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def cdn_pid():
+    return next(p.pid for p in procs if p.args[0].endswith("cdn-api") and p.poll() is None)
+
+
+def bench_tail(server_key, dev_key):
+    """Live-tail delivery latency under the ingestion load: during one more ingestion run, a
+    second client sends a one-event marker batch every 100 ms and notes when each 202 arrives; a
+    tail of the markers notes when each arrives there. Latency = tail arrival - 202 arrival."""
+    acked, arrived, stop = {}, {}, threading.Event()
+    conn = http.client.HTTPConnection("127.0.0.1", CDN, timeout=60)
+    conn.request("GET", "/v1/logs/tail?serverId=devsrv&eventType=bench.marker", headers={"Authorization": f"Bearer {dev_key}"})
+    res = conn.getresponse()
+    assert res.status == 200, res.read()
+
+    def read():
+        # until the connection is closed: markers acknowledged last still arrive after the load
+        while True:
+            try:
+                line = res.readline()
+            except Exception:  # the connection was closed under it
+                return
+            if not line:
+                return
+            if line.startswith(b"data: "):
+                arrived.setdefault(json.loads(line[6:])["batch_id"], time.time())
+
+    def mark():
+        ingest = http.client.HTTPConnection("127.0.0.1", LOGS, timeout=60)
+        n = 0
+        while not stop.is_set():
+            n += 1
+            batch = f"marker-{n:06d}"
+            body = json.dumps({"batch_id": batch, "events": [{"level": "info", "event_type": "bench.marker", "message": batch}]})
+            ingest.request("POST", "/v1/logs", body=body, headers={"Authorization": f"Bearer {server_key}", "Content-Type": "application/json"})
+            r = ingest.getresponse()
+            r.read()
+            if r.status == 202:
+                acked[batch] = time.time()
+            time.sleep(0.1)
+    threads = [threading.Thread(target=read, daemon=True), threading.Thread(target=mark, daemon=True)]
+    for t in threads:
+        t.start()
+    run = wrk(f"http://127.0.0.1:{LOGS}/v1/logs", "scripts/bench/ingest.lua", conns=16, env={"BENCH_KEY": server_key, "BENCH_RUN": "tail"})
+    stop.set()
+    threads[1].join()
+    deadline = time.time() + 10
+    while not set(acked) <= set(arrived) and time.time() < deadline:
+        time.sleep(0.1)
+    conn.close()
+    missing = set(acked) - set(arrived)
+    assert not missing, f"the tail never delivered {len(missing)} of {len(acked)} acknowledged markers"
+    got = [(arrived[b] - acked[b]) * 1000 for b in acked]
+    eps = run["requests"] * 500 / (run["duration_us"] / 1e6)
+    for p, target in ((50, None), (99, "≤ 1000 ms")):
+        results.append({"name": f"tail_delivery_p{p}_ms", "value": round(pct(got, p), 1), "unit": "ms", "baseline": None, "ratio": None,
+                        "runs": len(got), "min": round(min(got), 1), "max": round(max(got), 1), "target": target,
+                        "note": f"{len(got)} marker batches, one per 100 ms, during a {DURATION} s ingestion run at {eps:,.0f} events/s (16 connections); "
+                                "from the marker's 202 to its arrival at a tail client (another API process than the ingestion one); LOGS_TAIL_POLL_MS default"})
+    log(f"tail delivery: p50 {pct(got, 50):.0f} ms, p99 {pct(got, 99):.0f} ms over {len(got)} markers at {eps:,.0f} events/s")
+
+
 def bench_ingest(server_key):
     runs = []
     for i in range(RUNS):
@@ -584,6 +649,87 @@ def bench_query(dev_key, org_id):
         log(f"query {name}: first p95 {rows[-1]['first_p95']} ms, walk p95 {rows[-1]['walk_p95']} ms")
     conn.close()
     tables["query"] = rows
+    bench_explorer(dev_key)
+
+
+def bench_explorer(dev_key):
+    """Counts, facets and export over the query set: p95 of sequential requests, and an export's
+    throughput and the growth of cdn-api's RSS while it streams."""
+    now = time.time()
+    day = {"serverId": "devsrv", "from": iso(now - 86400), "to": iso(now + 60)}
+    week = {"serverId": "devsrv", "from": iso(now - 7 * 86400 + 60), "to": iso(now + 60)}
+    cases = [
+        ("counts 24h", "/v1/logs/counts", day, 100),
+        ("counts 24h eventType", "/v1/logs/counts", {**day, "eventType": "economy.transfer"}, 100),
+        ("counts 24h message (rare)", "/v1/logs/counts", {**day, "message": "speedhack"}, None),
+        ("counts 24h message (often)", "/v1/logs/counts", {**day, "message": "joined"}, None),
+        ("counts 7d", "/v1/logs/counts", week, 250),
+        ("counts 7d eventType", "/v1/logs/counts", {**week, "eventType": "economy.transfer"}, 250),
+        ("facets 24h", "/v1/logs/facets", day, None),
+        ("query 24h data filter", "/v1/logs/query", {**day, "data": {"amount": 4242}}, None),
+        ("query 24h data filter + eventType", "/v1/logs/query", {**day, "eventType": "economy.transfer", "data": {"amount": 4242}}, None),
+    ]
+    conn = http.client.HTTPConnection("127.0.0.1", CDN, timeout=120)
+    def timed(path, body):
+        t0 = time.perf_counter()
+        conn.request("POST", path, body=json.dumps(body), headers={"Authorization": f"Bearer {dev_key}", "Content-Type": "application/json"})
+        r = conn.getresponse()
+        data = json.loads(r.read())
+        return (time.perf_counter() - t0) * 1000, r.status, data
+    reps = 20 if QUICK else 30
+    rows = []
+    for name, path, body, target in cases:
+        _, status, data = timed(path, body)  # unmeasured: the first read of what is not cached
+        ms = []
+        for _ in range(reps):
+            t, status, data = timed(path, body)
+            ms.append(t)
+        what = {"/v1/logs/counts": lambda d: f"{d['total']:,} events in {len(d['buckets'])} buckets of {d['interval']}",
+                "/v1/logs/facets": lambda d: f"{d['examined']:,} events examined, sampled {d['sampled']}",
+                "/v1/logs/query": lambda d: f"{len(d['events'])} events on the first page"}[path](data) if status == 200 else f"HTTP {status} {data.get('error', {}).get('code')}"
+        rows.append({"case": name, "p50": round(pct(ms, 50), 1), "p95": round(pct(ms, 95), 1), "target": target, "answer": what})
+        results.append({"name": "explorer_" + name.replace(" ", "_").replace("(", "").replace(")", "") + "_p95_ms", "value": round(pct(ms, 95), 1), "unit": "ms",
+                        "baseline": None, "ratio": None, "runs": reps, "min": round(min(ms), 1), "max": round(max(ms), 1),
+                        "target": None if target is None else f"≤ {target} ms", "note": f"{path}; {what}; p50 {pct(ms, 50):.1f} ms"})
+        log(f"{name}: p95 {pct(ms, 95):.1f} ms ({what})")
+    conn.close()
+    tables["explorer"] = rows
+    # export: about a million events of the busiest server (a fifth of the set over 7 days)
+    days = 7 * 1_000_000 / (EVENTS / 5) if not QUICK else 7
+    window = f"serverId=devsrv&from={iso(now - days * 86400)}&to={iso(now + 60)}"
+    pid = cdn_pid()
+    rss = lambda: int(next(l for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS")).split()[1]) / 1024
+    before, peak, done = rss(), [0.0], threading.Event()
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.02)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    conn = http.client.HTTPConnection("127.0.0.1", CDN, timeout=120)
+    t0 = time.perf_counter()
+    conn.request("GET", f"/v1/logs/export?{window}", headers={"Authorization": f"Bearer {dev_key}"})
+    r = conn.getresponse()
+    assert r.status == 200, r.read()
+    size = lines = 0
+    while True:
+        chunk = r.read(1 << 16)
+        if not chunk:
+            break
+        size += len(chunk)
+        lines += chunk.count(b"\n")
+    elapsed = time.perf_counter() - t0
+    done.set()
+    sampler.join()
+    conn.close()
+    note = f"NDJSON, {lines:,} events ({size / 1e6:,.0f} MB) of one server in {elapsed:.1f} s, read as fast as they come over one connection"
+    results.append({"name": "explorer_export_mb_per_s", "value": round(size / elapsed / 1e6, 1), "unit": "MB/s", "baseline": None, "ratio": None,
+                    "runs": 1, "min": round(size / elapsed / 1e6, 1), "max": round(size / elapsed / 1e6, 1), "target": None, "note": note})
+    growth = max(0.0, peak[0] - before)
+    results.append({"name": "explorer_export_rss_growth_mib", "value": round(growth, 1), "unit": "MiB", "baseline": round(before, 1), "ratio": None,
+                    "runs": 1, "min": round(growth, 1), "max": round(growth, 1), "target": "a few MiB (≤ 8)",
+                    "note": f"peak VmRSS of cdn-api during that export minus before it (baseline column: RSS before, MiB); sampled every 20 ms"})
+    log(f"export: {lines:,} events, {size / elapsed / 1e6:.1f} MB/s, RSS +{growth:.1f} MiB")
 
 
 def table_row(r, note_prefix=""):
@@ -615,9 +761,37 @@ def refresh_rows(only, started):
             end += 1
         else:
             lines[at] = row
+    if "query" in tables:
+        start = next((i for i, l in enumerate(lines) if l.startswith("## Log queries")), None)
+        if start is not None:
+            stop = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+            lines[start:stop] = query_section(tables) + [""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
     return True
+
+
+def query_section(tables):
+    """The "Log queries" section of docs/benchmarks.md (heading first, no trailing blank line)."""
+    q = tables["query_load"]
+    lines = ["", f"## Log queries (`POST /v1/logs/query`)", "",
+              f"{q['events']:,} events over 7 days across 100 servers (one with a fifth of them, queried here), loaded with "
+              f"`INSERT … SELECT generate_series` into the real schema and indexed in {q['seconds']} s "
+              f"(insert {q['insert_s']} s in two sessions, index builds {q['index_s']} s, `stowctl logs maintain` and `VACUUM (ANALYZE)` {q['vacuum_s']} s). Latency per request "
+              "measured sequentially over one keep-alive connection (first page, and every page of 5-page cursor walks), limit 100, "
+              "after one unmeasured walk per case; that first walk (pages not yet in Postgres's cache, read from disk) is shown as "
+              "\"cold\": first page and the whole 5-page walk.", "",
+              "| case | cold first page | cold 5-page walk | first page p50 | first page p95 | walk page p50 | walk page p95 | target p95 | met |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in tables["query"]:
+        lines.append(f"| {r['case']} | {r.get('cold_first', '–')} ms | {r.get('cold_walk', '–')} ms | {r['first_p50']} ms | {r['first_p95']} ms | {r['walk_p50']} ms | {r['walk_p95']} ms | ≤ {r['target_ms']} ms | {'yes' if r['met'] else '**no**'} |")
+    if "explorer" in tables:
+        lines += ["", "Explorer reads over the same set (`explorer_*` rows of the main table; sequential requests, one unmeasured first):", "",
+                  "| case | p50 | p95 | target p95 | answer |", "|---|---|---|---|---|"]
+        for r in tables["explorer"]:
+            target = "–" if r["target"] is None else f"≤ {r['target']} ms"
+            lines.append(f"| {r['case']} | {r['p50']} ms | {r['p95']} ms | {target} | {r['answer']} |")
+    return lines[1:]
 
 
 def write_report(info, started):
@@ -642,18 +816,7 @@ def write_report(info, started):
             continue
         lines.append(table_row(r))
     if "query" in tables:
-        q = tables["query_load"]
-        lines += ["", f"## Log queries (`POST /v1/logs/query`)", "",
-                  f"{q['events']:,} events over 7 days across 100 servers (one with a fifth of them, queried here), loaded with "
-                  f"`INSERT … SELECT generate_series` into the real schema and indexed in {q['seconds']} s "
-                  f"(insert {q['insert_s']} s in two sessions, index builds {q['index_s']} s, `stowctl logs maintain` and `VACUUM (ANALYZE)` {q['vacuum_s']} s). Latency per request "
-                  "measured sequentially over one keep-alive connection (first page, and every page of 5-page cursor walks), limit 100, "
-                  "after one unmeasured walk per case; that first walk (pages not yet in Postgres's cache, read from disk) is shown as "
-                  "\"cold\": first page and the whole 5-page walk.", "",
-                  "| case | cold first page | cold 5-page walk | first page p50 | first page p95 | walk page p50 | walk page p95 | target p95 | met |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for r in tables["query"]:
-            lines.append(f"| {r['case']} | {r.get('cold_first', '–')} ms | {r.get('cold_walk', '–')} ms | {r['first_p50']} ms | {r['first_p95']} ms | {r['walk_p50']} ms | {r['walk_p95']} ms | ≤ {r['target_ms']} ms | {'yes' if r['met'] else '**no**'} |")
+        lines += [""] + query_section(tables)
     if "index_cost" in tables:
         ic = tables["index_cost"]
         lines += ["", "## Ingest cost of each index", "",
@@ -684,6 +847,7 @@ def main():
             ("listing", lambda: bench_folders(keys["developerKey"], org_id)),
             ("listing", lambda: bench_delete_folder(keys["developerKey"], org_id)),
             ("ingest", lambda: bench_ingest(keys["serverKey"])),
+            ("ingest", lambda: bench_tail(keys["serverKey"], keys["developerKey"])),
             ("query", lambda: bench_query(keys["developerKey"], org_id)),
             ("rss", lambda: bench_rss(keys["developerKey"])),
         ]

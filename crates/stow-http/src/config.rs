@@ -186,7 +186,7 @@ impl Config {
             cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
             data_scan_limit: parsed::<usize>("LOGS_DATA_SCAN_LIMIT", 100_000)?.max(1),
             tail_limit: parsed("LOGS_TAIL_LIMIT", 10)?,
-            tail_poll: Duration::from_millis(parsed::<u64>("LOGS_TAIL_POLL_MS", 250)?.max(10)),
+            tail_poll: Duration::from_millis(parsed::<u64>("LOGS_TAIL_POLL_MS", 100)?.max(10)),
             tail_heartbeat: positive_secs("LOGS_TAIL_HEARTBEAT_SECONDS", 15)?,
             shutdown_timeout: Duration::from_secs(parsed("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
             body_idle_timeout: positive_secs("BODY_IDLE_TIMEOUT_SECONDS", 30)?,

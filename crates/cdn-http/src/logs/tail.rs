@@ -67,12 +67,14 @@ struct Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         let (db, id) = (self.db.clone(), std::mem::take(&mut self.id));
-        // best effort: a lease not released expires within LEASE
-        actix_web::rt::spawn(async move {
-            if let Err(e) = stow_db::logs::release_tail(&db, &id).await {
-                tracing::warn!(error = %e, "a live tail's lease was not released; it expires");
-            }
-        });
+        // best effort: a lease not released (no runtime left, database away) expires in LEASE
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = stow_db::logs::release_tail(&db, &id).await {
+                    tracing::warn!(error = %e, "a live tail's lease was not released; it expires");
+                }
+            });
+        }
     }
 }
 
