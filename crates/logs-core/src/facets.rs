@@ -18,14 +18,20 @@ crate::search_request! {
     }
 }
 
-pub fn validate(req: &FacetsRequest) -> Result<(Search, usize), String> {
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidFacets {
+    pub search: Search,
+    pub top: usize,
+}
+
+pub fn validate(req: &FacetsRequest) -> Result<ValidFacets, String> {
     let search = validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
     let top = match req.top {
         None => DEFAULT_TOP,
         Some(n) if (1..=MAX_TOP as i64).contains(&n) => n as usize,
         Some(n) => return Err(format!("`top` must be 1 to {MAX_TOP} (got {n})")),
     };
-    Ok((search, top))
+    Ok(ValidFacets { search, top })
 }
 
 #[cfg(test)]
@@ -40,7 +46,7 @@ mod tests {
             top,
             ..Default::default()
         };
-        assert_eq!(validate(&req(None)).unwrap().1, 10);
+        assert_eq!(validate(&req(None)).unwrap().top, 10);
         for (n, ok) in [(0, false), (1, true), (49, true), (50, true), (51, false)] {
             assert_eq!(validate(&req(Some(n))).is_ok(), ok, "{n}");
         }

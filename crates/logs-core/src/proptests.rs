@@ -118,7 +118,7 @@ proptest! {
         let req = QueryRequest { from, to, limit, level, message, data, ..Default::default() };
         match validate(&req) {
             Ok(q) => {
-                prop_assert!(q.from < q.to && q.to - q.from <= Duration::days(MAX_RANGE_DAYS));
+                prop_assert!(q.search.from < q.search.to && q.search.to - q.search.from <= Duration::days(MAX_RANGE_DAYS));
                 prop_assert!((1..=MAX_LIMIT).contains(&q.limit));
             }
             Err(m) => prop_assert!(!m.is_empty()),

@@ -9,7 +9,7 @@ use auth_core::signing::SigningKeys;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::search::{validate_search, Filters, RangeLimit, Search};
+use crate::search::{validate_search, RangeLimit, Search};
 
 pub const MAX_RANGE_DAYS: i64 = 7;
 pub const DEFAULT_LIMIT: usize = 100;
@@ -29,26 +29,18 @@ crate::search_request! {
 /// Validated filters and window (before retention is applied).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidQuery {
-    pub from: DateTime<Utc>,
-    pub to: DateTime<Utc>,
+    pub search: Search,
     pub limit: usize,
-    pub filters: Filters,
 }
 
 pub fn validate(req: &QueryRequest) -> Result<ValidQuery, String> {
-    let Search { from, to, filters } =
-        validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
+    let search = validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
     let limit = match req.limit {
         None => DEFAULT_LIMIT,
         Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => n as usize,
         Some(n) => return Err(format!("`limit` must be 1 to {MAX_LIMIT} (got {n})")),
     };
-    Ok(ValidQuery {
-        from,
-        to,
-        limit,
-        filters,
-    })
+    Ok(ValidQuery { search, limit })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -76,9 +68,9 @@ struct CursorPayload {
 pub fn search_digest(server_id: &str, q: &ValidQuery) -> String {
     let v = serde_json::json!({
         "server": server_id.to_lowercase(),
-        "from": q.from.timestamp_micros(),
-        "to": q.to.timestamp_micros(),
-        "filters": q.filters.digest_value(),
+        "from": q.search.from.timestamp_micros(),
+        "to": q.search.to.timestamp_micros(),
+        "filters": q.search.filters.digest_value(),
     });
     hex::encode(&auth_core::canonical::digest(&v)[..16])
 }
@@ -181,7 +173,7 @@ mod tests {
         let mut r = req();
         r.level = Some("warn".into());
         assert_eq!(
-            validate(&r).unwrap().filters.levels,
+            validate(&r).unwrap().search.filters.levels,
             Some(vec![Level::Warn])
         );
         r.level = Some("WARN".into());
@@ -193,7 +185,13 @@ mod tests {
             value: "x".into(),
         });
         assert_eq!(
-            validate(&r).unwrap().filters.identifier.unwrap().owner,
+            validate(&r)
+                .unwrap()
+                .search
+                .filters
+                .identifier
+                .unwrap()
+                .owner,
             Owner::Target
         );
         r.identifier = Some(IdentifierRequest {
@@ -240,18 +238,18 @@ mod tests {
         let mut r = req();
         r.min_level = Some("warn".into());
         assert_eq!(
-            validate(&r).unwrap().filters.levels,
+            validate(&r).unwrap().search.filters.levels,
             Some(vec![Level::Warn, Level::Error, Level::Fatal])
         );
         r.min_level = Some("debug".into());
         assert_eq!(
-            validate(&r).unwrap().filters.levels,
+            validate(&r).unwrap().search.filters.levels,
             None,
             "every level: no filter"
         );
         r.min_level = Some("fatal".into());
         assert_eq!(
-            validate(&r).unwrap().filters.levels,
+            validate(&r).unwrap().search.filters.levels,
             Some(vec![Level::Fatal])
         );
         r.min_level = Some("severe".into());
@@ -261,14 +259,17 @@ mod tests {
         let mut r = req();
         r.levels = names(&["fatal", "info", "info"]);
         assert_eq!(
-            validate(&r).unwrap().filters.levels,
+            validate(&r).unwrap().search.filters.levels,
             Some(vec![Level::Info, Level::Fatal])
         );
         // N - 1, N, N + 1 names
         r.levels = names(&["debug", "info", "warn", "error"]);
-        assert_eq!(validate(&r).unwrap().filters.levels.unwrap().len(), 4);
+        assert_eq!(
+            validate(&r).unwrap().search.filters.levels.unwrap().len(),
+            4
+        );
         r.levels = names(&["debug", "info", "warn", "error", "fatal"]);
-        assert_eq!(validate(&r).unwrap().filters.levels, None);
+        assert_eq!(validate(&r).unwrap().search.filters.levels, None);
         r.levels = names(&["debug", "info", "warn", "error", "fatal", "info"]);
         assert!(validate(&r).unwrap_err().contains("1 to 5 levels (got 6)"));
         r.levels = names(&[]);
@@ -330,7 +331,7 @@ mod tests {
             Ok(pos)
         );
         let mut other = q.clone();
-        other.filters.levels = Some(vec![Level::Error]);
+        other.search.filters.levels = Some(vec![Level::Error]);
         assert_eq!(
             read_cursor(
                 &SigningKeys::single(b"k"),

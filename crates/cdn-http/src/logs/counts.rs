@@ -1,8 +1,7 @@
 //! `POST /v1/logs/counts`: a search's events per level in time buckets (a histogram).
 
 use actix_web::{web, HttpResponse};
-use logs_core::counts::{bucket_starts, interval_name, CountsRequest, MAX_RANGE_DAYS};
-use logs_core::search::RangeLimit;
+use logs_core::counts::{bucket_starts, interval_name, CountsRequest};
 use logs_core::store::CountQuery;
 use logs_core::Level;
 use serde::Serialize;
@@ -77,14 +76,11 @@ pub async fn counts(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let opened = open(
-        &state,
-        &auth,
-        Ok(req.search()),
-        RangeLimit::Days(MAX_RANGE_DAYS),
-    )
+    let opened = open(&state, &auth, req.server_id.as_deref(), || {
+        logs_core::counts::validate(&req)
+    })
     .await?;
-    let valid = logs_core::counts::validate(&req).map_err(ApiError::invalid_request)?;
+    let bucket = opened.valid.bucket;
     let (from, to) = (opened.search.from, opened.search.to);
     let rows = if opened.empty() {
         Vec::new()
@@ -97,7 +93,7 @@ pub async fn counts(
                 from,
                 to,
                 filters: opened.search.filters.clone(),
-                bucket: valid.bucket,
+                bucket,
                 scan_limit: state.config.data_scan_limit,
             })
             .await
@@ -106,7 +102,7 @@ pub async fn counts(
     let starts = if opened.empty() {
         Vec::new()
     } else {
-        bucket_starts(from, to, valid.bucket)
+        bucket_starts(from, to, bucket)
     };
     let mut buckets: Vec<Bucket> = starts
         .iter()
@@ -129,8 +125,8 @@ pub async fn counts(
         .insert_header(("Cache-Control", "private, no-store"))
         .json(CountsResponse {
             success: true,
-            interval: interval_name(valid.bucket.num_seconds()),
-            interval_seconds: valid.bucket.num_seconds(),
+            interval: interval_name(bucket.num_seconds()),
+            interval_seconds: bucket.num_seconds(),
             range: opened.range,
             buckets,
             total,

@@ -5,7 +5,7 @@ use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionT
 use actix_web::{web, HttpResponse};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use logs_core::search::RangeLimit;
+use logs_core::search::{validate_search, RangeLimit};
 use logs_core::store::{EventQuery, LogStore};
 use std::sync::Arc;
 use stow_http::{ApiError, Auth, Code};
@@ -175,12 +175,9 @@ pub async fn export(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let p = params.into_inner();
-    let opened = open(
-        &state,
-        &auth,
-        p.search(p.from.clone(), p.to.clone()),
-        RangeLimit::None,
-    )
+    let opened = open(&state, &auth, p.server_id.as_deref(), || {
+        validate_search(&p.search(p.from.clone(), p.to.clone())?, RangeLimit::None)
+    })
     .await?;
     let format = match p.format.as_deref() {
         None | Some("ndjson") => Format::Ndjson,

@@ -1,8 +1,7 @@
 //! `POST /v1/logs/facets`: the most frequent levels, event types and resources of a search.
 
 use actix_web::{web, HttpResponse};
-use logs_core::facets::{FacetsRequest, MAX_RANGE_DAYS, SAMPLE};
-use logs_core::search::RangeLimit;
+use logs_core::facets::{FacetsRequest, SAMPLE};
 use logs_core::store::{FacetQuery, Facets};
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
@@ -62,14 +61,11 @@ pub async fn facets(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let opened = open(
-        &state,
-        &auth,
-        Ok(req.search()),
-        RangeLimit::Days(MAX_RANGE_DAYS),
-    )
+    let opened = open(&state, &auth, req.server_id.as_deref(), || {
+        logs_core::facets::validate(&req)
+    })
     .await?;
-    let (_, top) = logs_core::facets::validate(&req).map_err(ApiError::invalid_request)?;
+    let top = opened.valid.top;
     let facets = if opened.empty() {
         Facets::default()
     } else {

@@ -11,7 +11,7 @@ pub mod tail;
 use actix_web::web;
 use auth_core::{Permission, Server};
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
-use logs_core::search::{validate_search, RangeLimit, Search, SearchFields};
+use logs_core::search::Search;
 use logs_core::store::{EventRow, SearchError};
 use serde::Serialize;
 use serde_json::Value;
@@ -132,33 +132,64 @@ pub enum JsonReadErrors {
     UnsupportedMediaType(stow_http::error::CdnErrorBody),
 }
 
-/// A search ready to run: its server, and its window with `from` raised to the plan's retention.
-pub(crate) struct Opened {
+/// A validated read request: the search it runs.
+pub(crate) trait Searches {
+    fn search(&self) -> &Search;
+}
+
+impl Searches for logs_core::query::ValidQuery {
+    fn search(&self) -> &Search {
+        &self.search
+    }
+}
+
+impl Searches for logs_core::counts::ValidCounts {
+    fn search(&self) -> &Search {
+        &self.search
+    }
+}
+
+impl Searches for logs_core::facets::ValidFacets {
+    fn search(&self) -> &Search {
+        &self.search
+    }
+}
+
+impl Searches for Search {
+    fn search(&self) -> &Search {
+        self
+    }
+}
+
+/// A read ready to run: its server, the request as validated (window as asked), and the window
+/// to search, `from` raised to the plan's retention.
+pub(crate) struct Opened<T> {
     pub server: Server,
+    pub valid: T,
     pub search: Search,
-    /// The effective window (`from` may be later than asked).
+    /// The effective window, as answered.
     pub range: Range,
 }
 
-impl Opened {
+impl<T> Opened<T> {
     /// No event can be in the window (it ends before retention starts).
     pub fn empty(&self) -> bool {
         self.search.from >= self.search.to
     }
 }
 
-/// The checks every read makes, in order: `logs:read`, the server the key may read, the search's
-/// fields; then the plan's retention applied to `from`.
-pub(crate) async fn open(
+/// The checks every read makes, in order: `logs:read`, the server the key may read (`server_id`
+/// as sent), the request (`validate`); then the plan's retention applied to `from`.
+pub(crate) async fn open<T: Searches>(
     state: &CdnState,
     auth: &Auth,
-    fields: Result<SearchFields, String>,
-    range: RangeLimit,
-) -> Result<Opened, ApiError> {
+    server_id: Option<&str>,
+    validate: impl FnOnce() -> Result<T, String>,
+) -> Result<Opened<T>, ApiError> {
     auth.require(Permission::LogsRead)?;
-    let fields = fields.map_err(ApiError::invalid_request)?;
-    let server = target_server(state, auth, fields.server_id.as_deref()).await?;
-    let mut search = validate_search(&fields, range).map_err(ApiError::invalid_request)?;
+    let server = target_server(state, auth, server_id).await?;
+    let valid = validate().map_err(ApiError::invalid_request)?;
+    let mut search = valid.search().clone();
     search.from = search.from.max(retention_start(auth, Utc::now()));
     Ok(Opened {
         range: Range {
@@ -166,6 +197,7 @@ pub(crate) async fn open(
             to: ts(search.to),
         },
         server,
+        valid,
         search,
     })
 }

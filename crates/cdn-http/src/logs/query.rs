@@ -2,10 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use chrono::{Duration, Utc};
-use logs_core::query::{
-    make_cursor, read_cursor, search_digest, CursorError, QueryRequest, ValidQuery, MAX_RANGE_DAYS,
-};
-use logs_core::search::RangeLimit;
+use logs_core::query::{make_cursor, read_cursor, search_digest, CursorError, QueryRequest};
 use logs_core::store::EventQuery;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth, Code};
@@ -51,17 +48,14 @@ pub async fn query(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let opened = open(
-        &state,
-        &auth,
-        Ok(req.search()),
-        RangeLimit::Days(MAX_RANGE_DAYS),
-    )
+    let opened = open(&state, &auth, req.server_id.as_deref(), || {
+        logs_core::query::validate(&req)
+    })
     .await?;
-    // the window as asked (retention aside) and the limit: what a cursor is bound to
-    let valid: ValidQuery = logs_core::query::validate(&req).map_err(ApiError::invalid_request)?;
+    // the window as asked (retention aside): what a cursor is bound to
+    let valid = &opened.valid;
     let now = Utc::now();
-    let search = search_digest(&opened.server.cfx_id, &valid);
+    let search = search_digest(&opened.server.cfx_id, valid);
     let keys = state.signing_keys().await?;
     let after = match &req.cursor {
         None => None,
