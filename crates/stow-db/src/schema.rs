@@ -116,6 +116,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    log_counts_hourly (server_id, hour, level, event_type, resource) {
+        server_id -> Text,
+        hour -> Timestamptz,
+        level -> Text,
+        event_type -> Text,
+        resource -> Text,
+        n -> Int8,
+    }
+}
+
+diesel::table! {
     log_tails (id) {
         id -> Text,
         org_id -> Text,

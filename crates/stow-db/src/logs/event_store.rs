@@ -5,13 +5,14 @@ use async_trait::async_trait;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Integer, Nullable, Text, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl, SimpleAsyncConnection};
 use logs_core::event::Batch;
 use logs_core::store::{
-    new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, IngestOutcome,
-    IngestTarget, LogStore, SearchError, ServerId, TailPage, TailPosition, TailQuery,
+    bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets,
+    IngestOutcome, IngestTarget, LogStore, SearchError, ServerId, TailPage, TailPosition,
+    TailQuery,
 };
 
 use super::{reads, tail, PgLogs};
@@ -83,6 +84,29 @@ impl LogStore for PgLogs {
             cols.message.push(&e.message);
             cols.data.push(json_text(e.data.as_ref()));
         }
+        // the batch's events per hour, level, type and resource (log_counts_hourly), in key order
+        // so that concurrent batches lock the rows they share in one order
+        let mut hourly: std::collections::BTreeMap<(DateTime<Utc>, &str, &str, &str), i64> =
+            std::collections::BTreeMap::new();
+        for (i, e) in batch.events.iter().enumerate() {
+            let hour = bucket_start(cols.occurred_at[i], chrono::Duration::hours(1));
+            *hourly
+                .entry((
+                    hour,
+                    cols.level[i],
+                    &e.event_type,
+                    e.resource.as_deref().unwrap_or(""),
+                ))
+                .or_default() += 1;
+        }
+        let mut counts = HourlyCounts::default();
+        for ((hour, level, event_type, resource), n) in hourly {
+            counts.hour.push(hour);
+            counts.level.push(level);
+            counts.event_type.push(event_type);
+            counts.resource.push(resource);
+            counts.n.push(n);
+        }
         // where the batch's events lie in time, for the live tail to find them by index
         let occurred_from = cols.occurred_at.iter().min().copied();
         let occurred_to = cols.occurred_at.iter().max().copied();
@@ -147,6 +171,21 @@ impl LogStore for PgLogs {
                     .bind::<Array<Nullable<Text>>, _>(&cols.environment)
                     .bind::<Array<Text>, _>(&cols.message)
                     .bind::<Array<Nullable<Text>>, _>(&cols.data)
+                    .execute(conn)
+                    .await?;
+                    diesel::sql_query(
+                        "INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n) \
+                         SELECT $1, u.hour, u.level, u.event_type, u.resource, u.n FROM unnest($2::timestamptz[], \
+                         $3::text[], $4::text[], $5::text[], $6::int8[]) AS u(hour, level, event_type, resource, n) \
+                         ON CONFLICT (server_id, hour, level, event_type, resource) \
+                         DO UPDATE SET n = log_counts_hourly.n + EXCLUDED.n",
+                    )
+                    .bind::<Text, _>(&t.server_id.0)
+                    .bind::<Array<Timestamptz>, _>(&counts.hour)
+                    .bind::<Array<Text>, _>(&counts.level)
+                    .bind::<Array<Text>, _>(&counts.event_type)
+                    .bind::<Array<Text>, _>(&counts.resource)
+                    .bind::<Array<BigInt>, _>(&counts.n)
                     .execute(conn)
                     .await?;
                     diesel::sql_query(
@@ -217,6 +256,16 @@ impl LogStore for PgLogs {
             .map(|v| v.unwrap_or(0))
             .map_err(db_error)
     }
+}
+
+/// The batch's rows of `log_counts_hourly`, one array per column.
+#[derive(Default)]
+struct HourlyCounts<'a> {
+    hour: Vec<DateTime<Utc>>,
+    level: Vec<&'static str>,
+    event_type: Vec<&'a str>,
+    resource: Vec<&'a str>,
+    n: Vec<i64>,
 }
 
 /// The batch as one array per column, borrowing from the parsed events (no copies but the

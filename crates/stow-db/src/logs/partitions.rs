@@ -113,6 +113,19 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             }
         }
     }
+    // the hourly counts of the days dropped (or that would be, on a role that may not drop)
+    if let Err(e) = diesel::sql_query("DELETE FROM log_counts_hourly WHERE hour < $1")
+        .bind::<diesel::sql_types::Timestamptz, _>(
+            (today - Duration::days(keep_days))
+                .and_hms_opt(0, 0, 0)
+                .map(|t| t.and_utc())
+                .unwrap_or_default(),
+        )
+        .execute(&mut conn)
+        .await
+    {
+        tracing::warn!(error = %e, "deleting expired hourly log counts failed");
+    }
     // Closed partitions with inserts since their last vacuum (names sort by day; today's excluded).
     let unvacuumed: Vec<NameRow> = diesel::sql_query(
         "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \

@@ -6,8 +6,8 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use logs_core::store::{
-    BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, Filters, SearchError,
-    ServerId,
+    bucket_start, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, Filters,
+    SearchError, ServerId,
 };
 use logs_core::Level;
 use serde_json::Value;
@@ -177,28 +177,90 @@ pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>,
             limit: q.scan_limit,
         });
     }
-    let micros = q.bucket.num_microseconds().unwrap_or(i64::MAX).max(1);
-    let mut sql = Sql::new("SELECT date_bin(");
-    sql.bigint(micros)
-        .push(
-            " * interval '1 microsecond', occurred_at, timestamptz '1970-01-01 00:00:00+00') \
-             AS start, level, count(*) AS n FROM log_events WHERE ",
-        )
-        .search(&q.server_id, q.from, q.to, &q.filters, true, None, None)
-        .push(" GROUP BY 1, 2");
-    let rows: Vec<CountRow> = sql.into_query().load(conn).await.map_err(db_error)?;
-    let mut counts: Vec<BucketCount> = rows
+    let hour = chrono::Duration::hours(1);
+    // the whole hours of the window, when buckets are whole hours (each hour then lies in one
+    // bucket) and every filter is one the hourly counts have
+    let first_hour = bucket_start(q.from + hour - chrono::Duration::microseconds(1), hour);
+    let end_hour = bucket_start(q.to, hour);
+    let f = &q.filters;
+    let by_hour = q
+        .bucket
+        .num_microseconds()
+        .is_some_and(|m| m % 3_600_000_000 == 0)
+        && f.message.is_none()
+        && f.player_id.is_none()
+        && f.identifier.is_none()
+        && f.data.is_none()
+        && first_hour < end_hour;
+    let mut rows = Vec::new();
+    if by_hour {
+        if q.from < first_hour {
+            rows.extend(raw_counts(conn, q, q.from, first_hour).await?);
+        }
+        rows.extend(hourly_counts(conn, q, first_hour, end_hour).await?);
+        if end_hour < q.to {
+            rows.extend(raw_counts(conn, q, end_hour, q.to).await?);
+        }
+    } else {
+        rows.extend(raw_counts(conn, q, q.from, q.to).await?);
+    }
+    let mut sums: std::collections::BTreeMap<(DateTime<Utc>, Level), i64> = Default::default();
+    for r in rows {
+        if let Some(level) = Level::parse(&r.level) {
+            *sums.entry((r.start, level)).or_default() += r.n;
+        }
+    }
+    Ok(sums
         .into_iter()
-        .filter_map(|r| {
-            Some(BucketCount {
-                start: r.start,
-                level: Level::parse(&r.level)?,
-                count: r.n,
-            })
+        .map(|((start, level), count)| BucketCount {
+            start,
+            level,
+            count,
         })
-        .collect();
-    counts.sort();
-    Ok(counts)
+        .collect())
+}
+
+/// `date_bin` of `column` into the query's buckets, aligned to the Unix epoch.
+fn bucket_of(sql: &mut Sql, q: &CountQuery, column: &str) {
+    let micros = q.bucket.num_microseconds().unwrap_or(i64::MAX).max(1);
+    sql.push("SELECT date_bin(").bigint(micros).push(&format!(
+        " * interval '1 microsecond', {column}, timestamptz '1970-01-01 00:00:00+00') AS start, "
+    ));
+}
+
+/// Counts per bucket and level of the events in `[from, to)`.
+async fn raw_counts(
+    conn: &mut Conn,
+    q: &CountQuery,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<CountRow>, SearchError> {
+    let mut sql = Sql::default();
+    bucket_of(&mut sql, q, "occurred_at");
+    sql.push("level, count(*) AS n FROM log_events WHERE ")
+        .search(&q.server_id, from, to, &q.filters, true, None, None)
+        .push(" GROUP BY 1, 2");
+    Ok(sql.into_query().load(conn).await.map_err(db_error)?)
+}
+
+/// Counts per bucket and level from `log_counts_hourly` for the whole hours `[from, to)`.
+async fn hourly_counts(
+    conn: &mut Conn,
+    q: &CountQuery,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<CountRow>, SearchError> {
+    let mut sql = Sql::default();
+    bucket_of(&mut sql, q, "hour");
+    sql.push("level, sum(n)::bigint AS n FROM log_counts_hourly WHERE server_id = ")
+        .text(q.server_id.0.clone())
+        .push(" AND hour >= ")
+        .time(from)
+        .push(" AND hour < ")
+        .time(to)
+        .facet_filters(&q.filters)
+        .push(" GROUP BY 1, 2");
+    Ok(sql.into_query().load(conn).await.map_err(db_error)?)
 }
 
 #[derive(QueryableByName)]

@@ -86,6 +86,30 @@ impl Sql {
         q
     }
 
+    /// `AND` the filters on a level, an event type and a resource: the columns `log_events` and
+    /// `log_counts_hourly` share.
+    pub fn facet_filters(&mut self, f: &Filters) -> &mut Self {
+        match f.levels.as_deref() {
+            None => {}
+            // one level: an equality the `server_level` index serves in order
+            Some([one]) => {
+                self.push(" AND level = ").text(one.as_str());
+            }
+            Some(many) => {
+                self.push(" AND level = ANY(")
+                    .texts(many.iter().map(|l| l.as_str().to_owned()).collect())
+                    .push(")");
+            }
+        }
+        if let Some(t) = &f.event_type {
+            self.push(" AND event_type = ").text(t.clone());
+        }
+        if let Some(r) = &f.resource {
+            self.push(" AND resource = ").text(r.clone());
+        }
+        self
+    }
+
     /// `AND` the search's conditions: the server, the window `[from, to)`, every filter (`data`
     /// only when `with_data`), below `after` and at or above `floor` in the search's order.
     #[allow(clippy::too_many_arguments)]
@@ -105,24 +129,7 @@ impl Sql {
             .time(from)
             .push(" AND occurred_at < ")
             .time(to);
-        match f.levels.as_deref() {
-            None => {}
-            // one level: an equality the `server_level` index serves in order
-            Some([one]) => {
-                self.push(" AND level = ").text(one.as_str());
-            }
-            Some(many) => {
-                self.push(" AND level = ANY(")
-                    .texts(many.iter().map(|l| l.as_str().to_owned()).collect())
-                    .push(")");
-            }
-        }
-        if let Some(t) = &f.event_type {
-            self.push(" AND event_type = ").text(t.clone());
-        }
-        if let Some(r) = &f.resource {
-            self.push(" AND resource = ").text(r.clone());
-        }
+        self.facet_filters(f);
         if let Some(m) = &f.message {
             self.push(" AND message ILIKE ")
                 .text(format!("%{}%", like_escape(m)));
