@@ -497,6 +497,33 @@ def bench_tail(server_key, dev_key):
     log(f"tail delivery: p50 {pct(got, 50):.0f} ms, p99 {pct(got, 99):.0f} ms over {len(got)} markers at {eps:,.0f} events/s")
 
 
+def bench_ingest_ab(server_key):
+    """Paired A/B of ingestion with another build's logs-api (`BENCH_BASELINE_BIN`, a directory
+    with a release logs-api, e.g. the commit before a write-path change), alternating runs
+    against the same database: the cost of the change, measured in one run."""
+    base_dir = os.environ.get("BENCH_BASELINE_BIN")
+    if not base_dir:
+        log("ingest-ab: BENCH_BASELINE_BIN not set; skipped")
+        return
+    env = {"DATABASE_URL": DB, "LOGS_API_ADDR": f"127.0.0.1:{LOGS}", "RATE_LIMIT_PER_SECOND": "1000000",
+           "RATE_LIMIT_BURST": "1000000", "RUST_LOG": "warn", "DATABASE_MAX_CONNECTIONS": "16"}
+    eps = {"baseline": [], "this build": []}
+    for i in range(RUNS * 2):
+        which = "baseline" if i % 2 == 0 else "this build"
+        for p in list(procs):
+            if p.args[0].endswith("logs-api") and p.poll() is None:
+                p.terminate()
+                p.wait(timeout=15)
+                procs.remove(p)
+        start([os.path.join(base_dir if which == "baseline" else BIN, "logs-api")], env, "logs-api-ab")
+        wait_http(f"http://127.0.0.1:{LOGS}/healthz")
+        r = wrk(f"http://127.0.0.1:{LOGS}/v1/logs", "scripts/bench/ingest.lua", conns=16, env={"BENCH_KEY": server_key, "BENCH_RUN": f"ab{i}"})
+        assert r["non2xx"] == 0 and r["errors"] == 0, r
+        eps[which].append(r["requests"] * 500 / (r["duration_us"] / 1e6))
+    record("ingest_events_per_s_vs_previous_build", eps["this build"], "events/s", eps["baseline"], "≥ 0.95× (explorer work ≤ 5% of ingestion)",
+           f"{RUNS} alternating pairs of {DURATION} s runs, same database; baseline: logs-api of {os.environ.get('BENCH_BASELINE_NAME', base_dir)}")
+
+
 def bench_ingest(server_key):
     runs = []
     for i in range(RUNS):
@@ -854,6 +881,7 @@ def main():
             ("ingest", lambda: bench_ingest(keys["serverKey"])),
             ("ingest", lambda: bench_tail(keys["serverKey"], keys["developerKey"])),
             ("query", lambda: bench_query(keys["developerKey"], org_id)),
+            ("ingest-ab", lambda: bench_ingest_ab(keys["serverKey"])),
             ("rss", lambda: bench_rss(keys["developerKey"])),
         ]
         for name, run in sections:
