@@ -37,6 +37,15 @@ pub struct TestApp {
     pub config: Config,
 }
 
+/// The messages of the events of query answers, in order.
+pub fn event_messages(pages: &[Value]) -> Vec<String> {
+    pages
+        .iter()
+        .flat_map(|p| p["events"].as_array().unwrap().iter())
+        .map(|e| e["message"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Options for [`spawn_with`].
 #[derive(Clone)]
 pub struct Options {
@@ -336,6 +345,30 @@ impl TestApp {
             .await
             .unwrap();
         assert_eq!(res.status(), 202, "{:?}", res.text().await);
+    }
+
+    /// Every page of a log query with the developer key, following `nextCursor` until there is
+    /// none; asserts each answer is 200.
+    pub async fn query_pages(&self, body: &Value) -> Vec<Value> {
+        let mut pages: Vec<Value> = Vec::new();
+        let mut body = body.clone();
+        loop {
+            let res = self
+                .post("/v1/logs/query", &self.dev_key)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let status = res.status();
+            let page: Value = res.json().await.unwrap();
+            assert_eq!(status, 200, "{page}");
+            let next = page["pagination"]["nextCursor"].as_str().map(str::to_owned);
+            pages.push(page);
+            match next {
+                Some(c) => body["cursor"] = json!(c),
+                None => return pages,
+            }
+        }
     }
 
     /// Waits (bounded) until a request's claim on `idem_key` is committed and in flight.

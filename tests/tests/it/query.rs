@@ -590,29 +590,10 @@ async fn min_level_and_level_lists_page_with_cursors_bound_to_them() {
     // one window for every page (a cursor is bound to it)
     let w = window();
     // minLevel warn, one event per page: warn, error, fatal, warn, then no more
-    let mut seen = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut body = with(w.clone(), json!({ "minLevel": "warn", "limit": 1 }));
-        if let Some(c) = &cursor {
-            body["cursor"] = json!(c);
-        }
-        let res = query(&app, &app.dev_key, &body).await;
-        let status = res.status();
-        let page: Value = res.json().await.unwrap();
-        assert_eq!(status, 200, "{page}");
-        seen.extend(
-            page["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e["message"].as_str().unwrap().to_owned()),
-        );
-        match page["pagination"]["nextCursor"].as_str() {
-            Some(c) => cursor = Some(c.to_owned()),
-            None => break,
-        }
-    }
+    let pages = app
+        .query_pages(&with(w.clone(), json!({ "minLevel": "warn", "limit": 1 })))
+        .await;
+    let seen = event_messages(&pages);
     assert_eq!(seen, ["warn 3", "error 4", "fatal 5", "warn 6"]);
 
     // the same filter as a list is the same search: its cursor carries over

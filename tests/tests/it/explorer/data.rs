@@ -21,26 +21,12 @@ async fn data_filters_page_with_cursors_bound_to_them() {
         w.clone(),
         json!({ "data": { "item": "WEAPON_PISTOL", "shop": { "zone": "Sandy" } }, "limit": 2 }),
     );
-    let mut seen = Vec::new();
-    let mut cursors = Vec::new();
-    let mut body = pistols.clone();
-    loop {
-        let page = ok(post(&app, "/v1/logs/query", &body).await).await;
-        seen.extend(
-            page["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e["message"].as_str().unwrap().to_owned()),
-        );
-        match page["pagination"]["nextCursor"].as_str() {
-            Some(c) => {
-                cursors.push(c.to_owned());
-                body["cursor"] = json!(c);
-            }
-            None => break,
-        }
-    }
+    let pages = app.query_pages(&pistols).await;
+    let seen = event_messages(&pages);
+    let cursors: Vec<&str> = pages
+        .iter()
+        .filter_map(|p| p["pagination"]["nextCursor"].as_str())
+        .collect();
     let first_cursor = &cursors[0];
     assert_eq!(
         seen,
