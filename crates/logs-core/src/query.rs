@@ -14,7 +14,6 @@ use crate::search::{validate_search, RangeLimit, Search};
 pub const MAX_RANGE_DAYS: i64 = 7;
 pub const DEFAULT_LIMIT: usize = 100;
 pub const MAX_LIMIT: usize = 100;
-pub use crate::search::{IdentifierRequest, MAX_FILTER_CHARS};
 
 crate::search_request! {
     /// `POST /v1/logs/query`.
@@ -125,6 +124,7 @@ pub fn read_cursor(
 mod tests {
     use super::*;
     use crate::event::Level;
+    use crate::search::IdentifierRequest;
     use crate::store::Owner;
     use chrono::Duration;
 

@@ -202,7 +202,7 @@ pub(crate) async fn open<T: Searches>(
     })
 }
 
-pub(crate) fn retention_start(auth: &Auth, now: DateTime<Utc>) -> DateTime<Utc> {
+fn retention_start(auth: &Auth, now: DateTime<Utc>) -> DateTime<Utc> {
     now - Duration::days(i64::from(auth.plan.retention_days))
 }
 
