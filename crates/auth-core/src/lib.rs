@@ -5,6 +5,7 @@
 //! Both run the same suite ([`testsuite`], behind the `testsuite` feature).
 
 pub mod canonical;
+pub mod console_session;
 pub mod join_code;
 pub mod key;
 pub mod log_access;

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
+use crate::console_session::{ConsoleSessionStore, Session};
 use crate::signing::SigningKeys;
 use crate::signing_secrets::{SecretInfo, SigningSecretStore};
 use chrono::{DateTime, Utc};
@@ -371,4 +372,74 @@ mod tests {
     }
 
     crate::signing_secret_suite!(futures::executor::block_on, secrets);
+
+    async fn sessions() -> (
+        Box<dyn crate::console_session::ConsoleSessionStore>,
+        Box<dyn crate::AccountStore>,
+    ) {
+        (
+            Box::new(super::MemoryConsoleSessions::default()),
+            Box::new(super::MemoryAccounts::new()),
+        )
+    }
+
+    crate::console_session_suite!(futures::executor::block_on, sessions);
+}
+
+/// Console sessions in memory, by token hash.
+#[derive(Default)]
+pub struct MemoryConsoleSessions {
+    sessions: Mutex<HashMap<[u8; 32], Session>>,
+}
+
+impl MemoryConsoleSessions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Session>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl ConsoleSessionStore for MemoryConsoleSessions {
+    async fn create(&self, session: &Session) -> Result<(), StoreError> {
+        let mut sessions = self.lock();
+        if sessions.contains_key(&session.id_hash) {
+            return Err(StoreError::Conflict("session exists".into()));
+        }
+        sessions.insert(session.id_hash, session.clone());
+        Ok(())
+    }
+
+    async fn get(&self, id_hash: &[u8; 32]) -> Result<Option<Session>, StoreError> {
+        Ok(self.lock().get(id_hash).cloned())
+    }
+
+    async fn touch(&self, id_hash: &[u8; 32], at: DateTime<Utc>) -> Result<(), StoreError> {
+        if let Some(s) = self.lock().get_mut(id_hash) {
+            s.last_seen_at = at;
+        }
+        Ok(())
+    }
+
+    async fn end(&self, id_hash: &[u8; 32]) -> Result<(), StoreError> {
+        self.lock().remove(id_hash);
+        Ok(())
+    }
+
+    async fn end_for_key(&self, key_id: &str) -> Result<u64, StoreError> {
+        let mut sessions = self.lock();
+        let before = sessions.len();
+        sessions.retain(|_, s| s.key_id != key_id);
+        Ok((before - sessions.len()) as u64)
+    }
+
+    async fn sweep(
+        &self,
+        idle_before: DateTime<Utc>,
+        created_before: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let mut sessions = self.lock();
+        let before = sessions.len();
+        sessions.retain(|_, s| s.last_seen_at >= idle_before && s.created_at >= created_before);
+        Ok((before - sessions.len()) as u64)
+    }
 }

@@ -409,3 +409,139 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         Err(StoreError::NotFound(_))
     ));
 }
+
+/// One `#[test]` per case of the console-session store suite. `$fixture` is an
+/// `async fn() -> (Box<dyn ConsoleSessionStore>, Box<dyn AccountStore>)` over the same database.
+#[macro_export]
+macro_rules! console_session_suite {
+    ($run:path, $fixture:path) => {
+        $crate::console_session_suite!(@cases $run, $fixture;
+            console_sessions_are_created_found_touched_and_ended,
+            console_sessions_end_per_key_and_by_sweep);
+    };
+    (@cases $run:path, $fixture:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                $run(async {
+                    let (sessions, accounts) = $fixture().await;
+                    $crate::testsuite::$case(sessions.as_ref(), accounts.as_ref()).await;
+                })
+            }
+        )*
+    };
+}
+
+/// Two developer keys of a new organization, for sessions to belong to.
+async fn two_keys(accounts: &dyn AccountStore) -> [(String, [u8; 32]); 2] {
+    let org = accounts
+        .create_org("Sessions RP", &new_id("sess"), "free")
+        .await
+        .unwrap();
+    let mut keys = Vec::new();
+    for _ in 0..2 {
+        let secret = secret::generate(CredentialType::Developer);
+        let key = accounts
+            .create_key(&NewKey {
+                id: new_id("key"),
+                org_id: org.id.clone(),
+                server_id: None,
+                credential_type: CredentialType::Developer,
+                name: None,
+                secret_hash: secret.hash,
+                hint: secret.hint,
+                permissions: PermissionSet::all(),
+                allowed_prefixes: vec![],
+                denied_prefixes: vec![],
+                allowed_mime: None,
+                expires_at: None,
+            })
+            .await
+            .unwrap();
+        keys.push((key.id, secret.hash));
+    }
+    [keys[0].clone(), keys[1].clone()]
+}
+
+fn session_for(
+    key: &(String, [u8; 32]),
+    at: chrono::DateTime<Utc>,
+) -> crate::console_session::Session {
+    use crate::console_session::{new_token, token_hash};
+    // whole microseconds: what Postgres keeps
+    let at = chrono::DateTime::from_timestamp_micros(at.timestamp_micros()).unwrap();
+    crate::console_session::Session {
+        id_hash: token_hash(&new_token()),
+        key_id: key.0.clone(),
+        key_hash: key.1,
+        csrf_token: new_token(),
+        created_at: at,
+        last_seen_at: at,
+    }
+}
+
+pub async fn console_sessions_are_created_found_touched_and_ended(
+    sessions: &dyn crate::console_session::ConsoleSessionStore,
+    accounts: &dyn AccountStore,
+) {
+    let keys = two_keys(accounts).await;
+    let now = Utc::now();
+    let s = session_for(&keys[0], now);
+    sessions.create(&s).await.unwrap();
+    assert_eq!(sessions.get(&s.id_hash).await.unwrap(), Some(s.clone()));
+    assert!(matches!(
+        sessions.create(&s).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let later = s.created_at + chrono::Duration::minutes(5);
+    sessions.touch(&s.id_hash, later).await.unwrap();
+    let got = sessions.get(&s.id_hash).await.unwrap().unwrap();
+    assert_eq!(got.last_seen_at, later);
+    assert_eq!(got.created_at, s.created_at);
+    sessions.end(&s.id_hash).await.unwrap();
+    assert_eq!(sessions.get(&s.id_hash).await.unwrap(), None);
+    sessions.end(&s.id_hash).await.unwrap();
+    assert_eq!(
+        sessions
+            .get(&crate::console_session::token_hash("unknown"))
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+pub async fn console_sessions_end_per_key_and_by_sweep(
+    sessions: &dyn crate::console_session::ConsoleSessionStore,
+    accounts: &dyn AccountStore,
+) {
+    let keys = two_keys(accounts).await;
+    let now = Utc::now();
+    let a1 = session_for(&keys[0], now);
+    let a2 = session_for(&keys[0], now);
+    let b = session_for(&keys[1], now);
+    for s in [&a1, &a2, &b] {
+        sessions.create(s).await.unwrap();
+    }
+    assert_eq!(sessions.end_for_key(&keys[0].0).await.unwrap(), 2);
+    assert_eq!(sessions.get(&a1.id_hash).await.unwrap(), None);
+    assert_eq!(sessions.get(&a2.id_hash).await.unwrap(), None);
+    assert!(sessions.get(&b.id_hash).await.unwrap().is_some());
+
+    let old = session_for(&keys[0], now - chrono::Duration::hours(13));
+    let idle = session_for(&keys[0], now - chrono::Duration::hours(1));
+    sessions.create(&old).await.unwrap();
+    sessions.create(&idle).await.unwrap();
+    sessions
+        .touch(&old.id_hash, now - chrono::Duration::seconds(5))
+        .await
+        .unwrap();
+    let swept = sessions
+        .sweep(
+            now - chrono::Duration::minutes(30),
+            now - chrono::Duration::hours(12),
+        )
+        .await
+        .unwrap();
+    assert_eq!(swept, 2, "the idle one and the one past its absolute limit");
+    assert!(sessions.get(&b.id_hash).await.unwrap().is_some());
+}

@@ -9,6 +9,7 @@
 
 pub mod accounts;
 pub mod cdn;
+pub mod console_sessions;
 pub mod logs;
 pub mod migrate;
 pub mod schema;
@@ -26,6 +27,7 @@ use futures_util::FutureExt;
 
 pub use accounts::PgAccounts;
 pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
+pub use console_sessions::PgConsoleSessions;
 pub use signing_secrets::PgSigningSecrets;
 
 pub type Conn = Object<AsyncPgConnection>;

@@ -25,6 +25,24 @@ mod postgres_signing_secrets {
     auth_core::signing_secret_suite!(testing::run_case, secrets);
 }
 
+/// Console sessions and accounts of one fresh, migrated database.
+async fn sessions() -> (
+    Box<dyn auth_core::console_session::ConsoleSessionStore>,
+    Box<dyn auth_core::AccountStore>,
+) {
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    (
+        Box::new(stow_db::PgConsoleSessions::new(db.clone())),
+        Box::new(PgAccounts::new(db)),
+    )
+}
+
+mod postgres_console_sessions {
+    use super::*;
+    auth_core::console_session_suite!(testing::run_case, sessions);
+}
+
 #[tokio::test]
 async fn pooled_connections_plan_every_statement_for_its_values() {
     use diesel::sql_types::Text;
