@@ -1,12 +1,14 @@
 //! The API host (`cdn-api`): CDN objects, upload URLs, key inspection, log queries and public
 //! delivery, as an actix-web application that tests can start on port 0.
 
+pub mod console;
 pub mod delivery;
 pub mod form;
 pub mod idempotency;
 pub mod logs;
 pub mod objects;
 pub mod openapi;
+pub mod overview;
 pub mod part_headers;
 pub mod pipeline;
 pub mod placeholders;
@@ -91,6 +93,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 pub struct Application {
     port: u16,
     server: actix_web::dev::Server,
+    console: Option<(u16, actix_web::dev::Server)>,
     state: web::Data<CdnState>,
 }
 
@@ -101,12 +104,28 @@ impl Application {
             addr: config.cdn_addr.clone(),
             source,
         })?;
+        let console = match &config.console_addr {
+            Some(addr) => Some(TcpListener::bind(addr).map_err(|source| StartError::Bind {
+                addr: addr.clone(),
+                source,
+            })?),
+            None => None,
+        };
         let state = build_state(Arc::new(config))?;
-        Self::with_listener(state, listener)
+        Self::with_listeners(state, listener, console)
     }
 
-    /// Builds the server on an existing listener (tests bind port 0).
+    /// Builds the server on an existing listener (tests bind port 0), without the console.
     pub fn with_listener(state: CdnState, listener: TcpListener) -> Result<Self, StartError> {
+        Self::with_listeners(state, listener, None)
+    }
+
+    /// The API host on `listener` and, given one, the console on `console`.
+    pub fn with_listeners(
+        state: CdnState,
+        listener: TcpListener,
+        console: Option<TcpListener>,
+    ) -> Result<Self, StartError> {
         stow_http::metrics::handle();
         let port = listener
             .local_addr()
@@ -126,6 +145,7 @@ impl Application {
         });
         let state = web::Data::new(state);
         let app_state = state.clone();
+        let api_authenticator = authenticator.clone();
         let body_idle_timeout = config.body_idle_timeout;
         let server = HttpServer::new(move || {
             // runs on every worker thread: the parser's own answers get our envelope there
@@ -137,7 +157,7 @@ impl Application {
                 .app_data(query_config())
                 .app_data(path_config())
                 .app_data(app_state.clone())
-                .app_data(authenticator.clone())
+                .app_data(api_authenticator.clone())
                 .app_data(readiness.clone())
                 .configure(routes)
                 .default_service(web::to(not_found))
@@ -148,11 +168,26 @@ impl Application {
         .listen(listener)
         .map_err(|e| StartError::Config(e.to_string()))?
         .run();
+        let console = match console {
+            Some(listener) => Some(console_server(
+                &state,
+                &authenticator,
+                body_idle_timeout,
+                listener,
+            )?),
+            None => None,
+        };
         Ok(Self {
             port,
             server,
+            console,
             state,
         })
+    }
+
+    /// The console's port, when it has a listener.
+    pub fn console_port(&self) -> Option<u16> {
+        self.console.as_ref().map(|(port, _)| *port)
     }
 
     pub fn port(&self) -> u16 {
@@ -179,10 +214,61 @@ impl Application {
                 }
             }
         });
-        let result = self.server.await;
+        let result = match self.console {
+            Some((_, console)) => match futures_util::future::join(self.server, console).await {
+                (Err(e), _) | (Ok(()), Err(e)) => Err(e),
+                (Ok(()), Ok(())) => Ok(()),
+            },
+            None => self.server.await,
+        };
         sweeper.abort();
         result
     }
+}
+
+/// The console's server (docs/console.md): its own listener and origin, the same state,
+/// authenticator (key cache and rate limits) and routes as the API host under `/api`.
+fn console_server(
+    state: &web::Data<CdnState>,
+    authenticator: &web::Data<Authenticator>,
+    body_idle_timeout: Duration,
+    listener: TcpListener,
+) -> Result<(u16, actix_web::dev::Server), StartError> {
+    let port = listener
+        .local_addr()
+        .map_err(|e| StartError::Config(e.to_string()))?
+        .port();
+    let config = Arc::clone(&state.config);
+    let console = web::Data::new(console::Console::new(
+        Arc::new(stow_db::PgConsoleSessions::new(state.db.clone())),
+        auth_core::console_session::Lifetimes {
+            idle: config.console_idle,
+            absolute: config.console_absolute,
+        },
+        &config.public_base_url,
+    ));
+    let (state, authenticator) = (state.clone(), authenticator.clone());
+    let server = HttpServer::new(move || {
+        stow_http::framework_error::register(stow_http::Flavor::Cdn);
+        App::new()
+            .wrap(from_fn(console::security_headers))
+            .wrap(from_fn(stow_http::request::cdn_context))
+            .app_data(BodyLimit(JSON_LIMIT))
+            .app_data(BodyIdleTimeout(body_idle_timeout))
+            .app_data(query_config())
+            .app_data(path_config())
+            .app_data(state.clone())
+            .app_data(authenticator.clone())
+            .app_data(console.clone())
+            .configure(console::routes)
+    })
+    .workers(config.workers.min(2))
+    .shutdown_timeout(config.shutdown_timeout.as_secs())
+    .client_request_timeout(config.request_head_timeout)
+    .listen(listener)
+    .map_err(|e| StartError::Config(e.to_string()))?
+    .run();
+    Ok((port, server))
 }
 
 impl stow_http::Service for Application {

@@ -20,6 +20,7 @@ stow_http::api_routes! {
     "/healthz" => { get: stow_http::health::healthz }
     "/readyz" => { get: stow_http::health::readyz }
     "/v1/whoami" => { get: stow_http::whoami::whoami }
+    "/v1/overview" => { get: crate::overview::overview }
     "/v1/objects" => { get: objects::list, post: objects::upload, delete: objects::delete_one }
     "/v1/objects/details" => { get: objects::details }
     "/v1/objects/base64" [.app_data(BodyLimit(objects::BASE64_BODY_LIMIT))] => { post: objects::upload_base64 }

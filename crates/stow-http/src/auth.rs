@@ -52,7 +52,13 @@ impl Authenticator {
         if secret::recognize(presented).is_none() {
             return Err(AuthError::Unknown.into());
         }
-        let hash = secret::hash(presented);
+        self.authenticate_hash(&secret::hash(presented)).await
+    }
+
+    /// Resolves a key by its stored hash (a console session holds only that), with the same
+    /// cache and the same usability check as a presented secret.
+    pub async fn authenticate_hash(&self, hash: &[u8; 32]) -> Result<Arc<AuthContext>, ApiError> {
+        let hash = *hash;
         let now = Instant::now();
         let cached = self
             .cache
@@ -115,18 +121,29 @@ impl Authenticator {
         &self,
         req: &HttpRequest,
     ) -> Result<Arc<AuthContext>, ApiError> {
-        let fields: Vec<&[u8]> = req
-            .headers()
-            .get_all(actix_web::http::header::AUTHORIZATION)
-            .map(|v| v.as_bytes())
-            .collect();
-        let presented = auth_core::key::parse_bearer_fields(&fields)?;
-        let ctx = self.authenticate_secret(presented).await?;
+        let session = req.extensions().get::<SessionKey>().copied();
+        let ctx = match session {
+            Some(SessionKey(hash)) => self.authenticate_hash(&hash).await?,
+            None => {
+                let fields: Vec<&[u8]> = req
+                    .headers()
+                    .get_all(actix_web::http::header::AUTHORIZATION)
+                    .map(|v| v.as_bytes())
+                    .collect();
+                let presented = auth_core::key::parse_bearer_fields(&fields)?;
+                self.authenticate_secret(presented).await?
+            }
+        };
         req.extensions_mut().insert(KeyId(ctx.key.id.clone()));
         self.rate_limit(&ctx.key.id)?;
         Ok(ctx)
     }
 }
+
+/// Set by the console's session middleware (never from anything a client sends): the request
+/// acts as the key with this stored hash instead of reading `Authorization`.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionKey(pub [u8; 32]);
 
 /// Extractor: the authenticated caller. List it before any body extractor.
 pub struct Auth(pub Arc<AuthContext>);

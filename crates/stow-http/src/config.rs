@@ -16,6 +16,12 @@ pub enum LogFormat {
 pub struct Config {
     pub database_url: String,
     pub cdn_addr: String,
+    /// The console's own listener (`CONSOLE_ADDR`, default 127.0.0.1:8082; `off` for none).
+    pub console_addr: Option<String>,
+    /// Console sessions end this long after their last request (`CONSOLE_SESSION_IDLE_MINUTES`).
+    pub console_idle: Duration,
+    /// …and this long after sign-in whatever their use (`CONSOLE_SESSION_HOURS`).
+    pub console_absolute: Duration,
     pub logs_addr: String,
     /// Where object bytes live (`OBJECT_STORE_URL`); the API host refuses to start without it
     /// rather than guess a directory ([`Config::object_store_url`]).
@@ -104,11 +110,15 @@ pub fn parse_proxies(list: &str) -> Result<Vec<ipnet::IpNet>, ConfigError> {
 }
 
 /// A whole number of seconds, at least 1 (0 would refuse every body).
-fn positive_secs(name: &str, default: u64) -> Result<Duration, ConfigError> {
+fn positive(name: &str, default: u64, unit: &str) -> Result<u64, ConfigError> {
     match parsed(name, default)? {
-        0 => Err(ConfigError(format!("{name} must be at least 1 (seconds)"))),
-        n => Ok(Duration::from_secs(n)),
+        0 => Err(ConfigError(format!("{name} must be at least 1 ({unit})"))),
+        n => Ok(n),
     }
+}
+
+fn positive_secs(name: &str, default: u64) -> Result<Duration, ConfigError> {
+    positive(name, default, "seconds").map(Duration::from_secs)
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/stowage";
@@ -163,6 +173,17 @@ impl Config {
             database_url: var("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.into()),
             logs_addr: var("LOGS_API_ADDR").unwrap_or_else(|| "127.0.0.1:8081".into()),
             cdn_addr,
+            console_addr: match var("CONSOLE_ADDR") {
+                Some(off) if off.trim().eq_ignore_ascii_case("off") => None,
+                Some(addr) => Some(addr.trim().to_owned()),
+                None => Some("127.0.0.1:8082".into()),
+            },
+            console_idle: Duration::from_secs(
+                60 * positive("CONSOLE_SESSION_IDLE_MINUTES", 30, "minutes")?,
+            ),
+            console_absolute: Duration::from_secs(
+                3600 * positive("CONSOLE_SESSION_HOURS", 12, "hours")?,
+            ),
             object_store_url,
             public_base_url,
             api_base_url: var("API_BASE_URL").map(|u| u.trim_end_matches('/').to_owned()),
@@ -206,6 +227,9 @@ impl Config {
         Self {
             database_url,
             cdn_addr: "127.0.0.1:0".into(),
+            console_addr: None,
+            console_idle: Duration::from_secs(30 * 60),
+            console_absolute: Duration::from_secs(12 * 3600),
             logs_addr: "127.0.0.1:0".into(),
             object_store_url: Some(object_store_url),
             public_base_url: "http://cdn.test/cdn".into(),

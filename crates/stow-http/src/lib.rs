@@ -55,7 +55,8 @@ pub async fn not_found(req: actix_web::HttpRequest) -> Result<actix_web::HttpRes
 }
 
 /// First segments of the `/v1` routes of both hosts.
-const V1_ROUTES: [&str; 7] = [
+const V1_ROUTES: [&str; 8] = [
+    "overview",
     "objects",
     "placeholders",
     "presigned-url",

@@ -15,7 +15,7 @@ pub use partitions::{
     maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
 };
 pub use tail_leases::{acquire_tail, release_tail, renew_tail};
-pub use usage::{org_usage, Usage};
+pub use usage::{last_batches, org_usage, Usage};
 
 use crate::Db;
 

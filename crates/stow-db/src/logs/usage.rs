@@ -48,3 +48,33 @@ pub async fn org_usage(db: &Db, org_id: &str) -> Result<Usage, StoreError> {
         storage_bytes: row.storage_bytes,
     })
 }
+
+/// When each of `server_ids` last had a batch of events accepted (servers without one are absent):
+/// the newest batch by commit order, one index probe per server.
+pub async fn last_batches(
+    db: &Db,
+    server_ids: &[String],
+) -> Result<std::collections::HashMap<String, chrono::DateTime<chrono::Utc>>, StoreError> {
+    use diesel::sql_types::{Array, Timestamptz};
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        server_id: String,
+        #[diesel(sql_type = Timestamptz)]
+        ingested_at: chrono::DateTime<chrono::Utc>,
+    }
+    if server_ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut conn = db.conn().await?;
+    let rows: Vec<Row> = diesel::sql_query(
+        "SELECT s.id AS server_id, b.ingested_at FROM unnest($1::text[]) AS s(id) \
+         CROSS JOIN LATERAL (SELECT ingested_at FROM log_batches WHERE server_id = s.id \
+                             ORDER BY commit_xid DESC LIMIT 1) b",
+    )
+    .bind::<Array<Text>, _>(server_ids)
+    .load(&mut conn)
+    .await
+    .map_err(db_error)?;
+    Ok(rows.into_iter().map(|r| (r.server_id, r.ingested_at)).collect())
+}

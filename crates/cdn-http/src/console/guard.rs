@@ -1,0 +1,133 @@
+//! The `/api` scope of the console: each request acts as its session's key
+//! ([`stow_http::auth::SessionKey`]), through the public routes and their policy code.
+//! State changes need the session's CSRF token and a same-origin request.
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::{web, HttpMessage, HttpRequest};
+use auth_core::console_session::{csrf_matches, needs_touch, token_hash, Session};
+use stow_http::auth::SessionKey;
+use stow_http::{ApiError, Code};
+
+use super::Console;
+
+/// The session cookie (HttpOnly, SameSite=Strict; Secure behind HTTPS).
+pub const COOKIE: &str = "stowage_console";
+/// The header that carries the session's CSRF token on every state change.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+fn console(req: &HttpRequest) -> Result<web::Data<Console>, ApiError> {
+    req.app_data::<web::Data<Console>>()
+        .cloned()
+        .ok_or_else(|| ApiError::internal("console not configured"))
+}
+
+/// The live session of this request's cookie: 401 without one, or once it has expired (an expired
+/// one is ended on the way).
+pub async fn resume(req: &HttpRequest) -> Result<(web::Data<Console>, Session), ApiError> {
+    let console = console(req)?;
+    let not_signed_in =
+        || ApiError::new(Code::Unauthorized, "not signed in to the console; sign in with an API key");
+    let token = req.cookie(COOKIE).ok_or_else(not_signed_in)?;
+    let id_hash = token_hash(token.value());
+    let session = console
+        .sessions
+        .get(&id_hash)
+        .await?
+        .ok_or_else(not_signed_in)?;
+    let now = chrono::Utc::now();
+    if !console.lifetimes.alive(&session, now) {
+        console.sessions.end(&id_hash).await?;
+        return Err(ApiError::new(
+            Code::Unauthorized,
+            "the console session has expired; sign in again",
+        ));
+    }
+    if needs_touch(&session, now) {
+        console.sessions.touch(&id_hash, now).await?;
+    }
+    Ok((console, session))
+}
+
+fn changes_state(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Refuses a request another site made the browser send: `Sec-Fetch-Site: cross-site`, or an
+/// `Origin` whose host is not this request's host.
+pub fn same_origin(req: &HttpRequest) -> Result<(), ApiError> {
+    let refused = || {
+        ApiError::new(
+            Code::Forbidden,
+            "cross-site request refused: console changes must come from the console's own pages",
+        )
+    };
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    if header("sec-fetch-site").is_some_and(|s| s == "cross-site" || s == "same-site") {
+        return Err(refused());
+    }
+    if let Some(origin) = header("origin") {
+        let host = header("host").unwrap_or_default();
+        let origin_host = url::Url::parse(origin)
+            .ok()
+            .and_then(|u| {
+                u.host_str()
+                    .map(|h| match u.port() {
+                        Some(p) => format!("{h}:{p}"),
+                        None => h.to_owned(),
+                    })
+            });
+        if origin_host.as_deref() != Some(host) {
+            return Err(refused());
+        }
+    }
+    Ok(())
+}
+
+/// A state change needs the session's CSRF token in `X-CSRF-Token` and a same-origin request.
+pub fn check_state_change(req: &HttpRequest, session: &Session) -> Result<(), ApiError> {
+    if !changes_state(req.method()) {
+        return Ok(());
+    }
+    same_origin(req)?;
+    let presented = req
+        .headers()
+        .get(CSRF_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !csrf_matches(&session.csrf_token, presented) {
+        return Err(ApiError::new(
+            Code::Forbidden,
+            "missing or wrong X-CSRF-Token: reload the console page and try again",
+        ));
+    }
+    Ok(())
+}
+
+/// Middleware of the console's `/api` scope.
+pub async fn act_as_session_key(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let checked = match resume(req.request()).await {
+        Ok((console, session)) => {
+            check_state_change(req.request(), &session).map(|()| (console, session))
+        }
+        Err(e) => Err(e),
+    };
+    let (console, session) = match checked {
+        Ok(found) => found,
+        Err(e) => return Ok(req.error_response(e).map_into_right_body()),
+    };
+    req.extensions_mut().insert(SessionKey(session.key_hash));
+    let res = next.call(req).await?;
+    if res.status() == StatusCode::UNAUTHORIZED {
+        // the key is disabled, expired or deleted: its session ends with it
+        if let Err(e) = console.sessions.end(&session.id_hash).await {
+            tracing::warn!(error = %e, "ending the session of an unusable key failed");
+        }
+    }
+    Ok(res.map_into_left_body())
+}

@@ -1,0 +1,97 @@
+//! The web console (docs/console.md): a second listener of `cdn-api`, on its own origin, so no
+//! user-uploaded byte is ever served where a signed-in session lives.
+//!
+//! It serves the compiled-in assets ([`assets`]), the sign-in exchange ([`session`]) and, under
+//! `/api`, the public API routes themselves: the same table, handlers and policy code, acting as
+//! the session's key ([`guard`]). Nothing here is reachable by a route the API host lacks.
+
+pub mod assets;
+pub mod guard;
+pub mod session;
+
+use std::sync::Arc;
+
+use actix_web::middleware::from_fn;
+use actix_web::web;
+use auth_core::console_session::{ConsoleSessionStore, Lifetimes};
+
+/// What the console's handlers share.
+pub struct Console {
+    pub sessions: Arc<dyn ConsoleSessionStore>,
+    pub lifetimes: Lifetimes,
+    /// The Content-Security-Policy of every console answer (previews come from the delivery
+    /// origin, which is named in it).
+    pub csp: String,
+}
+
+impl Console {
+    pub fn new(
+        sessions: Arc<dyn ConsoleSessionStore>,
+        lifetimes: Lifetimes,
+        public_base_url: &str,
+    ) -> Self {
+        Self {
+            sessions,
+            lifetimes,
+            csp: content_security_policy(public_base_url),
+        }
+    }
+}
+
+/// Scripts, styles and API calls only from the console's own origin; images and media also from
+/// the delivery origin (previews); no framing, no plugins, no `<base>`, forms only to itself.
+pub fn content_security_policy(public_base_url: &str) -> String {
+    let delivery = url::Url::parse(public_base_url)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+        .filter(|o| o != "null")
+        .unwrap_or_default();
+    format!(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: {delivery}; \
+         media-src blob: {delivery}; connect-src 'self'; form-action 'self'; base-uri 'none'; \
+         frame-ancestors 'none'"
+    )
+}
+
+/// Headers of every console answer: the CSP, no framing, no sniffing, no referrer.
+pub async fn security_headers(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>, actix_web::Error> {
+    use actix_web::http::header::{self, HeaderName, HeaderValue};
+    let csp = req
+        .app_data::<web::Data<Console>>()
+        .and_then(|c| HeaderValue::from_str(&c.csp).ok());
+    let mut res = next.call(req).await?;
+    let headers = res.headers_mut();
+    if let Some(csp) = csp {
+        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    for (name, value) in [
+        ("x-frame-options", "DENY"),
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "no-referrer"),
+        ("cross-origin-opener-policy", "same-origin"),
+        ("cross-origin-resource-policy", "same-origin"),
+    ] {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
+    Ok(res)
+}
+
+/// Every route of the console listener.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/session")
+            .route(web::get().to(session::current))
+            .route(web::post().to(session::sign_in))
+            .route(web::delete().to(session::sign_out)),
+    )
+    .service(
+        web::scope("/api")
+            .wrap(from_fn(guard::act_as_session_key))
+            .configure(crate::openapi::api_routes),
+    )
+    .route("/assets/{name}", web::get().to(assets::asset))
+    .default_service(web::to(assets::page));
+}

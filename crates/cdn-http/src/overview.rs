@@ -1,0 +1,138 @@
+//! `GET /v1/overview`: the organization, its plan, this month's usage and its servers, as far as
+//! the calling key may see them (docs/api.md §2a). What the console's first page shows.
+
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
+use auth_core::Permission;
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth};
+use utoipa::ToSchema;
+
+use crate::CdnState;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanInfo {
+    pub name: String,
+    pub logs_enabled: bool,
+    /// Days log events are kept.
+    pub retention_days: i32,
+    /// Largest file one upload may hold, in bytes.
+    pub max_file_size: i64,
+    /// Longest lifetime of an upload URL, in seconds.
+    pub max_url_lifetime_seconds: i32,
+    pub concurrent_searches: i32,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageInfo {
+    /// `YYYY-MM`, in UTC.
+    pub month: String,
+    /// Log events accepted this month.
+    pub log_events: i64,
+    /// Objects stored now, and their bytes.
+    pub objects: i64,
+    pub storage_bytes: i64,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverviewServer {
+    pub id: String,
+    /// The join code.
+    pub cfx_id: String,
+    pub name: Option<String>,
+    /// Whether the Logs source is active (ingestion accepted).
+    pub logs_active: bool,
+    /// When the server's newest batch of events was accepted; null before the first.
+    pub last_event_at: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverviewResponse {
+    pub success: bool,
+    pub organization: OverviewOrganization,
+    pub plan: PlanInfo,
+    pub usage: UsageInfo,
+    /// Every server of the organization for a developer key; a server key's own server.
+    pub servers: Vec<OverviewServer>,
+    pub request_id: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct OverviewOrganization {
+    pub id: String,
+    pub name: String,
+}
+
+/// The organization, plan, this month's usage and servers.
+#[utoipa::path(
+    get,
+    path = "/v1/overview",
+    tag = "keys",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Organization, plan, usage and servers", body = OverviewResponse),
+        (status = 401, description = "Missing, invalid, disabled or expired key"),
+        (status = 429, description = "Rate limited"),
+        (status = 503, description = "Database unavailable; retry after Retry-After"),
+    )
+)]
+pub async fn overview(
+    auth: Auth,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let ctx = &auth.0;
+    let usage = stow_db::logs::org_usage(&state.db, &ctx.org.id).await?;
+    let servers = match &ctx.server {
+        Some(server) => vec![server.clone()],
+        None => state.accounts.list_servers(&ctx.org.id).await?,
+    };
+    let ids: Vec<String> = servers.iter().map(|s| s.id.clone()).collect();
+    // when events arrived is log data: only for keys that may read logs
+    let last = if ctx.key.permissions.contains(Permission::LogsRead) {
+        stow_db::logs::last_batches(&state.db, &ids).await?
+    } else {
+        Default::default()
+    };
+    let plan = &ctx.plan;
+    let body = OverviewResponse {
+        success: true,
+        organization: OverviewOrganization {
+            id: ctx.org.id.clone(),
+            name: ctx.org.name.clone(),
+        },
+        plan: PlanInfo {
+            name: plan.name.clone(),
+            logs_enabled: plan.logs_enabled,
+            retention_days: plan.retention_days,
+            max_file_size: plan.max_file_size,
+            max_url_lifetime_seconds: plan.max_url_lifetime_secs,
+            concurrent_searches: plan.concurrent_searches,
+        },
+        usage: UsageInfo {
+            month: usage.month,
+            log_events: usage.log_events,
+            objects: usage.objects,
+            storage_bytes: usage.storage_bytes,
+        },
+        servers: servers
+            .into_iter()
+            .map(|s| OverviewServer {
+                last_event_at: last
+                    .get(&s.id)
+                    .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+                id: s.id,
+                cfx_id: s.cfx_id,
+                name: s.name,
+                logs_active: s.logs_active,
+            })
+            .collect(),
+        request_id: current_request_id(),
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .json(body))
+}
