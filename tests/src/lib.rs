@@ -20,6 +20,8 @@ pub use serde_json::{json, Value};
 
 pub struct TestApp {
     pub cdn: String,
+    /// The console's origin (its own listener).
+    pub console: String,
     pub logs: String,
     pub client: reqwest::Client,
     pub db: Db,
@@ -50,11 +52,17 @@ pub fn event_messages(pages: &[Value]) -> Vec<String> {
 #[derive(Clone)]
 pub struct Options {
     pub tweak: fn(&mut Config),
+    /// `publicUrl`s name this app's own delivery (a browser can load them) instead of
+    /// `http://cdn.test`.
+    pub local_delivery: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { tweak: |_| {} }
+        Self {
+            tweak: |_| {},
+            local_delivery: false,
+        }
     }
 }
 
@@ -76,16 +84,25 @@ pub async fn spawn_with(opts: Options) -> TestApp {
         ),
         _ => format!("file://{}", objects_dir.display()),
     };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let cdn = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let mut config = Config::for_tests(db_url.clone(), store_url);
+    if opts.local_delivery {
+        config.public_base_url = format!("{cdn}/cdn");
+    }
     (opts.tweak)(&mut config);
     let config_arc = Arc::new(config.clone());
 
     let state = cdn_http::build_state(Arc::clone(&config_arc)).expect("cdn state");
     let db = state.db.clone();
     let objects = state.blobs.clone();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let app = cdn_http::Application::with_listener(state, listener).expect("cdn app");
-    let cdn = format!("http://127.0.0.1:{}", app.port());
+    let console_listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let app = cdn_http::Application::with_listeners(state, listener, Some(console_listener))
+        .expect("cdn app");
+    let console = format!(
+        "http://127.0.0.1:{}",
+        app.console_port().unwrap_or_default()
+    );
     let cdn_state = app.state();
     tokio::spawn(app.run_until_stopped());
 
@@ -109,6 +126,7 @@ pub async fn spawn_with(opts: Options) -> TestApp {
 
     let mut app = TestApp {
         cdn,
+        console,
         logs,
         client: reqwest::Client::new(),
         db,

@@ -1,0 +1,125 @@
+// Every call the console makes: the public API routes under /api (acting as the session's key)
+// and /session. Errors become sentences that say what to do.
+
+let csrf = '';
+export function setCsrf(token) { csrf = token || ''; }
+export function csrfToken() { return csrf; }
+
+export class ApiError extends Error {
+  constructor(status, code, message, retryAfter, requestId) {
+    super(message);
+    this.status = status; this.code = code; this.retryAfter = retryAfter; this.requestId = requestId;
+  }
+}
+
+/** What a person should read for an error, with what to do next. */
+export function sentence(err) {
+  if (!(err instanceof ApiError)) {
+    return 'The console could not reach the server. Check your connection, then try again.';
+  }
+  const msg = (err.message || '').replace(/\.$/, '');
+  switch (err.status) {
+    case 400: return `The request was refused: ${msg}. Correct it and try again.`;
+    case 401: return 'Your session has ended (signed out, expired, or the key was disabled). Sign in again.';
+    case 403: return `This key may not do that: ${msg}. Ask the organization owner for a key with that permission or path.`;
+    case 404: return `Not found: ${msg}.`;
+    case 409: return `That conflicts with what exists: ${msg}.`;
+    case 413: return `Too large: ${msg}.`;
+    case 415: return `That file type is not allowed here: ${msg}.`;
+    case 429: return `Too many requests right now. Try again in ${err.retryAfter || 'a few'} seconds.`;
+    case 503: return `The service is briefly unavailable. Try again in ${err.retryAfter || 'a few'} seconds.`;
+    default:
+      return `Something went wrong on the server. Try again; if it keeps happening, give the operator this request id: ${err.requestId || 'unknown'}.`;
+  }
+}
+
+async function failure(res) {
+  let body = null;
+  try { body = await res.json(); } catch { /* not JSON */ }
+  const e = body && body.error && typeof body.error === 'object' ? body.error : {};
+  return new ApiError(res.status, e.code || '', e.message || res.statusText,
+    res.headers.get('Retry-After'), body && body.requestId);
+}
+
+function headers(method, json) {
+  const h = {};
+  if (json !== undefined) h['Content-Type'] = 'application/json';
+  if (method !== 'GET' && method !== 'HEAD') h['X-CSRF-Token'] = csrf;
+  return h;
+}
+
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) {
+    if (v === undefined || v === null || v === '') continue;
+    q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** `api('GET', '/objects', {query: {...}})` → the JSON answer, or throws ApiError. */
+export async function api(method, path, { params, json, body } = {}) {
+  let res;
+  try {
+    res = await fetch(`/api/v1${path}${query(params)}`, {
+      method, headers: headers(method, json), credentials: 'same-origin',
+      body: json !== undefined ? JSON.stringify(json) : body,
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'network error');
+  }
+  if (!res.ok) {
+    const err = await failure(res);
+    if (res.status === 401) window.dispatchEvent(new CustomEvent('stowage:signed-out'));
+    throw err;
+  }
+  return res.status === 204 ? null : res.json();
+}
+
+/** Upload one file with progress (fetch has no upload progress): resolves with the object. */
+export function upload(file, path, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/api/v1/objects');
+    xhr.setRequestHeader('X-CSRF-Token', csrf);
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); };
+    xhr.onerror = () => reject(new ApiError(0, 'NETWORK', 'network error'));
+    xhr.onload = () => {
+      let body = null;
+      try { body = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(body.object);
+      const e = body && body.error ? body.error : {};
+      reject(new ApiError(xhr.status, e.code || '', e.message || xhr.statusText,
+        xhr.getResponseHeader('Retry-After'), body && body.requestId));
+    };
+    const form = new FormData();
+    if (path) form.append('path', path);
+    form.append('file', file, file.name);
+    xhr.send(form);
+  });
+}
+
+export async function session() {
+  const res = await fetch('/session', { credentials: 'same-origin' });
+  if (!res.ok) return null;
+  const s = await res.json();
+  setCsrf(s.csrfToken);
+  return s;
+}
+
+export async function signIn(key) {
+  const res = await fetch('/session', {
+    method: 'POST', credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key }),
+  });
+  if (!res.ok) throw await failure(res);
+  const s = await res.json();
+  setCsrf(s.csrfToken);
+  return s;
+}
+
+export async function signOut() {
+  await fetch('/session', { method: 'DELETE', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf } });
+  setCsrf('');
+}

@@ -1,0 +1,77 @@
+// Small DOM helpers shared by the views.
+
+/** h('a', {href: '/x', class: 'y', onclick: f}, 'text', child) */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (v === true) el.setAttribute(k, '');
+    else el.setAttribute(k, v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+export function toast(message, kind = 'info') {
+  const box = document.getElementById('toasts');
+  const t = h('div', { class: `toast ${kind}` }, message);
+  box.append(t);
+  setTimeout(() => t.remove(), kind === 'error' ? 9000 : 4000);
+}
+
+export function bytes(n) {
+  if (n === null || n === undefined) return '';
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let i = 0; let v = Number(n);
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+  return `${i === 0 ? v : v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+export function when(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+export function errorBox(text, retry) {
+  return h('div', { class: 'error', role: 'alert' }, h('p', {}, text),
+    retry ? h('button', { type: 'button', onclick: retry }, 'Try again') : null);
+}
+
+export function empty(title, hint) {
+  return h('div', { class: 'empty' }, h('p', { class: 'empty-title' }, title), hint ? h('p', { class: 'muted' }, hint) : null);
+}
+
+/** A modal dialog; resolves with the button's value ('' when dismissed). */
+export function dialog(title, body, buttons) {
+  return new Promise((resolve) => {
+    const d = h('dialog', { 'aria-label': title },
+      h('form', { method: 'dialog' },
+        h('h2', {}, title), body,
+        h('div', { class: 'actions' }, buttons.map(([label, value, cls]) =>
+          h('button', { value, class: cls || '' }, label)))));
+    document.body.append(d);
+    d.addEventListener('close', () => { resolve(d.returnValue); d.remove(); });
+    d.showModal();
+  });
+}
+
+export async function copy(text, what) {
+  try {
+    await navigator.clipboard.writeText(text);
+    toast(`${what} copied to the clipboard.`);
+  } catch {
+    toast(`Copying was refused by the browser: select the ${what.toLowerCase()} and copy it by hand.`, 'error');
+  }
+}
+
+export function field(label, input, hint) {
+  const id = input.id || `f-${Math.random().toString(36).slice(2, 9)}`;
+  input.id = id;
+  return h('div', { class: 'field' }, h('label', { for: id }, label), input, hint ? h('small', { class: 'muted' }, hint) : null);
+}

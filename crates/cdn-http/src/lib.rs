@@ -170,6 +170,7 @@ impl Application {
         .run();
         let console = match console {
             Some(listener) => Some(console_server(
+                port,
                 &state,
                 &authenticator,
                 body_idle_timeout,
@@ -229,6 +230,7 @@ impl Application {
 /// The console's server (docs/console.md): its own listener and origin, the same state,
 /// authenticator (key cache and rate limits) and routes as the API host under `/api`.
 fn console_server(
+    api_port: u16,
     state: &web::Data<CdnState>,
     authenticator: &web::Data<Authenticator>,
     body_idle_timeout: Duration,
@@ -246,6 +248,7 @@ fn console_server(
             absolute: config.console_absolute,
         },
         &config.public_base_url,
+        api_port,
     ));
     let (state, authenticator) = (state.clone(), authenticator.clone());
     let server = HttpServer::new(move || {

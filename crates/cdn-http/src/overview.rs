@@ -80,10 +80,7 @@ pub struct OverviewOrganization {
         (status = 503, description = "Database unavailable; retry after Retry-After"),
     )
 )]
-pub async fn overview(
-    auth: Auth,
-    state: web::Data<CdnState>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResponse, ApiError> {
     let ctx = &auth.0;
     let usage = stow_db::logs::org_usage(&state.db, &ctx.org.id).await?;
     let servers = match &ctx.server {

@@ -307,6 +307,7 @@ async fn rate_limits_are_per_key() {
             c.rate_limit_per_second = 1;
             c.rate_limit_burst = 3;
         },
+        ..Options::default()
     })
     .await;
     let noisy = app.key(KeySpec::developer(PermissionSet::all())).await;

@@ -267,6 +267,7 @@ fn request_head(
 async fn a_body_that_stops_arriving_is_answered_408_and_leaves_nothing() {
     let app = spawn_with(Options {
         tweak: |c| c.body_idle_timeout = Duration::from_secs(1),
+        ..Options::default()
     })
     .await;
     let u = app.upload_url("").await;
@@ -354,6 +355,7 @@ async fn upload_urls_ignore_forwarded_hosts_from_untrusted_peers() {
 
     let trusting = spawn_with(Options {
         tweak: |c| c.trusted_proxies = stow_http::config::parse_proxies("127.0.0.0/8").unwrap(),
+        ..Options::default()
     })
     .await;
     let res: Value = trusting
@@ -390,6 +392,7 @@ async fn raw_exchange(base: &str, bytes: &[u8]) -> (String, Duration) {
 async fn the_frameworks_own_answers_carry_the_envelope_and_a_request_id() {
     let app = spawn_with(Options {
         tweak: |c| c.request_head_timeout = Duration::from_secs(1),
+        ..Options::default()
     })
     .await;
     let huge_header = format!(

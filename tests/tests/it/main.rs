@@ -3,6 +3,7 @@
 //! headless-browser test stays its own binary (`e2e_browser`): `scripts/e2e.sh` runs it alone.
 
 mod binaries;
+mod console;
 mod deployment;
 mod explorer;
 mod faults;

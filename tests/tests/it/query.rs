@@ -473,6 +473,7 @@ async fn cursors_are_bound_and_expire() {
 
     let expiring = spawn_with(Options {
         tweak: |c| c.cursor_ttl = std::time::Duration::from_secs(0),
+        ..Options::default()
     })
     .await;
     seed(&expiring).await;
@@ -546,6 +547,7 @@ async fn a_search_past_the_statement_timeout_is_503() {
     use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
     let app = spawn_with(Options {
         tweak: |c| c.db_statement_timeout = std::time::Duration::from_millis(300),
+        ..Options::default()
     })
     .await;
     seed(&app).await;

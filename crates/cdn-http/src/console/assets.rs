@@ -93,7 +93,8 @@ pub async fn asset(req: HttpRequest, name: web::Path<String>) -> HttpResponse {
 /// Every other `GET`: the console page, which routes by its own URL (`/objects?path=…`,
 /// `/logs?…`), so a shared link or the back button lands on the same view.
 pub async fn page(req: HttpRequest) -> HttpResponse {
-    if req.method() != actix_web::http::Method::GET && req.method() != actix_web::http::Method::HEAD {
+    if req.method() != actix_web::http::Method::GET && req.method() != actix_web::http::Method::HEAD
+    {
         return HttpResponse::MethodNotAllowed()
             .insert_header((header::ALLOW, "GET, HEAD"))
             .finish();

@@ -12,6 +12,7 @@ use stow_http::auth::SessionKey;
 use stow_http::{ApiError, Code};
 
 use super::Console;
+use crate::presigned::ApiOrigin;
 
 /// The session cookie (HttpOnly, SameSite=Strict; Secure behind HTTPS).
 pub const COOKIE: &str = "stowage_console";
@@ -28,8 +29,12 @@ fn console(req: &HttpRequest) -> Result<web::Data<Console>, ApiError> {
 /// one is ended on the way).
 pub async fn resume(req: &HttpRequest) -> Result<(web::Data<Console>, Session), ApiError> {
     let console = console(req)?;
-    let not_signed_in =
-        || ApiError::new(Code::Unauthorized, "not signed in to the console; sign in with an API key");
+    let not_signed_in = || {
+        ApiError::new(
+            Code::Unauthorized,
+            "not signed in to the console; sign in with an API key",
+        )
+    };
     let token = req.cookie(COOKIE).ok_or_else(not_signed_in)?;
     let id_hash = token_hash(token.value());
     let session = console
@@ -70,15 +75,12 @@ pub fn same_origin(req: &HttpRequest) -> Result<(), ApiError> {
     }
     if let Some(origin) = header("origin") {
         let host = header("host").unwrap_or_default();
-        let origin_host = url::Url::parse(origin)
-            .ok()
-            .and_then(|u| {
-                u.host_str()
-                    .map(|h| match u.port() {
-                        Some(p) => format!("{h}:{p}"),
-                        None => h.to_owned(),
-                    })
-            });
+        let origin_host = url::Url::parse(origin).ok().and_then(|u| {
+            u.host_str().map(|h| match u.port() {
+                Some(p) => format!("{h}:{p}"),
+                None => h.to_owned(),
+            })
+        });
         if origin_host.as_deref() != Some(host) {
             return Err(refused());
         }
@@ -122,6 +124,13 @@ pub async fn act_as_session_key(
         Err(e) => return Ok(req.error_response(e).map_into_right_body()),
     };
     req.extensions_mut().insert(SessionKey(session.key_hash));
+    let host = req.connection_info().host().to_owned();
+    let hostname = url::Url::parse(&format!("http://{host}/"))
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_else(|| "127.0.0.1".into());
+    req.extensions_mut()
+        .insert(ApiOrigin(format!("http://{hostname}:{}", console.api_port)));
     let res = next.call(req).await?;
     if res.status() == StatusCode::UNAUTHORIZED {
         // the key is disabled, expired or deleted: its session ends with it

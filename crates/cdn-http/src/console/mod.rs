@@ -22,6 +22,9 @@ pub struct Console {
     /// The Content-Security-Policy of every console answer (previews come from the delivery
     /// origin, which is named in it).
     pub csp: String,
+    /// The API listener's port: upload URLs made through the console name the API host
+    /// (`API_BASE_URL` when set, else this port on the host the console was reached by).
+    pub api_port: u16,
 }
 
 impl Console {
@@ -29,11 +32,13 @@ impl Console {
         sessions: Arc<dyn ConsoleSessionStore>,
         lifetimes: Lifetimes,
         public_base_url: &str,
+        api_port: u16,
     ) -> Self {
         Self {
             sessions,
             lifetimes,
             csp: content_security_policy(public_base_url),
+            api_port,
         }
     }
 }
@@ -74,7 +79,10 @@ pub async fn security_headers(
         ("cross-origin-opener-policy", "same-origin"),
         ("cross-origin-resource-policy", "same-origin"),
     ] {
-        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+        headers.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
     }
     Ok(res)
 }

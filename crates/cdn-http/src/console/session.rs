@@ -26,12 +26,11 @@ pub struct SessionInfo {
 }
 
 fn info(console: &Console, s: &Session) -> SessionInfo {
-    let absolute = chrono::Duration::from_std(console.lifetimes.absolute)
-        .unwrap_or(chrono::Duration::zero());
+    let absolute =
+        chrono::Duration::from_std(console.lifetimes.absolute).unwrap_or(chrono::Duration::zero());
     SessionInfo {
         csrf_token: s.csrf_token.clone(),
-        expires_at: (s.created_at + absolute)
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        expires_at: (s.created_at + absolute).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `GET /v1/presigned-url`: create an upload URL within the key's scope.
 
+use actix_web::HttpMessage;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
 use cdn_core::upload_url::{
@@ -90,6 +91,11 @@ fn parse_params(query: &str) -> Result<RawParams, ApiError> {
     Ok(raw)
 }
 
+/// Set by the console (never from anything a client sends): the API host's origin, which
+/// `uploadUrl` must name when the request came through the console's origin.
+#[derive(Debug, Clone)]
+pub struct ApiOrigin(pub String);
+
 /// The origin of `uploadUrl`: `API_BASE_URL` when set. Otherwise the request's own `Host`, and
 /// the forwarding headers (`Forwarded`, `X-Forwarded-Host`, `X-Forwarded-Proto`) only when the
 /// peer is one of `TRUSTED_PROXIES`: from anyone else they would let a caller put any host into
@@ -97,6 +103,9 @@ fn parse_params(query: &str) -> Result<RawParams, ApiError> {
 fn api_base(req: &HttpRequest, state: &CdnState) -> String {
     if let Some(base) = &state.config.api_base_url {
         return base.clone();
+    }
+    if let Some(ApiOrigin(origin)) = req.extensions().get::<ApiOrigin>() {
+        return origin.clone();
     }
     let trusted = req.peer_addr().is_some_and(|peer| {
         state

@@ -76,5 +76,8 @@ pub async fn last_batches(
     .load(&mut conn)
     .await
     .map_err(db_error)?;
-    Ok(rows.into_iter().map(|r| (r.server_id, r.ingested_at)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.server_id, r.ingested_at))
+        .collect())
 }

@@ -104,6 +104,7 @@ async fn data_filters_page_with_cursors_bound_to_them() {
 async fn a_data_filter_past_the_scan_limit_is_refused_naming_it() {
     let app = spawn_with(Options {
         tweak: |c| c.data_scan_limit = 4,
+        ..Options::default()
     })
     .await;
     // six events a minute apart; only e0 (50 minutes ago) is a hit, one older event is not

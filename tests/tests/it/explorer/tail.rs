@@ -143,6 +143,7 @@ async fn a_tail_follows_every_ingestion_instance_and_resumes_on_another_api_inst
 async fn a_tail_filters_sends_heartbeats_and_ends_when_its_key_is_disabled() {
     let app = spawn_with(Options {
         tweak: |c| c.tail_heartbeat = std::time::Duration::from_millis(200),
+        ..Options::default()
     })
     .await;
     let key = app
@@ -200,6 +201,7 @@ async fn open_tails_are_limited_per_organization_across_instances() {
             c.tail_limit = 2;
             c.tail_heartbeat = std::time::Duration::from_millis(200);
         },
+        ..Options::default()
     })
     .await;
     let other = spawn_cdn(app.config.clone());

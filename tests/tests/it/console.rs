@@ -1,0 +1,445 @@
+//! The console's listener (docs/console.md): sign-in sessions, CSRF and origin checks, security
+//! headers, and the public routes under `/api` acting as the session's key. The pages themselves
+//! are driven in a real browser by `e2e_browser`.
+
+use auth_core::{AccountStore, Permission, PermissionSet};
+use reqwest::header::{CONTENT_SECURITY_POLICY, SET_COOKIE};
+use stowage_tests::*;
+
+/// Signs in with `key`; the session cookie (`name=value`) and the CSRF token.
+async fn sign_in(app: &TestApp, key: &str) -> (String, String) {
+    let res = app
+        .client
+        .post(format!("{}/session", app.console))
+        .json(&json!({ "key": key }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let set = res.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+    let body: Value = res.json().await.unwrap();
+    (
+        set.split(';').next().unwrap().to_owned(),
+        body["csrfToken"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn get(app: &TestApp, path: &str, cookie: &str) -> reqwest::RequestBuilder {
+    app.client
+        .get(format!("{}{path}", app.console))
+        .header("Cookie", cookie)
+}
+
+#[tokio::test]
+async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_key() {
+    let app = spawn().await;
+    let res = app
+        .client
+        .post(format!("{}/session", app.console))
+        .json(&json!({ "key": app.dev_key }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let set = res.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(set.starts_with("stowage_console="), "{set}");
+    assert!(set.contains("HttpOnly"), "{set}");
+    assert!(set.contains("SameSite=Strict"), "{set}");
+    assert!(set.contains("Path=/"), "{set}");
+    assert!(
+        !set.contains(&app.dev_key),
+        "the key never goes to the browser"
+    );
+    let body = res.text().await.unwrap();
+    assert!(!body.contains(&app.dev_key));
+    let cookie = set.split(';').next().unwrap().to_owned();
+
+    let who: Value = get(&app, "/api/v1/whoami", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(who["organization"]["name"], "Test Org");
+    // nothing in the database holds the key: only its hash, as api_keys does
+    let stored = stow_db::PgConsoleSessions::new(app.db.clone());
+    let token = cookie.split_once('=').unwrap().1;
+    let session = auth_core::console_session::ConsoleSessionStore::get(
+        &stored,
+        &auth_core::console_session::token_hash(token),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(session.key_hash, auth_core::secret::hash(&app.dev_key));
+
+    // without a session: 401, with the API's envelope
+    let res = app
+        .client
+        .get(format!("{}/api/v1/whoami", app.console))
+        .header("Authorization", format!("Bearer {}", app.dev_key))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401, "the console's /api takes sessions only");
+    let bad = app
+        .client
+        .post(format!("{}/session", app.console))
+        .json(&json!({ "key": "sk_not-a-key" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 401);
+    assert!(bad.headers().get(SET_COOKIE).is_none());
+}
+
+#[tokio::test]
+async fn state_changes_need_the_csrf_token_and_the_console_origin() {
+    let app = spawn().await;
+    let (cookie, csrf) = sign_in(&app, &app.dev_key).await;
+    let purge = |token: Option<&str>, origin: Option<&str>| {
+        let mut req = app
+            .client
+            .post(format!("{}/api/v1/objects/purge", app.console))
+            .header("Cookie", &cookie)
+            .json(&json!({ "paths": ["a.png"] }));
+        if let Some(t) = token {
+            req = req.header("X-CSRF-Token", t);
+        }
+        if let Some(o) = origin {
+            req = req.header("Origin", o);
+        }
+        req.send()
+    };
+    let res = purge(None, None).await.unwrap();
+    assert_eq!(res.status(), 403);
+    let body: Value = res.json().await.unwrap();
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("X-CSRF-Token"));
+    assert_eq!(purge(Some("wrong"), None).await.unwrap().status(), 403);
+    let evil = purge(Some(&csrf), Some("http://evil.example"))
+        .await
+        .unwrap();
+    assert_eq!(evil.status(), 403, "another origin, even with the token");
+    let own = app.console.clone();
+    assert_eq!(purge(Some(&csrf), Some(&own)).await.unwrap().status(), 200);
+    assert_eq!(purge(Some(&csrf), None).await.unwrap().status(), 200);
+
+    // a cross-site sign-in (login CSRF) is refused too
+    let res = app
+        .client
+        .post(format!("{}/session", app.console))
+        .header("Origin", "http://evil.example")
+        .json(&json!({ "key": app.dev_key }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    // sign-out is a state change
+    let res = app
+        .client
+        .delete(format!("{}/session", app.console))
+        .header("Cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+}
+
+#[tokio::test]
+async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
+    let app = spawn().await;
+    let (cookie, csrf) = sign_in(&app, &app.dev_key).await;
+    let res = app
+        .client
+        .delete(format!("{}/session", app.console))
+        .header("Cookie", &cookie)
+        .header("X-CSRF-Token", &csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert!(res.headers()[SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .contains("Max-Age=0"));
+    // the old cookie, replayed, is worth nothing
+    let res = get(&app, "/api/v1/whoami", &cookie).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    assert_eq!(
+        get(&app, "/session", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+
+    // a disabled key ends its sessions (KEY_CACHE_SECONDS is 0 in tests)
+    let key = app.key(KeySpec::developer(PermissionSet::all())).await;
+    let (cookie, _) = sign_in(&app, &key).await;
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let key_id = app
+        .accounts
+        .find_auth_context(&auth_core::secret::hash(&key))
+        .await
+        .unwrap()
+        .unwrap()
+        .key
+        .id;
+    app.accounts
+        .disable_key(&key_id, chrono::Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    app.accounts.enable_key(&key_id).await.unwrap();
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401,
+        "the session was ended, not just refused once"
+    );
+
+    // idle past CONSOLE_SESSION_IDLE_MINUTES (30): the last use is moved back instead of waiting
+    let (cookie, _) = sign_in(&app, &app.dev_key).await;
+    let mut conn = app.db.conn().await.unwrap();
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(
+            "UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes'",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    let res = get(&app, "/api/v1/whoami", &cookie).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    let body: Value = res.json().await.unwrap();
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("expired"));
+    // and past the absolute limit (12 h) whatever the use
+    let (cookie, _) = sign_in(&app, &app.dev_key).await;
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(
+            "UPDATE console_sessions SET created_at = now() - interval '12 hours 1 minute'",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+}
+
+#[tokio::test]
+async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline_script() {
+    let app = spawn().await;
+    for path in [
+        "/",
+        "/logs?server=abc123&range=1h",
+        "/assets/app.js",
+        "/session",
+    ] {
+        let res = app
+            .client
+            .get(format!("{}{path}", app.console))
+            .send()
+            .await
+            .unwrap();
+        let csp = res.headers()[CONTENT_SECURITY_POLICY].to_str().unwrap();
+        assert!(csp.contains("script-src 'self';"), "{path}: {csp}");
+        assert!(csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
+        assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert!(
+            csp.contains("img-src 'self' data: blob: http://cdn.test"),
+            "{csp}"
+        );
+        assert_eq!(res.headers()["x-frame-options"], "DENY");
+        assert_eq!(res.headers()["x-content-type-options"], "nosniff");
+    }
+    let page = app
+        .client
+        .get(format!("{}/objects?path=a", app.console))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains(r#"<script type="module" src="/assets/app.js">"#));
+    assert_eq!(page.matches("<script").count(), 1, "no inline script");
+    assert!(!page.contains(" on"), "no inline event handlers");
+    // assets are compressed for browsers that accept it
+    let res = app
+        .client
+        .get(format!("{}/assets/logs.js", app.console))
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["content-encoding"], "gzip");
+    assert_eq!(
+        app.client
+            .get(format!("{}/assets/nope.js", app.console))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    // delivery is not on the console's origin
+    let res = app
+        .client
+        .get(format!("{}/cdn/test-org/a.png", app.console))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.headers()["content-type"],
+        "text/html; charset=utf-8",
+        "the console page, never user bytes"
+    );
+}
+
+#[tokio::test]
+async fn a_path_restricted_key_sees_and_changes_only_its_prefixes_through_the_console() {
+    let app = spawn().await;
+    for (name, folder) in [("a.png", "shots"), ("b.png", "private")] {
+        let res = app
+            .upload(&app.dev_key, name, b"x".to_vec(), Some(folder))
+            .await;
+        assert_eq!(res.status(), 200);
+    }
+    let restricted = app
+        .key(KeySpec {
+            allow: vec!["shots".into()],
+            ..KeySpec::developer(
+                [
+                    Permission::CdnRead,
+                    Permission::CdnWrite,
+                    Permission::CdnDelete,
+                ]
+                .into_iter()
+                .collect(),
+            )
+        })
+        .await;
+    let (cookie, csrf) = sign_in(&app, &restricted).await;
+    let listed: Value = get(&app, "/api/v1/objects?path=shots&delimiter=/", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["objects"][0]["key"], "shots/a.png");
+    let res = get(&app, "/api/v1/objects?path=private&delimiter=/", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    let res = app
+        .client
+        .delete(format!("{}/api/v1/objects?path=private/b.png", app.console))
+        .header("Cookie", &cookie)
+        .header("X-CSRF-Token", &csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    let res = get(&app, "/api/v1/logs/query", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 405, "the same route table as the API host");
+}
+
+#[tokio::test]
+async fn an_upload_url_made_through_the_console_names_the_api_host() {
+    let app = spawn().await;
+    let (cookie, _) = sign_in(&app, &app.dev_key).await;
+    let res = get(&app, "/api/v1/presigned-url?path=drop", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let body: Value = res.json().await.unwrap();
+    let url = body["uploadUrl"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("{}/v1/presigned-url/", app.cdn)),
+        "{url}"
+    );
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(b"hello".to_vec()).file_name("a.txt"),
+    );
+    let res = app.client.post(url).multipart(form).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test]
+async fn the_overview_shows_plan_usage_and_servers_within_the_keys_reach() {
+    let app = spawn().await;
+    let res = app
+        .upload(&app.dev_key, "a.png", b"12345".to_vec(), None)
+        .await;
+    assert_eq!(res.status(), 200);
+    let before: Value = app
+        .get("/v1/overview", &app.dev_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(before["organization"]["name"], "Test Org");
+    assert_eq!(before["plan"]["name"], "pro");
+    assert_eq!(before["usage"]["objects"], 1);
+    assert_eq!(before["usage"]["storageBytes"], 5);
+    assert_eq!(before["servers"][0]["cfxId"], "abc123");
+    assert_eq!(before["servers"][0]["logsActive"], true);
+    assert_eq!(before["servers"][0]["lastEventAt"], Value::Null);
+    app.ingest_logs(
+        "overview-batch-1",
+        vec![json!({ "level": "info", "message": "hi", "occurred_at": chrono::Utc::now().to_rfc3339() })],
+    )
+    .await;
+    let after: Value = app
+        .get("/v1/overview", &app.server_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(after["servers"][0]["lastEventAt"].is_string(), "{after}");
+    assert_eq!(after["usage"]["logEvents"], 1);
+    assert_eq!(after["servers"].as_array().unwrap().len(), 1);
+}
