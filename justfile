@@ -20,6 +20,7 @@ run:
     @echo "API host:        http://${CDN_API_ADDR:-127.0.0.1:8080}/v1   (OpenAPI: /v1/openapi.json)"
     @echo "Ingestion host:  http://${LOGS_API_ADDR:-127.0.0.1:8081}/v1   (FiveMesh SDK: FIVEMESH_LOGS_API_URL=http://${LOGS_API_ADDR:-127.0.0.1:8081})"
     @echo "Public delivery: http://${CDN_API_ADDR:-127.0.0.1:8080}/cdn/dev/<key>"
+    @echo "Web console:     http://${CONSOLE_ADDR:-127.0.0.1:8082}/   (sign in with the developer key above)"
     @echo "Stop with Ctrl-C."
     scripts/run-services.sh target/debug
 
@@ -57,7 +58,7 @@ docs-check:
 audit:
     cargo deny check advisories
 
-# Only the headless-Chromium upload through an upload URL (also part of `just test`).
+# Only the headless-Chromium tests: an upload through an upload URL, and the console with its screenshots (also part of `just test`).
 
 e2e:
     scripts/ensure-postgres.sh

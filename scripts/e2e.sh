@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Browser end-to-end test: installs Debian's chromium when missing, then runs the ignored test.
+# Browser end-to-end tests: installs Debian's chromium and chromium-driver when missing, then runs
+# the ignored tests: an upload through an upload URL from another origin, and the console
+# (screenshots under target/console-screenshots/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "e2e: installing chromium (Debian package)" >&2
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  echo "e2e: installing chromium and chromium-driver (Debian packages)" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq chromium >/dev/null
+  apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 cargo test -p stowage-tests --test e2e_browser -- --ignored --nocapture
+cargo test -p stowage-tests --test console_browser -- --ignored --nocapture

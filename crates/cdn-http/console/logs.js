@@ -124,9 +124,11 @@ function searchForm(params, servers, navigate) {
   } },
   h('div', { class: 'form-grid' }, field('Server', server), field('Time range', range), custom),
   h('fieldset', { class: 'levels' }, h('legend', {}, 'Levels'), levelBoxes, field('Or minimum level', minLevel)),
-  h('div', { class: 'form-grid' },
-    field('Event type', inputs.eventType), field('Resource', inputs.resource), field('Player', inputs.player),
-    field('Identifier', inputs.identifier, 'owner:key:value'), field('Message contains', inputs.message), field('Data contains', inputs.data, 'a JSON object')),
+  h('div', { class: 'form-grid' }, field('Message contains', inputs.message), field('Player', inputs.player), field('Event type', inputs.eventType)),
+  h('details', { class: 'more-filters', open: ['resource', 'identifier', 'data'].some((k) => params.get(k)) },
+    h('summary', {}, 'More filters: resource, identifier, data'),
+    h('div', { class: 'form-grid' },
+      field('Resource', inputs.resource), field('Identifier', inputs.identifier, 'owner:key:value'), field('Data contains', inputs.data, 'a JSON object'))),
   h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Search'), h('a', { href: `/logs?server=${encodeURIComponent(params.get('server') || '')}`, 'data-link': true, class: 'button ghost' }, 'Clear filters')));
   return form;
 }

@@ -89,12 +89,12 @@ function drawList() {
       h('td', {}, can('delete') ? h('input', { type: 'checkbox', 'aria-label': `Select ${e.name}`, checked: state.selected.has(e.key), onchange: (ev) => { if (ev.target.checked) state.selected.add(e.key); else state.selected.delete(e.key); selectionChanged(); } }) : null),
       h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => showDetails(e.key) }, e.name)),
       h('td', { class: 'num' }, bytes(e.size)), h('td', { class: 'hide-narrow' }, e.contentType), h('td', { class: 'hide-narrow' }, when(e.lastModified))));
-  list.replaceChildren(
+  list.replaceChildren(...[
     h('div', { class: 'table-wrap' }, h('table', { class: 'files' },
       h('thead', {}, h('tr', {}, h('th', { class: 'check' }, h('span', { class: 'visually-hidden' }, 'Select')), h('th', {}, 'Name'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'hide-narrow' }, 'Type'), h('th', { class: 'hide-narrow' }, 'Modified'))),
       h('tbody', {}, rows))),
     shown.length === 0 ? h('p', { class: 'muted' }, 'Nothing loaded matches the filter.') : null,
-    state.token ? h('button', { type: 'button', class: 'more', onclick: () => loadPage(false) }, 'More') : null);
+    state.token ? h('button', { type: 'button', class: 'more', onclick: () => loadPage(false) }, 'More') : null].filter(Boolean));
 }
 
 function selectionChanged() {
@@ -274,13 +274,13 @@ async function uploadUrlForm() {
     r = await api('GET', '/presigned-url', { params: { path: path.value.trim(), expiresIn: expires.value, maxFiles: maxFiles.value, maxFileSize: maxSize.value, allowedMimeTypes: mimes.value.replace(/\s+/g, ''), randomizeName: randomize.checked, allowCustomMetadata: meta.checked } });
   } catch (err) { toast(sentence(err), 'error'); return; }
   const curl = `curl -F file=@screenshot.png '${r.uploadUrl}'`;
-  const lua = `-- FiveM (server side)\nPerformHttpRequest('${r.uploadUrl}', function(status, body) print(status, body) end, 'POST', formBody, { ['Content-Type'] = 'multipart/form-data; boundary=' .. boundary })`;
+  const nui = `// in-game web view (NUI): blob is the screenshot\nconst form = new FormData();\nform.append('file', blob, 'screenshot.png');\nconst res = await fetch('${r.uploadUrl}', { method: 'POST', body: form });\nconst { object } = await res.json(); // object.publicUrl`;
   const urlBox = h('textarea', { readonly: true, rows: '3', id: 'upload-url', class: 'code' }, r.uploadUrl);
   await dialog('Upload URL ready', h('div', {},
     h('p', {}, `POST up to ${r.maxFiles} file${r.maxFiles > 1 ? 's' : ''} (form field “file”) before ${when(r.expiresAt)}${r.path ? ` into ${r.path}/` : ''}. No API key is needed, so hand it only to the script that uploads.`),
     field('URL', urlBox),
     h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => copy(r.uploadUrl, 'Upload URL') }, 'Copy URL'), h('button', { type: 'button', onclick: () => copy(curl, 'curl command') }, 'Copy curl command')),
-    h('pre', { class: 'code' }, curl), h('pre', { class: 'code' }, lua)), [['Done', 'ok', 'primary']]);
+    h('pre', { class: 'code' }, curl), h('pre', { class: 'code' }, nui)), [['Done', 'ok', 'primary']]);
 }
 
 async function placeholders() {

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The console's listener (docs/console.md): sign-in sessions, CSRF and origin checks, security
 //! headers, and the public routes under `/api` acting as the session's key. The pages themselves
 //! are driven in a real browser by `e2e_browser`.

@@ -1,6 +1,7 @@
 //! The integration tests, one binary (one link step) with a module per area. Each test gets its
 //! own database, object-store directory and applications (see `stowage_tests::spawn`). The
-//! headless-browser test stays its own binary (`e2e_browser`): `scripts/e2e.sh` runs it alone.
+//! headless-browser tests are their own binaries (`e2e_browser`, `console_browser`): `scripts/e2e.sh`
+//! runs them.
 
 mod binaries;
 mod console;

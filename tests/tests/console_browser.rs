@@ -1,0 +1,502 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The console in headless Chromium through ChromeDriver (`just e2e`, part of `just test`): every
+//! flow of docs/console.md, and a screenshot of every page at desktop and phone width under
+//! `target/console-screenshots/`.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use actix_web::{web, App, HttpResponse, HttpServer};
+use auth_core::{Permission, PermissionSet};
+use fantoccini::{Client, ClientBuilder, Locator};
+use stowage_tests::*;
+
+const DESKTOP: (u32, u32) = (1280, 800);
+const PHONE: (u32, u32) = (390, 844);
+
+struct Browser {
+    client: Client,
+    _driver: tokio::process::Child,
+    shots: PathBuf,
+}
+
+impl Browser {
+    async fn start() -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let driver = tokio::process::Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("chromedriver is installed (`just e2e` installs it)");
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({ "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                             "--window-size=1280,800", "--no-first-run", "--disable-background-networking"] }),
+        );
+        // ChromeDriver takes a moment to listen: retry the session until it answers (bounded)
+        let mut client = None;
+        for _ in 0..100 {
+            match ClientBuilder::rustls()
+                .unwrap()
+                .capabilities(caps.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
+                Ok(c) => {
+                    client = Some(c);
+                    break;
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+        let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/console-screenshots");
+        std::fs::create_dir_all(&shots).unwrap();
+        Self {
+            client: client.expect("a ChromeDriver session within 10 s"),
+            _driver: driver,
+            shots,
+        }
+    }
+
+    /// Waits until `expr` (a JavaScript expression) is truthy; its last value.
+    async fn until(&self, expr: &str) -> Value {
+        for _ in 0..200 {
+            let value = self
+                .client
+                .execute(&format!("return ({expr}) || null;"), vec![])
+                .await
+                .unwrap();
+            if !value.is_null() && value != Value::Bool(false) {
+                return value;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("not true within 10 s: {expr}");
+    }
+
+    async fn js(&self, script: &str) -> Value {
+        self.client.execute(script, vec![]).await.unwrap()
+    }
+
+    async fn text(&self, css: &str) -> String {
+        self.until(&format!("document.querySelector({css:?})"))
+            .await;
+        self.js(&format!(
+            "return document.querySelector({css:?}).innerText;"
+        ))
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+    }
+
+    async fn click(&self, css: &str) {
+        self.until(&format!("document.querySelector({css:?})"))
+            .await;
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
+
+    /// Clicks the first button whose text is `label` (dialogs' buttons have no ids).
+    async fn button(&self, label: &str) {
+        let expr = format!("[...document.querySelectorAll('button, a.button, label.button')].find(b => b.innerText.trim() === {label:?})");
+        self.until(&expr).await;
+        self.client
+            .execute(&format!("({expr}).click();"), vec![])
+            .await
+            .unwrap();
+    }
+
+    /// The page at desktop and phone width, saved as `<name>-desktop.png` and `<name>-phone.png`.
+    async fn shoot(&self, name: &str) {
+        for ((w, h), size) in [(DESKTOP, "desktop"), (PHONE, "phone")] {
+            self.client.set_window_size(w, h).await.unwrap();
+            // layout settles on the next frame
+            self.client
+                .execute_async(
+                    "requestAnimationFrame(() => requestAnimationFrame(arguments[0]));",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let png = self.client.screenshot().await.unwrap();
+            std::fs::write(self.shots.join(format!("{name}-{size}.png")), png).unwrap();
+        }
+        self.client
+            .set_window_size(DESKTOP.0, DESKTOP.1)
+            .await
+            .unwrap();
+    }
+
+    async fn sign_in(&self, console: &str, key: &str) {
+        self.client.goto(&format!("{console}/")).await.unwrap();
+        self.click("input[name=key]").await;
+        let input = self
+            .client
+            .find(Locator::Css("input[name=key]"))
+            .await
+            .unwrap();
+        input.send_keys(key).await.unwrap();
+        self.click("form button[type=submit]").await;
+        self.until("document.querySelector('#nav') && !document.querySelector('#nav').hidden")
+            .await;
+    }
+}
+
+fn fixture(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("stowage-console-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.display().to_string()
+}
+
+/// A 2×2 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xfd, 0xd4, 0x9a,
+    0x73, 0x00, 0x00, 0x00, 0x16, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0,
+    0x9f, 0x81, 0x81, 0xe1, 0x3f, 0x03, 0x03, 0xc3, 0x7f, 0x06, 0x00, 0x1f, 0xed, 0x04, 0xfc, 0x9a,
+    0x50, 0x45, 0x4e, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn the_console_works_in_a_real_browser() {
+    let app = spawn_with(Options {
+        local_delivery: true,
+        ..Options::default()
+    })
+    .await;
+    let console = app.console.clone();
+    let b = Browser::start().await;
+
+    // sign in
+    b.client.goto(&format!("{console}/")).await.unwrap();
+    b.until("document.querySelector('input[name=key]')").await;
+    b.shoot("sign-in").await;
+    b.sign_in(&console, &app.dev_key).await;
+    b.text("main h1").await;
+    b.until("document.querySelector('.stat')").await;
+    b.shoot("overview").await;
+    assert!(b.text("main").await.contains("Test Org"));
+
+    // files: empty state, upload by picker (two files) into a folder
+    b.client.goto(&format!("{console}/objects")).await.unwrap();
+    b.until("document.querySelector('#listing .empty')").await;
+    b.shoot("files-empty").await;
+    b.client
+        .goto(&format!("{console}/objects?path=shots"))
+        .await
+        .unwrap();
+    b.until("document.querySelector('#file-picker')").await;
+    let files = format!(
+        "{}\n{}",
+        fixture("one.png", PNG),
+        fixture("two.txt", b"hello")
+    );
+    b.client
+        .find(Locator::Css("#file-picker"))
+        .await
+        .unwrap()
+        .send_keys(&files)
+        .await
+        .unwrap();
+    b.until("[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'two.txt')")
+        .await;
+    // drag-and-drop: a drop event carrying a file, as the browser makes one
+    b.js("const dt = new DataTransfer(); dt.items.add(new File(['dropped bytes'], 'dropped.txt', {type: 'text/plain'}));
+          document.querySelector('#listing').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+          return true;").await;
+    b.until(
+        "[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'dropped.txt')",
+    )
+    .await;
+    assert_eq!(
+        app.list_keys(&app.dev_key, Some("shots")).await,
+        vec!["shots/dropped.txt", "shots/one.png", "shots/two.txt"]
+    );
+    // a per-file error: a file over the plan's limit is not possible here, so a refused type
+    // shows on its own row — through an upload URL below instead
+
+    // browse: root shows the folder, the folder link and the breadcrumbs lead back
+    b.client.goto(&format!("{console}/objects")).await.unwrap();
+    b.click("a.folder[href='/objects?path=shots']").await;
+    b.until("document.querySelector('.crumbs [aria-current=page]')?.innerText === 'shots'")
+        .await;
+    b.shoot("files-folder").await;
+
+    // preview and details: the image loads from the delivery origin
+    b.button("one.png").await;
+    b.until("document.querySelector('#details img.preview')?.naturalWidth === 2")
+        .await;
+    let url = b
+        .js("return document.querySelector('#public-url').value;")
+        .await;
+    assert_eq!(
+        url,
+        json!(format!("{}/cdn/test-org/shots/one.png", app.cdn))
+    );
+    b.shoot("files-details").await;
+
+    // rename
+    b.button("Rename or move").await;
+    b.until("document.querySelector('dialog input[type=text]')")
+        .await;
+    b.js("const i = document.querySelector('dialog input[type=text]'); i.value = 'shots/renamed.png'; return true;")
+        .await;
+    b.button("Move").await;
+    b.until(
+        "[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'renamed.png')",
+    )
+    .await;
+
+    // an upload URL from the form, used by a "script"
+    b.button("New upload URL").await;
+    b.until("document.querySelector('dialog')").await;
+    b.js("const i = [...document.querySelectorAll('dialog input')]; i[0].value = 'shots/from-script'; return true;")
+        .await;
+    b.button("Create").await;
+    let upload_url = b
+        .until("document.querySelector('#upload-url')?.value")
+        .await;
+    b.shoot("files-upload-url").await;
+    b.button("Done").await;
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(b"from a script".to_vec()).file_name("script.txt"),
+    );
+    let res = app
+        .client
+        .post(upload_url.as_str().unwrap())
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    b.client
+        .goto(&format!("{console}/objects?path=shots/from-script"))
+        .await
+        .unwrap();
+    b.until(
+        "[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'script.txt')",
+    )
+    .await;
+
+    // delete the folder, after a confirmation that gives its count
+    b.client
+        .goto(&format!("{console}/objects?path=shots"))
+        .await
+        .unwrap();
+    b.button("Delete this folder").await;
+    let confirm = b.until("document.querySelector('dialog')?.innerText").await;
+    assert!(
+        confirm.as_str().unwrap().contains("4 files"),
+        "the count is in the confirmation: {confirm}"
+    );
+    b.shoot("files-delete-folder").await;
+    b.button("Delete 4 files").await;
+    b.until("location.search === ''").await;
+    assert!(app.list_keys(&app.dev_key, Some("shots")).await.is_empty());
+
+    // logs: events of every level, the histogram counts them, filters, event detail
+    let now = chrono::Utc::now();
+    let events: Vec<Value> = (0..12)
+        .map(|i| {
+            let level = ["debug", "info", "warn", "error"][i % 4];
+            json!({ "level": level, "event_type": if i % 2 == 0 { "player.join" } else { "chat" },
+                    "message": format!("event number {i}"), "player_id": format!("p{i}"),
+                    "occurred_at": (now - chrono::Duration::minutes(i as i64 * 3)).to_rfc3339() })
+        })
+        .collect();
+    app.ingest_logs("console-batch-1", events).await;
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=1h"))
+        .await
+        .unwrap();
+    let total = b.until("document.querySelector('#total')?.innerText").await;
+    assert!(total.as_str().unwrap().starts_with("12 events"), "{total}");
+    b.until("document.querySelectorAll('#event-rows tr').length === 12")
+        .await;
+    let bars = b
+        .js("return document.querySelectorAll('#histogram rect.bar').length;")
+        .await;
+    assert!(bars.as_u64().unwrap() >= 4, "bars of every level: {bars}");
+    b.shoot("logs").await;
+    // a filter: minimum level warn (the form puts the search in the URL)
+    b.client
+        .find(Locator::Css("select[name=minLevel]"))
+        .await
+        .unwrap()
+        .select_by_value("warn")
+        .await
+        .unwrap();
+    b.button("Search").await;
+    b.until("location.search.includes('minLevel=warn')").await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 6")
+        .await;
+    let filtered_url = b.client.current_url().await.unwrap();
+    // open an event
+    b.click("#event-rows tr").await;
+    let detail = b
+        .until("document.querySelector('dialog pre')?.innerText")
+        .await;
+    assert!(
+        detail.as_str().unwrap().contains("\"event_id\""),
+        "{detail}"
+    );
+    b.shoot("logs-event").await;
+    b.button("Close").await;
+    // back returns to the unfiltered search; the shared URL reproduces the filtered one
+    b.client.back().await.unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 12")
+        .await;
+    b.client.goto(filtered_url.as_str()).await.unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 6")
+        .await;
+    assert_eq!(
+        b.js("return document.querySelector('select[name=minLevel]').value;")
+            .await,
+        json!("warn")
+    );
+    // export of the current search, with the session (the link is an <a download>)
+    let href = b
+        .js("return document.querySelector('#export-ndjson').href;")
+        .await;
+    let exported = b
+        .client
+        .execute_async(
+            "fetch(arguments[0], {credentials: 'same-origin'}).then(r => r.text()).then(arguments[1]);",
+            vec![href],
+        )
+        .await
+        .unwrap();
+    assert_eq!(exported.as_str().unwrap().lines().count(), 6, "{exported}");
+    // live tail: an event ingested during the test shows up
+    b.click("#tail-toggle").await;
+    b.until("document.querySelector('#tail-state').innerText.startsWith('Live')")
+        .await;
+    app.ingest_logs(
+        "console-batch-2",
+        vec![json!({ "level": "error", "message": "tail marker", "occurred_at": chrono::Utc::now().to_rfc3339() })],
+    )
+    .await;
+    b.until("document.querySelector('#event-rows tr td.msg')?.innerText === 'tail marker'")
+        .await;
+    b.shoot("logs-tail").await;
+    b.click("#tail-toggle").await;
+    b.until("document.querySelector('#tail-state').innerText === 'Paused.'")
+        .await;
+
+    // a cross-site page cannot make the signed-in browser change anything
+    let attack = attacker_page(&console).await;
+    let res = app
+        .upload(&app.dev_key, "keep.png", PNG.to_vec(), Some("victim"))
+        .await;
+    assert_eq!(res.status(), 200);
+    b.client.goto(&attack).await.unwrap();
+    b.until("document.readyState === 'complete' && location.href.includes('/api/')")
+        .await;
+    assert_eq!(
+        app.list_keys(&app.dev_key, Some("victim")).await,
+        vec!["victim/keep.png"],
+        "the cross-site form post deleted nothing"
+    );
+
+    // sign out ends the session server-side
+    b.client.goto(&format!("{console}/overview")).await.unwrap();
+    b.until("document.querySelector('.stat')").await;
+    let cookie = b
+        .client
+        .get_named_cookie("stowage_console")
+        .await
+        .unwrap()
+        .value()
+        .to_owned();
+    b.click("#signout").await;
+    b.until("document.querySelector('input[name=key]')").await;
+    let replay = app
+        .client
+        .get(format!("{console}/api/v1/whoami"))
+        .header("Cookie", format!("stowage_console={cookie}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.status(), 401);
+
+    // a path-restricted key sees only its prefixes
+    for (name, folder) in [("a.png", "team"), ("b.png", "secret")] {
+        assert_eq!(
+            app.upload(&app.dev_key, name, PNG.to_vec(), Some(folder))
+                .await
+                .status(),
+            200
+        );
+    }
+    let restricted = app
+        .key(KeySpec {
+            allow: vec!["team".into()],
+            ..KeySpec::developer([Permission::CdnRead].into_iter().collect::<PermissionSet>())
+        })
+        .await;
+    b.sign_in(&console, &restricted).await;
+    b.client.goto(&format!("{console}/objects")).await.unwrap();
+    let offered = b.text("ul.folders").await;
+    assert_eq!(offered.trim(), "team/");
+    b.shoot("files-restricted").await;
+    b.click("a.folder").await;
+    b.until("[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'a.png')")
+        .await;
+    assert!(!b.text("#listing").await.contains("b.png"));
+    b.client
+        .goto(&format!("{console}/objects?path=secret"))
+        .await
+        .unwrap();
+    let refused = b.text("#listing .error").await;
+    assert!(refused.contains("This key may not do that"), "{refused}");
+    b.client.goto(&format!("{console}/logs")).await.unwrap();
+    b.until("document.querySelector('main .empty')").await;
+    b.shoot("logs-no-permission").await;
+
+    b.client.close().await.unwrap();
+}
+
+/// A page on another origin that posts a form to the console's delete-folder route; its URL.
+async fn attacker_page(console: &str) -> String {
+    let page = format!(
+        r#"<!doctype html><html><body><form id="f" method="POST" enctype="text/plain" action="{console}/api/v1/objects/delete-folder"><input name='{{"path":"victim","x":"' value='"}}'></form><script>document.getElementById('f').submit();</script></body></html>"#
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = HttpServer::new(move || {
+        let page = page.clone();
+        App::new().route(
+            "/attack.html",
+            web::get().to(move || {
+                let page = page.clone();
+                async move { HttpResponse::Ok().content_type("text/html").body(page) }
+            }),
+        )
+    })
+    .workers(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    tokio::spawn(server);
+    // `localhost` is another site than 127.0.0.1 for the browser
+    format!("http://localhost:{port}/attack.html")
+}
