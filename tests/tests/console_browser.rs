@@ -193,6 +193,18 @@ async fn the_console_works_in_a_real_browser() {
     b.text("main h1").await;
     b.until("document.querySelector('.stat')").await;
     b.shoot("overview").await;
+    // page weight and first render of a fresh load (docs/benchmarks.md quotes these)
+    b.client.goto(&format!("{console}/overview")).await.unwrap();
+    let rendered = b
+        .until("document.querySelector('.stat') && performance.now()")
+        .await;
+    let bytes = b
+        .js("return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))
+                .filter(e => !e.name.includes('/api/') && !e.name.includes('/session'))
+                .reduce((n, e) => n + e.transferSize, 0);")
+        .await;
+    eprintln!("console first page: {bytes} bytes transferred (compressed), overview rendered at {rendered} ms");
+    assert!(bytes.as_f64().unwrap() < 100_000.0, "{bytes}");
     assert!(b.text("main").await.contains("Test Org"));
 
     // files: empty state, upload by picker (two files) into a folder
