@@ -140,7 +140,7 @@ async function histogram(body) {
     box.replaceChildren(errorBox(sentence(err))); return;
   }
   if (!view) return;
-  document.getElementById('total').textContent = `${c.total.toLocaleString()} events · ${c.interval} buckets`;
+  document.getElementById('total').textContent = `${c.total.toLocaleString()} event${c.total === 1 ? '' : 's'} · ${c.interval} buckets`;
   if (c.total === 0) { box.replaceChildren(empty('No events in this range.', 'Widen the time range or clear filters.')); return; }
   const W = 1000; const H = 160; const n = c.buckets.length; const bw = W / n;
   const max = Math.max(1, ...c.buckets.map((b) => b.total));
@@ -165,7 +165,7 @@ async function histogram(body) {
   svg.append(sel);
   const bucketAt = (e) => { const r = svg.getBoundingClientRect(); return Math.min(n - 1, Math.max(0, Math.floor(((e.clientX - r.left) / r.width) * n))); };
   let start = null;
-  svg.addEventListener('pointerdown', (e) => { start = bucketAt(e); svg.setPointerCapture(e.pointerId); });
+  svg.addEventListener('pointerdown', (e) => { start = bucketAt(e); try { svg.setPointerCapture(e.pointerId); } catch { /* not a live pointer */ } });
   svg.addEventListener('pointermove', (e) => {
     if (start === null) return;
     const a = Math.min(start, bucketAt(e)); const b = Math.max(start, bucketAt(e));

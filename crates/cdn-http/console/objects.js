@@ -37,7 +37,7 @@ export async function render(root, { me, params, navigate }) {
 
 function breadcrumbs(path) {
   const parts = path ? path.split('/') : [];
-  const crumbs = [h('a', { href: link(''), 'data-link': true }, 'All files')];
+  const crumbs = [parts.length ? h('a', { href: link(''), 'data-link': true }, 'All files') : h('span', { 'aria-current': 'page' }, 'All files')];
   parts.forEach((p, i) => {
     const to = parts.slice(0, i + 1).join('/');
     crumbs.push(' / ', i === parts.length - 1 ? h('span', { 'aria-current': 'page' }, p) : h('a', { href: link(to), 'data-link': true }, p));

@@ -39,7 +39,7 @@ export function when(iso) {
 }
 
 export function errorBox(text, retry) {
-  return h('div', { class: 'error', role: 'alert' }, h('p', {}, text),
+  return h('div', { class: 'error-box', role: 'alert' }, h('p', {}, text),
     retry ? h('button', { type: 'button', onclick: retry }, 'Try again') : null);
 }
 
