@@ -213,6 +213,7 @@ impl Application {
                     Ok(n) => tracing::info!(swept = n, "idempotency records swept"),
                     Err(e) => tracing::warn!(error = %e, "idempotency sweep failed"),
                 }
+                sweep_console_sessions(&state).await;
             }
         });
         let result = match self.console {
@@ -224,6 +225,25 @@ impl Application {
         };
         sweeper.abort();
         result
+    }
+}
+
+/// Deletes console sessions past their idle or absolute limit (abandoned ones are never
+/// presented again, so nothing else would).
+async fn sweep_console_sessions(state: &CdnState) {
+    use auth_core::console_session::ConsoleSessionStore;
+    let now = chrono::Utc::now();
+    let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::zero());
+    let sessions = stow_db::PgConsoleSessions::new(state.db.clone());
+    match sessions
+        .sweep(
+            ago(state.config.console_idle),
+            ago(state.config.console_absolute),
+        )
+        .await
+    {
+        Ok(n) => tracing::info!(swept = n, "expired console sessions swept"),
+        Err(e) => tracing::warn!(error = %e, "console session sweep failed"),
     }
 }
 

@@ -81,6 +81,14 @@ fn prefixes(raw: &[String], flag: &str) -> Result<Vec<String>, CliError> {
         .collect()
 }
 
+/// A disabled key's console sessions end now, not at their next request.
+async fn end_console_sessions(ctx: &Ctx, key_id: &str) -> Result<u64, CliError> {
+    use auth_core::console_session::ConsoleSessionStore;
+    Ok(stow_db::PgConsoleSessions::new(ctx.db.clone())
+        .end_for_key(key_id)
+        .await?)
+}
+
 pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliError> {
     let accounts = &ctx.accounts;
     match cmd {
@@ -281,6 +289,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                 .await?;
             if disable_old {
                 accounts.disable_key(&old.id, chrono::Utc::now()).await?;
+                end_console_sessions(ctx, &old.id).await?;
             }
             let mut out = key_json(&key);
             out["secret"] = json!(s.secret);
@@ -304,9 +313,10 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
         }
         KeyCmd::Disable { key_id } => {
             let k = accounts.disable_key(&key_id, chrono::Utc::now()).await?;
+            let ended = end_console_sessions(ctx, &k.id).await?;
             Ok((
-                json!({ "keyId": k.id, "disabled": true }),
-                format!("key {} disabled", k.id),
+                json!({ "keyId": k.id, "disabled": true, "consoleSessionsEnded": ended }),
+                format!("key {} disabled; {ended} console session(s) ended", k.id),
             ))
         }
         KeyCmd::Delete { key_id } => {

@@ -781,7 +781,26 @@ async fn keys_are_enabled_and_rotated() {
         "bot",
     ]));
     let id = key["keyId"].as_str().unwrap().to_owned();
-    ok(&["key", "disable", &id]);
+    // a console session of the key ends when it is disabled, not at its next request
+    let pool = stow_db::Db::connect(&stow_db::DbConfig::new(db.clone())).unwrap();
+    let sessions = stow_db::PgConsoleSessions::new(pool);
+    let now = chrono::Utc::now();
+    let session = auth_core::console_session::Session {
+        id_hash: auth_core::console_session::token_hash("cookie"),
+        key_id: id.clone(),
+        key_hash: [1; 32],
+        csrf_token: "csrf".into(),
+        created_at: now,
+        last_seen_at: now,
+    };
+    use auth_core::console_session::ConsoleSessionStore;
+    sessions.create(&session).await.unwrap();
+    let out = ok(&["key", "disable", &id]);
+    assert_eq!(
+        out.trim(),
+        format!("key {id} disabled; 1 console session(s) ended")
+    );
+    assert_eq!(sessions.get(&session.id_hash).await.unwrap(), None);
     let out = ok(&["key", "enable", &id]);
     assert_eq!(out.trim(), format!("key {id} enabled"));
     let state = |id: &str| {
