@@ -135,7 +135,7 @@ def pct(values, p):
 
 
 def services(env_extra=None):
-    env = {"DATABASE_URL": DB, "CDN_API_ADDR": f"127.0.0.1:{CDN}", "LOGS_API_ADDR": f"127.0.0.1:{LOGS}",
+    env = {"DATABASE_URL": DB, "CDN_API_ADDR": f"127.0.0.1:{CDN}", "LOGS_API_ADDR": f"127.0.0.1:{LOGS}", "CONSOLE_ADDR": "off",
            "OBJECT_STORE_URL": f"file://{WORK}/objects", "STOWAGE_SIGNING_SECRET": SECRET, "RATE_LIMIT_PER_SECOND": "1000000",
            "RATE_LIMIT_BURST": "1000000", "RUST_LOG": "warn", "DATABASE_MAX_CONNECTIONS": "16", **(env_extra or {})}
     cdn = start([f"{BIN}/cdn-api"], env, "cdn-api")

@@ -13,7 +13,7 @@ scripts/ensure-postgres.sh
 DB=stowage_contract
 psql -h 127.0.0.1 -U postgres -d postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB"
-export CDN_API_ADDR=127.0.0.1:18180 LOGS_API_ADDR=127.0.0.1:18181
+export CDN_API_ADDR=127.0.0.1:18180 LOGS_API_ADDR=127.0.0.1:18181 CONSOLE_ADDR=127.0.0.1:18182
 export OBJECT_STORE_URL="file://$PWD/target/contract-objects" RUST_LOG=warn
 export RATE_LIMIT_PER_SECOND=100000 RATE_LIMIT_BURST=100000
 cargo build -q -p cdn-api -p logs-api -p stowctl

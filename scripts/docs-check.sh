@@ -8,7 +8,7 @@ scripts/ensure-postgres.sh
 DB=stowage_docs_check
 psql -h 127.0.0.1 -U postgres -d postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB"
-export CDN_API_ADDR=127.0.0.1:18280 LOGS_API_ADDR=127.0.0.1:18281
+export CDN_API_ADDR=127.0.0.1:18280 LOGS_API_ADDR=127.0.0.1:18281 CONSOLE_ADDR=127.0.0.1:18282
 export DOCS_CHECK_DIR="$PWD/target/docs-check"
 rm -rf "$DOCS_CHECK_DIR"
 export OBJECT_STORE_URL="file://$DOCS_CHECK_DIR/objects" RUST_LOG=warn

@@ -19,8 +19,9 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 DB=stowage_nginx_e2e
 psql -h 127.0.0.1 -U postgres -d postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 PROXY=127.0.0.1:18390
+CONSOLE_PROXY=127.0.0.1:18391
 export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB"
-export CDN_API_ADDR=127.0.0.1:18380 LOGS_API_ADDR=127.0.0.1:18381
+export CDN_API_ADDR=127.0.0.1:18380 LOGS_API_ADDR=127.0.0.1:18381 CONSOLE_ADDR=127.0.0.1:18382
 export OBJECT_STORE_URL="file://$WORK/objects" RUST_LOG=warn
 export PUBLIC_BASE_URL="http://$PROXY/cdn" TRUSTED_PROXIES=127.0.0.1
 cargo build -q -p cdn-api -p logs-api -p stowctl
@@ -31,11 +32,13 @@ target/debug/logs-api > "$WORK/logs.log" 2>&1 &
 LOGS_PID=$!
 # the scheme forwarded is https, as it is behind the TLS listener the test leaves out
 grep -v 'tls-only' deploy/nginx/stowage.conf \
-  | sed -e "s/127.0.0.1:8080/$CDN_API_ADDR/; s/127.0.0.1:8081/$LOGS_API_ADDR/" \
+  | sed -e "s/127.0.0.1:8080/$CDN_API_ADDR/; s/127.0.0.1:8081/$LOGS_API_ADDR/; s/127.0.0.1:8082/$CONSOLE_ADDR/" \
         -e "s/server_name stowage.example.com;/listen $PROXY; server_name 127.0.0.1;/" \
+        -e "s/server_name console.stowage.example.com;/listen $CONSOLE_PROXY; server_name 127.0.0.1;/" \
         -e 's/X-Forwarded-Proto $scheme;/X-Forwarded-Proto https;/' \
   > "$WORK/stowage.conf"
 grep -q 'X-Forwarded-Proto https;' "$WORK/stowage.conf"
+grep -q "listen $CONSOLE_PROXY;" "$WORK/stowage.conf"
 cat > "$WORK/nginx.conf" <<CONF
 worker_processes 1; daemon off; pid $WORK/nginx.pid; error_log $WORK/nginx-error.log;
 events { worker_connections 256; }
@@ -58,7 +61,7 @@ if ! curl -sf "http://$PROXY/readyz" >/dev/null; then
   tail -5 "$WORK"/*.log >&2
   exit 1
 fi
-export KEY PROXY CDN_API_ADDR WORK
+export KEY PROXY CONSOLE_PROXY CDN_API_ADDR WORK
 python3 - <<'PY'
 import json, os, subprocess, sys, time, urllib.request, urllib.error
 proxy, key, work = os.environ["PROXY"], os.environ["KEY"], os.environ["WORK"]
@@ -128,5 +131,17 @@ status, _ = curl(f"http://{os.environ['CDN_API_ADDR']}/metrics")
 check(status == 200, "/metrics answers on the instance itself")
 headers = subprocess.run(["curl", "-sS", "-D", "-", "-o", "/dev/null", f"{base}/v1/whoami", *auth], check=True, capture_output=True).stdout.decode()
 check("x-request-id: req_" in headers.lower(), "X-Request-Id comes through")
+# the console on its own host name: behind HTTPS (forwarded) its cookie is Secure, and its /api works
+console = f"http://{os.environ['CONSOLE_PROXY']}"
+signin = subprocess.run(["curl", "-sS", "-D", "-", "-o", "/dev/null", "-H", "Content-Type: application/json",
+                         "-d", json.dumps({"key": key}), f"{console}/session"], check=True, capture_output=True).stdout.decode()
+cookie_line = next((l for l in signin.splitlines() if l.lower().startswith("set-cookie:")), "")
+check("Secure" in cookie_line and "HttpOnly" in cookie_line and "SameSite=Strict" in cookie_line,
+      f"the console's session cookie is Secure behind HTTPS ({cookie_line.strip()})")
+cookie = cookie_line.split(":", 1)[1].split(";", 1)[0].strip()
+status, body = curl("-H", f"Cookie: {cookie}", f"{console}/api/v1/whoami")
+check(status == 200 and json.loads(body)["organization"]["name"], "the console's /api acts as the signed-in key through the proxy")
+status, body = curl(f"{console}/")
+check(status == 200 and b'src="/assets/app.js"' in body, "the console page through the proxy")
 PY
 echo "nginx-e2e: passed" >&2

@@ -54,7 +54,8 @@ fn start_refused(env: &[(&str, &str)]) -> (Option<i32>, String, usize) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cdn_api_test_shim"));
     cmd.current_dir(&dir)
         .env_remove("OBJECT_STORE_URL")
-        .env("CDN_API_ADDR", "127.0.0.1:0");
+        .env("CDN_API_ADDR", "127.0.0.1:0")
+        .env("CONSOLE_ADDR", "off");
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -41,6 +41,7 @@ async fn start_process(app: &TestApp, env: &[(&str, &str)]) -> (tokio::process::
     command
         .env("DATABASE_URL", &app.db_url)
         .env("CDN_API_ADDR", format!("127.0.0.1:{port}"))
+        .env("CONSOLE_ADDR", "off")
         .env(
             "OBJECT_STORE_URL",
             format!("file://{}", app.objects_dir.display()),
