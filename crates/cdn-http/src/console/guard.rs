@@ -140,3 +140,65 @@ pub async fn act_as_session_key(
     }
     Ok(res.map_into_left_body())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::test::TestRequest;
+
+    fn allowed(host: &str, headers: &[(&str, &str)]) -> bool {
+        let mut req = TestRequest::post().insert_header(("host", host));
+        for h in headers {
+            req = req.insert_header(*h);
+        }
+        same_origin(&req.to_http_request()).is_ok()
+    }
+
+    #[test]
+    fn only_the_consoles_own_origin_may_change_state() {
+        let host = "console.example.com";
+        assert!(allowed(host, &[]), "no Origin: a same-origin form or curl");
+        assert!(allowed(host, &[("origin", "https://console.example.com")]));
+        assert!(allowed(host, &[("sec-fetch-site", "same-origin")]));
+        assert!(
+            allowed(host, &[("sec-fetch-site", "none")]),
+            "typed by the user"
+        );
+        for refused in [
+            "https://evil.example",
+            "https://console.example.com.evil.example",
+            "https://evil.example/console.example.com",
+            "https://console.example.com:444",
+            "null",
+            "",
+            "console.example.com",
+        ] {
+            assert!(!allowed(host, &[("origin", refused)]), "{refused:?}");
+        }
+        assert!(!allowed(host, &[("sec-fetch-site", "cross-site")]));
+        assert!(
+            !allowed(host, &[("sec-fetch-site", "same-site")]),
+            "a sibling subdomain"
+        );
+        // ports are part of the origin
+        assert!(allowed(
+            "127.0.0.1:8082",
+            &[("origin", "http://127.0.0.1:8082")]
+        ));
+        assert!(!allowed(
+            "127.0.0.1:8082",
+            &[("origin", "http://127.0.0.1:8080")]
+        ));
+        assert!(allowed("[::1]:8082", &[("origin", "http://[::1]:8082")]));
+    }
+
+    #[test]
+    fn safe_methods_change_nothing_and_need_no_token() {
+        assert!(!changes_state(&Method::GET));
+        assert!(!changes_state(&Method::HEAD));
+        assert!(!changes_state(&Method::OPTIONS));
+        for m in [Method::POST, Method::PUT, Method::DELETE, Method::PATCH] {
+            assert!(changes_state(&m), "{m}");
+        }
+    }
+}
