@@ -147,8 +147,19 @@ impl Browser {
 
     /// The page at desktop and phone width, saved as `<name>-desktop.png` and `<name>-phone.png`.
     async fn shoot(&self, name: &str) {
+        self.shoot_at(name, None).await;
+    }
+
+    /// [`Self::shoot`] with `css` scrolled into view at each width.
+    async fn shoot_at(&self, name: &str, css: Option<&str>) {
         for ((w, h), size) in [(DESKTOP, "desktop"), (PHONE, "phone")] {
             self.client.set_window_size(w, h).await.unwrap();
+            if let Some(css) = css {
+                self.js(&format!(
+                    "document.querySelector({css:?}).scrollIntoView(); return true;"
+                ))
+                .await;
+            }
             // layout settles on the next frame
             self.client
                 .execute_async(
@@ -439,7 +450,7 @@ async fn the_console_works_in_a_real_browser() {
     .await;
     b.until("document.querySelector('#event-rows tr td.msg')?.innerText === 'tail marker'")
         .await;
-    b.shoot("logs-tail").await;
+    b.shoot_at("logs-tail", Some("#tail-toggle")).await;
     b.click("#tail-toggle").await;
     b.until("document.querySelector('#tail-state').innerText === 'Paused.'")
         .await;

@@ -2,7 +2,7 @@
 // so a link reproduces it and the back button returns to the previous one. Built on
 // /v1/logs/query, /counts, /export and /tail.
 import { api, query, sentence } from './api.js';
-import { h, toast, when, errorBox, empty, dialog, field } from './ui.js';
+import { h, toast, when, shortTime, errorBox, empty, dialog, field } from './ui.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'];
 const PRESETS = [['15m', '15 min', 15], ['1h', '1 hour', 60], ['6h', '6 hours', 360], ['24h', '24 hours', 1440], ['7d', '7 days', 10080]];
@@ -130,7 +130,12 @@ function searchForm(params, servers, navigate) {
     h('div', { class: 'form-grid' },
       field('Resource', inputs.resource), field('Identifier', inputs.identifier, 'owner:key:value'), field('Data contains', inputs.data, 'a JSON object'))),
   h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Search'), h('a', { href: `/logs?server=${encodeURIComponent(params.get('server') || '')}`, 'data-link': true, class: 'button ghost' }, 'Clear filters')));
-  return form;
+  // on a phone the results matter more than the form: it starts folded, naming the search
+  const summary = [params.get('server'), (PRESETS.find((p) => p[0] === (params.get('range') || '1h')) || ['', 'custom range'])[1],
+    params.get('levels') || (params.get('minLevel') ? `${params.get('minLevel')}+` : ''),
+    ...FILTERS.map((k) => params.get(k))].filter(Boolean).join(' · ');
+  return h('details', { class: 'search-panel', open: window.matchMedia('(min-width: 721px)').matches },
+    h('summary', {}, h('strong', {}, 'Search'), ` ${summary}`), form);
 }
 
 async function histogram(body) {
@@ -186,7 +191,7 @@ async function histogram(body) {
 
 function eventRow(e, fresh) {
   return h('tr', { class: fresh ? 'fresh' : '', tabindex: '0', onclick: () => showEvent(e), onkeydown: (k) => { if (k.key === 'Enter') showEvent(e); } },
-    h('td', { class: 'nowrap' }, when(e.occurred_at)), h('td', {}, h('span', { class: `lvl ${e.level}` }, e.level)),
+    h('td', { class: 'nowrap', title: when(e.occurred_at) }, shortTime(e.occurred_at)), h('td', {}, h('span', { class: `lvl ${e.level}` }, e.level)),
     h('td', { class: 'hide-narrow' }, e.event_type || ''), h('td', { class: 'hide-narrow' }, e.resource || ''),
     h('td', { class: 'hide-narrow' }, e.player_id || ''), h('td', { class: 'msg' }, e.message || ''));
 }

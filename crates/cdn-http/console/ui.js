@@ -38,6 +38,14 @@ export function when(iso) {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
+/** A compact time: the time of day for today, else the date and time (the full one as a title). */
+export function shortTime(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso || '—';
+  const today = new Date().toDateString() === d.toDateString();
+  return today ? d.toLocaleTimeString() : d.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
 export function errorBox(text, retry) {
   return h('div', { class: 'error-box', role: 'alert' }, h('p', {}, text),
     retry ? h('button', { type: 'button', onclick: retry }, 'Try again') : null);
