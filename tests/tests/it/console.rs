@@ -5,13 +5,12 @@
 
 use auth_core::{AccountStore, Permission, PermissionSet};
 use reqwest::header::{CONTENT_SECURITY_POLICY, SET_COOKIE};
+use reqwest::Method;
 use stowage_tests::*;
 
 /// Signs in with `key`; the session cookie (`name=value`) and the CSRF token.
 async fn sign_in(app: &TestApp, key: &str) -> (String, String) {
-    let res = app
-        .client
-        .post(format!("{}/session", app.console))
+    let res = at(app, Method::POST, "/session")
         .json(&json!({ "key": key }))
         .send()
         .await
@@ -25,18 +24,19 @@ async fn sign_in(app: &TestApp, key: &str) -> (String, String) {
     )
 }
 
+/// A request to the console's origin.
+fn at(app: &TestApp, method: Method, path: &str) -> reqwest::RequestBuilder {
+    app.client.request(method, format!("{}{path}", app.console))
+}
+
 fn get(app: &TestApp, path: &str, cookie: &str) -> reqwest::RequestBuilder {
-    app.client
-        .get(format!("{}{path}", app.console))
-        .header("Cookie", cookie)
+    at(app, Method::GET, path).header("Cookie", cookie)
 }
 
 #[tokio::test]
 async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_key() {
     let app = spawn().await;
-    let res = app
-        .client
-        .post(format!("{}/session", app.console))
+    let res = at(&app, Method::POST, "/session")
         .json(&json!({ "key": app.dev_key }))
         .send()
         .await
@@ -76,17 +76,13 @@ async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_ke
     assert_eq!(session.key_hash, auth_core::secret::hash(&app.dev_key));
 
     // without a session: 401, with the API's envelope
-    let res = app
-        .client
-        .get(format!("{}/api/v1/whoami", app.console))
+    let res = at(&app, Method::GET, "/api/v1/whoami")
         .header("Authorization", format!("Bearer {}", app.dev_key))
         .send()
         .await
         .unwrap();
     assert_eq!(res.status(), 401, "the console's /api takes sessions only");
-    let bad = app
-        .client
-        .post(format!("{}/session", app.console))
+    let bad = at(&app, Method::POST, "/session")
         .json(&json!({ "key": "sk_not-a-key" }))
         .send()
         .await
@@ -100,9 +96,7 @@ async fn state_changes_need_the_csrf_token_and_the_console_origin() {
     let app = spawn().await;
     let (cookie, csrf) = sign_in(&app, &app.dev_key).await;
     let purge = |token: Option<&str>, origin: Option<&str>| {
-        let mut req = app
-            .client
-            .post(format!("{}/api/v1/objects/purge", app.console))
+        let mut req = at(&app, Method::POST, "/api/v1/objects/purge")
             .header("Cookie", &cookie)
             .json(&json!({ "paths": ["a.png"] }));
         if let Some(t) = token {
@@ -130,9 +124,7 @@ async fn state_changes_need_the_csrf_token_and_the_console_origin() {
     assert_eq!(purge(Some(&csrf), None).await.unwrap().status(), 200);
 
     // a cross-site sign-in (login CSRF) is refused too
-    let res = app
-        .client
-        .post(format!("{}/session", app.console))
+    let res = at(&app, Method::POST, "/session")
         .header("Origin", "http://evil.example")
         .json(&json!({ "key": app.dev_key }))
         .send()
@@ -140,9 +132,7 @@ async fn state_changes_need_the_csrf_token_and_the_console_origin() {
         .unwrap();
     assert_eq!(res.status(), 403);
     // sign-out is a state change
-    let res = app
-        .client
-        .delete(format!("{}/session", app.console))
+    let res = at(&app, Method::DELETE, "/session")
         .header("Cookie", &cookie)
         .send()
         .await
@@ -154,9 +144,7 @@ async fn state_changes_need_the_csrf_token_and_the_console_origin() {
 async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
     let app = spawn().await;
     let (cookie, csrf) = sign_in(&app, &app.dev_key).await;
-    let res = app
-        .client
-        .delete(format!("{}/session", app.console))
+    let res = at(&app, Method::DELETE, "/session")
         .header("Cookie", &cookie)
         .header("X-CSRF-Token", &csrf)
         .send()
@@ -268,12 +256,7 @@ async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline
         "/assets/app.js",
         "/session",
     ] {
-        let res = app
-            .client
-            .get(format!("{}{path}", app.console))
-            .send()
-            .await
-            .unwrap();
+        let res = at(&app, Method::GET, "{path}").send().await.unwrap();
         let csp = res.headers()[CONTENT_SECURITY_POLICY].to_str().unwrap();
         assert!(csp.contains("script-src 'self';"), "{path}: {csp}");
         assert!(csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
@@ -285,9 +268,7 @@ async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline
         assert_eq!(res.headers()["x-frame-options"], "DENY");
         assert_eq!(res.headers()["x-content-type-options"], "nosniff");
     }
-    let page = app
-        .client
-        .get(format!("{}/objects?path=a", app.console))
+    let page = at(&app, Method::GET, "/objects?path=a")
         .send()
         .await
         .unwrap()
@@ -298,17 +279,14 @@ async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline
     assert_eq!(page.matches("<script").count(), 1, "no inline script");
     assert!(!page.contains(" on"), "no inline event handlers");
     // assets are compressed for browsers that accept it
-    let res = app
-        .client
-        .get(format!("{}/assets/logs.js", app.console))
+    let res = at(&app, Method::GET, "/assets/logs.js")
         .header("Accept-Encoding", "gzip")
         .send()
         .await
         .unwrap();
     assert_eq!(res.headers()["content-encoding"], "gzip");
     assert_eq!(
-        app.client
-            .get(format!("{}/assets/nope.js", app.console))
+        at(&app, Method::GET, "/assets/nope.js")
             .send()
             .await
             .unwrap()
@@ -316,9 +294,7 @@ async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline
         404
     );
     // delivery is not on the console's origin
-    let res = app
-        .client
-        .get(format!("{}/cdn/test-org/a.png", app.console))
+    let res = at(&app, Method::GET, "/cdn/test-org/a.png")
         .send()
         .await
         .unwrap();
@@ -366,9 +342,7 @@ async fn a_path_restricted_key_sees_and_changes_only_its_prefixes_through_the_co
         .await
         .unwrap();
     assert_eq!(res.status(), 403);
-    let res = app
-        .client
-        .delete(format!("{}/api/v1/objects?path=private/b.png", app.console))
+    let res = at(&app, Method::DELETE, "/api/v1/objects?path=private/b.png")
         .header("Cookie", &cookie)
         .header("X-CSRF-Token", &csrf)
         .send()
