@@ -256,7 +256,7 @@ async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline
         "/assets/app.js",
         "/session",
     ] {
-        let res = at(&app, Method::GET, "{path}").send().await.unwrap();
+        let res = at(&app, Method::GET, path).send().await.unwrap();
         let csp = res.headers()[CONTENT_SECURITY_POLICY].to_str().unwrap();
         assert!(csp.contains("script-src 'self';"), "{path}: {csp}");
         assert!(csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
