@@ -21,7 +21,7 @@ function signInPage(message) {
   document.getElementById('signout').hidden = true;
   document.getElementById('who').textContent = '';
   document.title = 'Sign in · Stowage console';
-  const key = h('input', { type: 'password', name: 'key', autocomplete: 'off', required: true, spellcheck: 'false', placeholder: 'sk_… or svc_…' });
+  const key = h('input', { type: 'password', name: 'key', autocomplete: 'off', required: true, spellcheck: 'false', placeholder: 'stw_dev_… or stw_srv_…' });
   const problem = h('div', { class: 'form-error', role: 'alert' });
   if (message) problem.append(h('p', {}, message));
   const form = h('form', { class: 'card narrow', onsubmit: async (e) => {
