@@ -503,7 +503,12 @@ async fn the_console_works_in_a_real_browser() {
     let restricted = app
         .key(KeySpec {
             allow: vec!["team".into()],
-            ..KeySpec::developer([Permission::CdnRead].into_iter().collect::<PermissionSet>())
+            mime: Some(vec!["image/*".into()]),
+            ..KeySpec::developer(
+                [Permission::CdnRead, Permission::CdnWrite]
+                    .into_iter()
+                    .collect::<PermissionSet>(),
+            )
         })
         .await;
     b.sign_in(&console, &restricted).await;
@@ -515,6 +520,29 @@ async fn the_console_works_in_a_real_browser() {
     b.until("[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'a.png')")
         .await;
     assert!(!b.text("#listing").await.contains("b.png"));
+    // uploads fail one by one: the image is stored, the text file (not an image) shows its error
+    let files = format!(
+        "{}\n{}",
+        fixture("ok.png", PNG),
+        fixture("notes.txt", b"no")
+    );
+    b.client
+        .find(Locator::Css("#file-picker"))
+        .await
+        .unwrap()
+        .send_keys(&files)
+        .await
+        .unwrap();
+    let failed = b
+        .until("document.querySelector('.upload.failed[data-name=\"notes.txt\"]')?.innerText")
+        .await;
+    assert!(
+        failed.as_str().unwrap().contains("not allowed"),
+        "the file's own error: {failed}"
+    );
+    b.until("[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'ok.png')")
+        .await;
+    b.shoot("files-upload-errors").await;
     b.client
         .goto(&format!("{console}/objects?path=secret"))
         .await
