@@ -344,19 +344,34 @@ async fn the_console_works_in_a_real_browser() {
     )
     .await;
 
-    // delete the folder, after a confirmation that gives its count
+    // delete two selected files
     b.client
         .goto(&format!("{console}/objects?path=shots"))
         .await
         .unwrap();
+    for name in ["dropped.txt", "two.txt"] {
+        b.click(&format!("input[aria-label='Select {name}']")).await;
+    }
+    b.button("Delete selected (2)").await;
+    b.until("document.querySelector('dialog')?.innerText.includes('shots/two.txt')")
+        .await;
+    b.button("Delete").await;
+    b.until("![...document.querySelectorAll('#listing td')].some(t => t.innerText === 'two.txt')")
+        .await;
+    assert_eq!(
+        app.list_keys(&app.dev_key, Some("shots")).await,
+        vec!["shots/from-script/script.txt", "shots/renamed.png"]
+    );
+
+    // delete the folder, after a confirmation that gives its count
     b.button("Delete this folder").await;
     let confirm = b.until("document.querySelector('dialog')?.innerText").await;
     assert!(
-        confirm.as_str().unwrap().contains("4 files"),
+        confirm.as_str().unwrap().contains("2 files"),
         "the count is in the confirmation: {confirm}"
     );
     b.shoot("files-delete-folder").await;
-    b.button("Delete 4 files").await;
+    b.button("Delete 2 files").await;
     b.until("location.search === ''").await;
     assert!(app.list_keys(&app.dev_key, Some("shots")).await.is_empty());
 
@@ -371,19 +386,36 @@ async fn the_console_works_in_a_real_browser() {
         })
         .collect();
     app.ingest_logs("console-batch-1", events).await;
+    // and 100 older debug events, so the results need "Load more"
+    let older: Vec<Value> = (0..100)
+        .map(|i| json!({ "level": "debug", "message": format!("older {i}"),
+                         "occurred_at": (now - chrono::Duration::minutes(55) + chrono::Duration::seconds(i)).to_rfc3339() }))
+        .collect();
+    app.ingest_logs("console-batch-0", older).await;
     b.client
         .goto(&format!("{console}/logs?server=abc123&range=1h"))
         .await
         .unwrap();
     let total = b.until("document.querySelector('#total')?.innerText").await;
-    assert!(total.as_str().unwrap().starts_with("12 events"), "{total}");
-    b.until("document.querySelectorAll('#event-rows tr').length === 12")
+    assert!(total.as_str().unwrap().starts_with("112 events"), "{total}");
+    b.until("document.querySelectorAll('#event-rows tr').length === 100")
         .await;
-    let bars = b
-        .js("return document.querySelectorAll('#histogram rect.bar').length;")
+    // the histogram's bars add up to what was ingested, level by level
+    let per_level = b
+        .js(
+            "const n = {}; for (const r of document.querySelectorAll('#histogram rect.bar'))
+               n[r.dataset.level] = (n[r.dataset.level] || 0) + Number(r.dataset.count);
+             return n;",
+        )
         .await;
-    assert!(bars.as_u64().unwrap() >= 4, "bars of every level: {bars}");
+    assert_eq!(
+        per_level,
+        json!({ "debug": 103, "info": 3, "warn": 3, "error": 3 })
+    );
     b.shoot("logs").await;
+    b.button("Load more").await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 112 && !document.querySelector('#results .more')")
+        .await;
     // selecting a span of the histogram zooms the range to it: the newest bucket holds event 0
     b.js("const svg = document.querySelector('#histogram svg'); const r = svg.getBoundingClientRect();
           const at = {clientX: r.right - 1, clientY: r.top + r.height / 2, bubbles: true, pointerId: 1};
@@ -393,7 +425,7 @@ async fn the_console_works_in_a_real_browser() {
     b.until("document.querySelectorAll('#event-rows tr').length === 1 && document.querySelector('#total')?.innerText.startsWith('1 event ')").await;
     assert_eq!(b.text("#event-rows td.msg").await, "event number 0");
     b.client.back().await.unwrap();
-    b.until("document.querySelectorAll('#event-rows tr').length === 12")
+    b.until("document.querySelectorAll('#event-rows tr').length === 100")
         .await;
     // a filter: minimum level warn (the form puts the search in the URL)
     b.client
@@ -421,7 +453,7 @@ async fn the_console_works_in_a_real_browser() {
     b.button("Close").await;
     // back returns to the unfiltered search; the shared URL reproduces the filtered one
     b.client.back().await.unwrap();
-    b.until("document.querySelectorAll('#event-rows tr').length === 12")
+    b.until("document.querySelectorAll('#event-rows tr').length === 100")
         .await;
     b.client.goto(filtered_url.as_str()).await.unwrap();
     b.until("document.querySelectorAll('#event-rows tr').length === 6")

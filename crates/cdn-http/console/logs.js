@@ -161,7 +161,7 @@ async function histogram(body) {
       const r = document.createElementNS(ns, 'rect');
       r.setAttribute('x', String(i * bw + 0.5)); r.setAttribute('width', String(Math.max(bw - 1, 0.5)));
       r.setAttribute('y', String(y - bh)); r.setAttribute('height', String(bh)); r.setAttribute('class', `bar ${l}`);
-      r.dataset.bucket = String(i);
+      r.dataset.bucket = String(i); r.dataset.level = l; r.dataset.count = String(v);
       const t = document.createElementNS(ns, 'title'); t.textContent = `${when(b.start)}: ${b.total} events (${LEVELS.filter((x) => b.levels[x]).map((x) => `${b.levels[x]} ${x}`).join(', ')})`;
       r.append(t); svg.append(r); y -= bh;
     }
