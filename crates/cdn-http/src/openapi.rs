@@ -67,6 +67,7 @@ mod tests {
                 "/v1/objects/details",
                 "/v1/objects/move",
                 "/v1/objects/purge",
+                "/v1/overview",
                 "/v1/placeholders",
                 "/v1/presigned-url",
                 "/v1/presigned-url/{token}",
