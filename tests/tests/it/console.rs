@@ -55,6 +55,10 @@ async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_ke
     assert!(!body.contains(&app.dev_key));
     let cookie = set.split(';').next().unwrap().to_owned();
 
+    let missing = get(&app, "/api/v1/nope", &cookie).send().await.unwrap();
+    assert_eq!(missing.status(), 404, "the API's 404, not the console page");
+    let body: Value = missing.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "NOT_FOUND");
     let who: Value = get(&app, "/api/v1/whoami", &cookie)
         .send()
         .await
@@ -74,6 +78,23 @@ async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_ke
     .unwrap()
     .unwrap();
     assert_eq!(session.key_hash, auth_core::secret::hash(&app.dev_key));
+
+    // signing in again from the same browser replaces its session
+    let again = at(&app, Method::POST, "/session")
+        .header("Cookie", &cookie)
+        .json(&json!({ "key": app.dev_key }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 200);
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
 
     // without a session: 401, with the API's envelope
     let res = at(&app, Method::GET, "/api/v1/whoami")

@@ -98,7 +98,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(
         web::scope("/api")
             .wrap(from_fn(guard::act_as_session_key))
-            .configure(crate::openapi::api_routes),
+            .configure(crate::openapi::api_routes)
+            // an unknown API path is the API's JSON 404, not the console page
+            .default_service(web::to(stow_http::not_found)),
     )
     .route("/assets/{name}", web::get().to(assets::asset))
     .default_service(web::to(assets::page));

@@ -60,6 +60,10 @@ pub async fn sign_in(
 ) -> Result<HttpResponse, ApiError> {
     same_origin(&req)?;
     let ctx = authenticator.authenticate_secret(body.key.trim()).await?;
+    // signing in again replaces this browser's session rather than leaving it behind
+    if let Some(previous) = req.cookie(COOKIE) {
+        console.sessions.end(&token_hash(previous.value())).await?;
+    }
     authenticator.rate_limit(&ctx.key.id)?;
     let token = new_token();
     let now = chrono::Utc::now();
