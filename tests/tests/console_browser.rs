@@ -177,6 +177,26 @@ impl Browser {
             .unwrap();
     }
 
+    /// Chooses `files` (name, bytes) in the page's file picker.
+    async fn pick(&self, files: &[(&str, &[u8])]) {
+        let paths: Vec<String> = files.iter().map(|(n, b)| fixture(n, b)).collect();
+        self.client
+            .find(Locator::Css("#file-picker"))
+            .await
+            .unwrap()
+            .send_keys(&paths.join("\n"))
+            .await
+            .unwrap();
+    }
+
+    /// Waits until the listing shows an entry named `name`.
+    async fn listed(&self, name: &str) {
+        self.until(&format!(
+            "[...document.querySelectorAll('#listing td')].some(t => t.innerText === {name:?})"
+        ))
+        .await;
+    }
+
     async fn sign_in(&self, console: &str, key: &str) {
         self.client.goto(&format!("{console}/")).await.unwrap();
         self.click("input[name=key]").await;
@@ -251,28 +271,13 @@ async fn the_console_works_in_a_real_browser() {
         .await
         .unwrap();
     b.until("document.querySelector('#file-picker')").await;
-    let files = format!(
-        "{}\n{}",
-        fixture("one.png", PNG),
-        fixture("two.txt", b"hello")
-    );
-    b.client
-        .find(Locator::Css("#file-picker"))
-        .await
-        .unwrap()
-        .send_keys(&files)
-        .await
-        .unwrap();
-    b.until("[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'two.txt')")
-        .await;
+    b.pick(&[("one.png", PNG), ("two.txt", b"hello")]).await;
+    b.listed("two.txt").await;
     // drag-and-drop: a drop event carrying a file, as the browser makes one
     b.js("const dt = new DataTransfer(); dt.items.add(new File(['dropped bytes'], 'dropped.txt', {type: 'text/plain'}));
           document.querySelector('#listing').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
           return true;").await;
-    b.until(
-        "[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'dropped.txt')",
-    )
-    .await;
+    b.listed("dropped.txt").await;
     assert_eq!(
         app.list_keys(&app.dev_key, Some("shots")).await,
         vec!["shots/dropped.txt", "shots/one.png", "shots/two.txt"]
@@ -307,10 +312,7 @@ async fn the_console_works_in_a_real_browser() {
     b.js("const i = document.querySelector('dialog input[type=text]'); i.value = 'shots/renamed.png'; return true;")
         .await;
     b.button("Move").await;
-    b.until(
-        "[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'renamed.png')",
-    )
-    .await;
+    b.listed("renamed.png").await;
 
     // an upload URL from the form, used by a "script"
     b.button("New upload URL").await;
@@ -339,10 +341,7 @@ async fn the_console_works_in_a_real_browser() {
         .goto(&format!("{console}/objects?path=shots/from-script"))
         .await
         .unwrap();
-    b.until(
-        "[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'script.txt')",
-    )
-    .await;
+    b.listed("script.txt").await;
 
     // delete two selected files
     b.client
@@ -549,22 +548,10 @@ async fn the_console_works_in_a_real_browser() {
     assert_eq!(offered.trim(), "team/");
     b.shoot("files-restricted").await;
     b.click("a.folder").await;
-    b.until("[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'a.png')")
-        .await;
+    b.listed("a.png").await;
     assert!(!b.text("#listing").await.contains("b.png"));
     // uploads fail one by one: the image is stored, the text file (not an image) shows its error
-    let files = format!(
-        "{}\n{}",
-        fixture("ok.png", PNG),
-        fixture("notes.txt", b"no")
-    );
-    b.client
-        .find(Locator::Css("#file-picker"))
-        .await
-        .unwrap()
-        .send_keys(&files)
-        .await
-        .unwrap();
+    b.pick(&[("ok.png", PNG), ("notes.txt", b"no")]).await;
     let failed = b
         .until("document.querySelector('.upload.failed[data-name=\"notes.txt\"]')?.innerText")
         .await;
@@ -572,8 +559,7 @@ async fn the_console_works_in_a_real_browser() {
         failed.as_str().unwrap().contains("not allowed"),
         "the file's own error: {failed}"
     );
-    b.until("[...document.querySelectorAll('#listing td')].some(t => t.innerText === 'ok.png')")
-        .await;
+    b.listed("ok.png").await;
     b.shoot("files-upload-errors").await;
     b.client
         .goto(&format!("{console}/objects?path=secret"))

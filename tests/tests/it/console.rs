@@ -33,6 +33,16 @@ fn get(app: &TestApp, path: &str, cookie: &str) -> reqwest::RequestBuilder {
     at(app, Method::GET, path).header("Cookie", cookie)
 }
 
+/// The status of `GET path` with the session `cookie`.
+async fn status_of(app: &TestApp, path: &str, cookie: &str) -> u16 {
+    get(app, path, cookie)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
 #[tokio::test]
 async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_key() {
     let app = spawn().await;
@@ -87,14 +97,7 @@ async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_ke
         .await
         .unwrap();
     assert_eq!(again.status(), 200);
-    assert_eq!(
-        get(&app, "/api/v1/whoami", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
+    assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 401);
 
     // without a session: 401, with the API's envelope
     let res = at(&app, Method::GET, "/api/v1/whoami")
@@ -179,26 +182,12 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
     // the old cookie, replayed, is worth nothing
     let res = get(&app, "/api/v1/whoami", &cookie).send().await.unwrap();
     assert_eq!(res.status(), 401);
-    assert_eq!(
-        get(&app, "/session", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
+    assert_eq!(status_of(&app, "/session", &cookie).await, 401);
 
     // a disabled key ends its sessions (KEY_CACHE_SECONDS is 0 in tests)
     let key = app.key(KeySpec::developer(PermissionSet::all())).await;
     let (cookie, _) = sign_in(&app, &key).await;
-    assert_eq!(
-        get(&app, "/api/v1/whoami", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 200);
     let key_id = app
         .accounts
         .find_auth_context(&auth_core::secret::hash(&key))
@@ -211,21 +200,10 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
         .disable_key(&key_id, chrono::Utc::now())
         .await
         .unwrap();
-    assert_eq!(
-        get(&app, "/api/v1/whoami", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
+    assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 401);
     app.accounts.enable_key(&key_id).await.unwrap();
     assert_eq!(
-        get(&app, "/api/v1/whoami", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .status(),
+        status_of(&app, "/api/v1/whoami", &cookie).await,
         401,
         "the session was ended, not just refused once"
     );
@@ -258,14 +236,7 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
     )
     .await
     .unwrap();
-    assert_eq!(
-        get(&app, "/api/v1/whoami", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
+    assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 401);
 }
 
 #[tokio::test]
