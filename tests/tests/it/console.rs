@@ -33,6 +33,17 @@ fn get(app: &TestApp, path: &str, cookie: &str) -> reqwest::RequestBuilder {
     at(app, Method::GET, path).header("Cookie", cookie)
 }
 
+/// Moves every console session back in time (`set` is the SQL assignment) instead of waiting.
+async fn age_sessions(app: &TestApp, set: &str) {
+    let mut conn = app.db.conn().await.unwrap();
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(format!("UPDATE console_sessions SET {set}")),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+}
+
 /// The status of `GET path` with the session `cookie`.
 async fn status_of(app: &TestApp, path: &str, cookie: &str) -> u16 {
     get(app, path, cookie)
@@ -210,15 +221,7 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
 
     // idle past CONSOLE_SESSION_IDLE_MINUTES (30): the last use is moved back instead of waiting
     let (cookie, _) = sign_in(&app, &app.dev_key).await;
-    let mut conn = app.db.conn().await.unwrap();
-    diesel_async::RunQueryDsl::execute(
-        diesel::sql_query(
-            "UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes'",
-        ),
-        &mut conn,
-    )
-    .await
-    .unwrap();
+    age_sessions(&app, "last_seen_at = now() - interval '31 minutes'").await;
     let res = get(&app, "/api/v1/whoami", &cookie).send().await.unwrap();
     assert_eq!(res.status(), 401);
     let body: Value = res.json().await.unwrap();
@@ -228,14 +231,7 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
         .contains("expired"));
     // and past the absolute limit (12 h) whatever the use
     let (cookie, _) = sign_in(&app, &app.dev_key).await;
-    diesel_async::RunQueryDsl::execute(
-        diesel::sql_query(
-            "UPDATE console_sessions SET created_at = now() - interval '12 hours 1 minute'",
-        ),
-        &mut conn,
-    )
-    .await
-    .unwrap();
+    age_sessions(&app, "created_at = now() - interval '12 hours 1 minute'").await;
     assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 401);
 }
 
