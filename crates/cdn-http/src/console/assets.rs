@@ -49,17 +49,14 @@ fn gzipped() -> &'static Vec<Vec<u8>> {
     })
 }
 
+/// Whether the request's `Accept-Encoding` prefers gzip to the plain bytes (actix's negotiation:
+/// q-values, `*`, `identity;q=0`).
 fn accepts_gzip(req: &HttpRequest) -> bool {
-    req.headers()
-        .get_all(header::ACCEPT_ENCODING)
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|e| {
-            let mut parts = e.split(';');
-            let name = parts.next().unwrap_or_default().trim();
-            let refused = parts.any(|p| p.trim().replace(' ', "") == "q=0");
-            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
-        })
+    use actix_web::http::header::{AcceptEncoding, Encoding, Header};
+    AcceptEncoding::parse(req)
+        .ok()
+        .and_then(|accept| accept.negotiate([Encoding::gzip(), Encoding::identity()].iter()))
+        .is_some_and(|chosen| chosen == Encoding::gzip())
 }
 
 fn send(req: &HttpRequest, index: usize, cache: &'static str) -> HttpResponse {
@@ -100,4 +97,29 @@ pub async fn page(req: HttpRequest) -> HttpResponse {
             .finish();
     }
     send(&req, 0, "no-store")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accepts_gzip;
+    use actix_web::test::TestRequest;
+
+    fn gzip_for(header: Option<&str>) -> bool {
+        let mut req = TestRequest::get();
+        if let Some(h) = header {
+            req = req.insert_header(("accept-encoding", h));
+        }
+        accepts_gzip(&req.to_http_request())
+    }
+
+    #[test]
+    fn gzip_is_sent_only_when_the_client_takes_it() {
+        assert!(gzip_for(Some("gzip, deflate, br")));
+        assert!(gzip_for(Some("br;q=1.0, gzip;q=0.8")));
+        assert!(!gzip_for(None));
+        assert!(!gzip_for(Some("identity")));
+        assert!(!gzip_for(Some("gzip;q=0")));
+        assert!(!gzip_for(Some("gzip;q=0.0, identity")));
+        assert!(!gzip_for(Some("br")));
+    }
 }
