@@ -124,7 +124,13 @@ pub async fn act_as_session_key(
         Err(e) => return Ok(req.error_response(e).map_into_right_body()),
     };
     req.extensions_mut().insert(SessionKey(session.key_hash));
-    let host = req.connection_info().host().to_owned();
+    // the Host the browser used (not forwarding headers, which anyone can send)
+    let host = req
+        .headers()
+        .get(actix_web::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
     let hostname = url::Url::parse(&format!("http://{host}/"))
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
