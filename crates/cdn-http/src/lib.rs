@@ -61,7 +61,8 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         Arc::new(PgUploadUrls::new(db.clone())),
         Arc::new(PgPlaceholders::new(db.clone())),
         Arc::new(stow_db::PgSigningSecrets::new(db.clone())),
-        Arc::new(stow_db::logs::PgLogs::new(db)),
+        Arc::new(stow_db::logs::PgLogs::new(db.clone())),
+        Arc::new(stow_db::PgConsoleSessions::new(db)),
     ))
 }
 
@@ -231,11 +232,10 @@ impl Application {
 /// Deletes console sessions past their idle or absolute limit (abandoned ones are never
 /// presented again, so nothing else would).
 async fn sweep_console_sessions(state: &CdnState) {
-    use auth_core::console_session::ConsoleSessionStore;
     let now = chrono::Utc::now();
     let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::zero());
-    let sessions = stow_db::PgConsoleSessions::new(state.db.clone());
-    match sessions
+    match state
+        .console_sessions
         .sweep(
             ago(state.config.console_idle),
             ago(state.config.console_absolute),
@@ -262,7 +262,7 @@ fn console_server(
         .port();
     let config = Arc::clone(&state.config);
     let console = web::Data::new(console::Console::new(
-        Arc::new(stow_db::PgConsoleSessions::new(state.db.clone())),
+        Arc::clone(&state.console_sessions),
         auth_core::console_session::Lifetimes {
             idle: config.console_idle,
             absolute: config.console_absolute,

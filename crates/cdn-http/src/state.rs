@@ -76,6 +76,8 @@ pub struct CdnState {
     pub placeholders: Arc<dyn PlaceholderStore>,
     pub signing_secrets: Arc<dyn SigningSecretStore>,
     pub logs: Arc<dyn logs_core::LogStore>,
+    /// Web console sign-ins (docs/console.md).
+    pub console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
     searches: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
     rows: RowCache,
     /// Bytes of small objects by storage location (locations are never rewritten).
@@ -109,6 +111,7 @@ impl CdnState {
         placeholders: Arc<dyn PlaceholderStore>,
         signing_secrets: Arc<dyn SigningSecretStore>,
         logs: Arc<dyn logs_core::LogStore>,
+        console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
     ) -> Self {
         Self {
             config,
@@ -121,6 +124,7 @@ impl CdnState {
             placeholders,
             signing_secrets,
             logs,
+            console_sessions,
             searches: Mutex::new(HashMap::new()),
             rows: RowCache::new(100_000),
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
