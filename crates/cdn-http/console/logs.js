@@ -8,6 +8,7 @@ const LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'];
 const PRESETS = [['15m', '15 min', 15], ['1h', '1 hour', 60], ['6h', '6 hours', 360], ['24h', '24 hours', 1440], ['7d', '7 days', 10080]];
 const FILTERS = ['eventType', 'resource', 'player', 'identifier', 'message', 'data'];
 let view = null;
+let serverList = null;
 
 export function leave() {
   if (view && view.tail) view.tail.close();
@@ -61,8 +62,9 @@ export async function render(root, { me, params, navigate }) {
     root.append(empty('This key cannot read logs.', 'Sign in with a key that has logs:read to search server events.'));
     return;
   }
-  const overview = await api('GET', '/overview');
-  const servers = overview.servers;
+  // the server list is read once per page load, not before every search
+  if (!serverList) serverList = (await api('GET', '/overview')).servers;
+  const servers = serverList;
   if (me.server && !params.get('server')) params.set('server', me.server.cfxId);
   if (!params.get('server') && servers.length) params.set('server', (servers.find((s) => s.logsActive) || servers[0]).cfxId);
   if (!servers.length) {
