@@ -117,7 +117,7 @@ async function showDetails(key) {
         : h('p', { class: 'muted' }, 'No preview for this type.');
   const url = h('input', { type: 'text', readonly: true, value: o.publicUrl, id: 'public-url', onfocus: (e) => e.target.select() });
   pane.replaceChildren(
-    h('div', { class: 'pane-head' }, h('h2', {}, base(o.key)), h('button', { type: 'button', class: 'ghost', 'aria-label': 'Close details', onclick: () => { pane.hidden = true; } }, '×')),
+    h('div', { class: 'pane-head' }, h('h2', { tabindex: '-1' }, base(o.key)), h('button', { type: 'button', class: 'ghost', 'aria-label': 'Close details', onclick: () => { pane.hidden = true; } }, '×')),
     preview,
     field('Public URL', url),
     h('div', { class: 'actions' },
@@ -135,7 +135,8 @@ async function showDetails(key) {
       can('write') && can('delete') ? h('button', { type: 'button', onclick: () => moveObject(o.key) }, 'Rename or move') : null,
       state.me.permissions.cdn.includes('purge') ? h('button', { type: 'button', onclick: () => purge(o.key) }, 'Purge caches') : null,
       can('delete') ? h('button', { type: 'button', class: 'danger', onclick: () => deleteOne(o.key) }, 'Delete') : null));
-  pane.querySelector('h2').focus?.();
+  // focus (and so scroll to) the details: below the list on a phone
+  pane.querySelector('h2').focus();
 }
 
 function dropTarget(el) {
