@@ -152,6 +152,17 @@ impl Browser {
 
     /// [`Self::shoot`] with `css` scrolled into view at each width.
     async fn shoot_at(&self, name: &str, css: Option<&str>) {
+        // every visible control has a name a screen reader can say
+        let unlabelled = self
+            .js(
+                "return [...document.querySelectorAll('input, select, textarea, button, a[href]')]
+                   .filter(e => e.offsetParent !== null && e.type !== 'hidden' && e.type !== 'file')
+                   .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')
+                                && !(e.innerText || '').trim())
+                   .map(e => e.outerHTML.slice(0, 80));",
+            )
+            .await;
+        assert_eq!(unlabelled, json!([]), "{name}: unlabelled controls");
         for ((w, h), size) in [(DESKTOP, "desktop"), (PHONE, "phone")] {
             self.client.set_window_size(w, h).await.unwrap();
             if let Some(css) = css {
@@ -304,6 +315,31 @@ async fn the_console_works_in_a_real_browser() {
         json!(format!("{}/cdn/test-org/shots/one.png", app.cdn))
     );
     b.shoot("files-details").await;
+    b.button("Purge caches").await;
+    b.until("document.querySelector('#toasts')?.innerText.includes('purged')")
+        .await;
+
+    // a placeholder from its dialog
+    b.button("Placeholders").await;
+    b.until("document.querySelector('dialog input')").await;
+    b.js("const i = document.querySelectorAll('dialog input'); i[0].value = 'shots/missing/*.png'; i[1].value = 'shots/one.png'; return true;")
+        .await;
+    b.button("Save").await;
+    b.until("document.querySelector('#toasts')?.innerText.includes('Placeholder saved')")
+        .await;
+    let placeholders: Value = app
+        .get("/v1/placeholders", &app.dev_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        placeholders["placeholders"][0]["pattern"],
+        "shots/missing/*.png"
+    );
+    assert_eq!(placeholders["placeholders"][0]["fallback"], "shots/one.png");
 
     // rename
     b.button("Rename or move").await;
@@ -485,6 +521,20 @@ async fn the_console_works_in_a_real_browser() {
     b.click("#tail-toggle").await;
     b.until("document.querySelector('#tail-state').innerText === 'Paused.'")
         .await;
+    // an event that arrives while paused comes on resume (from the last event id), once
+    app.ingest_logs(
+        "console-batch-3",
+        vec![json!({ "level": "warn", "message": "while paused", "occurred_at": chrono::Utc::now().to_rfc3339() })],
+    )
+    .await;
+    b.click("#tail-toggle").await;
+    b.until("document.querySelector('#event-rows tr td.msg')?.innerText === 'while paused'")
+        .await;
+    let seen = b
+        .js("return [...document.querySelectorAll('#event-rows td.msg')].filter(t => ['while paused', 'tail marker'].includes(t.innerText)).length;")
+        .await;
+    assert_eq!(seen, json!(2), "each tailed event once");
+    b.click("#tail-toggle").await;
 
     // a cross-site page cannot make the signed-in browser change anything
     let attack = attacker_page(&console).await;
