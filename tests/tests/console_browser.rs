@@ -13,6 +13,8 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use stowage_tests::*;
 
 const DESKTOP: (u32, u32) = (1280, 800);
+/// How many times a condition is polled, 50 ms apart (30 s: generous for a loaded CI machine).
+const POLLS: u32 = 600;
 const PHONE: (u32, u32) = (390, 844);
 
 struct Browser {
@@ -76,7 +78,7 @@ impl Browser {
 
     /// The one finished download whose name ends with `suffix` (waits for it, bounded).
     async fn downloaded(&self, suffix: &str) -> (String, String) {
-        for _ in 0..200 {
+        for _ in 0..POLLS {
             let done = std::fs::read_dir(&self.downloads)
                 .unwrap()
                 .flatten()
@@ -88,12 +90,12 @@ impl Browser {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!("no download ending with {suffix} within 10 s");
+        panic!("no download ending with {suffix} within 30 s");
     }
 
     /// Waits until `expr` (a JavaScript expression) is truthy; its last value.
     async fn until(&self, expr: &str) -> Value {
-        for _ in 0..200 {
+        for _ in 0..POLLS {
             let value = self
                 .client
                 .execute(&format!("return ({expr}) || null;"), vec![])
@@ -104,7 +106,7 @@ impl Browser {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!("not true within 10 s: {expr}");
+        panic!("not true within 30 s: {expr}");
     }
 
     async fn js(&self, script: &str) -> Value {
