@@ -19,15 +19,6 @@ pub struct Lifetimes {
     pub absolute: Duration,
 }
 
-impl Default for Lifetimes {
-    fn default() -> Self {
-        Self {
-            idle: Duration::from_secs(30 * 60),
-            absolute: Duration::from_secs(12 * 3600),
-        }
-    }
-}
-
 /// The last use is recorded at most this often (a write per console request is not needed to
 /// keep idle expiry within a minute of exact).
 pub const TOUCH_EVERY: Duration = Duration::from_secs(60);

@@ -109,7 +109,7 @@ pub fn parse_proxies(list: &str) -> Result<Vec<ipnet::IpNet>, ConfigError> {
         .collect()
 }
 
-/// A whole number of seconds, at least 1 (0 would refuse every body).
+/// A whole number of `unit`s, at least 1 (0 would refuse every body or end every session).
 fn positive(name: &str, default: u64, unit: &str) -> Result<u64, ConfigError> {
     match parsed(name, default)? {
         0 => Err(ConfigError(format!("{name} must be at least 1 ({unit})"))),
