@@ -88,7 +88,7 @@ export function upload(file, path, onProgress) {
     xhr.onload = () => {
       let body = null;
       try { body = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
-      if (xhr.status >= 200 && xhr.status < 300) return resolve(body.object);
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(body && body.object);
       const e = body && body.error ? body.error : {};
       reject(new ApiError(xhr.status, e.code || '', e.message || xhr.statusText,
         xhr.getResponseHeader('Retry-After'), body && body.requestId));
