@@ -206,3 +206,31 @@ async fn one_export_runs_at_a_time_and_one_dropped_mid_stream_frees_the_slot() {
         "a whole export after the dropped one"
     );
 }
+
+#[tokio::test]
+async fn an_export_read_to_its_end_has_freed_the_slot_for_the_next() {
+    let app = spawn().await;
+    insert_events(&app, 10, Utc::now() - Duration::minutes(1)).await;
+    let params = vec![
+        ("serverId", "abc123".to_owned()),
+        ("from", ago(60)),
+        ("to", ago(0)),
+    ];
+    // a person clicking "Export" again once the download is complete is never told to wait
+    for round in 0..30 {
+        let res = get(&app, &export_url(&app.cdn, &params)).await;
+        assert_eq!(res.status(), 200, "export {round} after a complete one");
+        assert_eq!(res.text().await.unwrap().lines().count(), 10);
+    }
+    // an empty search too
+    let empty = vec![
+        ("serverId", "abc123".to_owned()),
+        ("from", ago(600)),
+        ("to", ago(300)),
+    ];
+    for round in 0..30 {
+        let res = get(&app, &export_url(&app.cdn, &empty)).await;
+        assert_eq!(res.status(), 200, "empty export {round}");
+        assert_eq!(res.text().await.unwrap(), "");
+    }
+}
