@@ -329,14 +329,7 @@ async fn the_console_works_in_a_real_browser() {
     b.button("Save").await;
     b.until("document.querySelector('#toasts')?.innerText.includes('Placeholder saved')")
         .await;
-    let placeholders: Value = app
-        .get("/v1/placeholders", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let placeholders: Value = app.get("/v1/placeholders", &app.dev_key).json_body().await;
     assert_eq!(
         placeholders["placeholders"][0]["pattern"],
         "shots/missing/*.png"

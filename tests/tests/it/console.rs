@@ -44,16 +44,6 @@ async fn age_sessions(app: &TestApp, set: &str) {
     .unwrap();
 }
 
-/// The status of `GET path` with the session `cookie`.
-async fn status_of(app: &TestApp, path: &str, cookie: &str) -> u16 {
-    get(app, path, cookie)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
-}
-
 #[tokio::test]
 async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_key() {
     let app = spawn().await;
@@ -80,13 +70,7 @@ async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_ke
     assert_eq!(missing.status(), 404, "the API's 404, not the console page");
     let body: Value = missing.json().await.unwrap();
     assert_eq!(body["error"]["code"], "NOT_FOUND");
-    let who: Value = get(&app, "/api/v1/whoami", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let who: Value = get(&app, "/api/v1/whoami", &cookie).json_body().await;
     assert_eq!(who["organization"]["name"], "Test Org");
     // nothing in the database holds the key: only its hash, as api_keys does
     let stored = stow_db::PgConsoleSessions::new(app.db.clone());
@@ -108,7 +92,10 @@ async fn a_key_is_exchanged_for_an_http_only_strict_session_that_acts_as_that_ke
         .await
         .unwrap();
     assert_eq!(again.status(), 200);
-    assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 401);
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie).sent_status().await,
+        401
+    );
 
     // without a session: 401, with the API's envelope
     let res = at(&app, Method::GET, "/api/v1/whoami")
@@ -193,12 +180,15 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
     // the old cookie, replayed, is worth nothing
     let res = get(&app, "/api/v1/whoami", &cookie).send().await.unwrap();
     assert_eq!(res.status(), 401);
-    assert_eq!(status_of(&app, "/session", &cookie).await, 401);
+    assert_eq!(get(&app, "/session", &cookie).sent_status().await, 401);
 
     // a disabled key ends its sessions (KEY_CACHE_SECONDS is 0 in tests)
     let key = app.key(KeySpec::developer(PermissionSet::all())).await;
     let (cookie, _) = sign_in(&app, &key).await;
-    assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 200);
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie).sent_status().await,
+        200
+    );
     let key_id = app
         .accounts
         .find_auth_context(&auth_core::secret::hash(&key))
@@ -211,10 +201,13 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
         .disable_key(&key_id, chrono::Utc::now())
         .await
         .unwrap();
-    assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 401);
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie).sent_status().await,
+        401
+    );
     app.accounts.enable_key(&key_id).await.unwrap();
     assert_eq!(
-        status_of(&app, "/api/v1/whoami", &cookie).await,
+        get(&app, "/api/v1/whoami", &cookie).sent_status().await,
         401,
         "the session was ended, not just refused once"
     );
@@ -232,7 +225,10 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
     // and past the absolute limit (12 h) whatever the use
     let (cookie, _) = sign_in(&app, &app.dev_key).await;
     age_sessions(&app, "created_at = now() - interval '12 hours 1 minute'").await;
-    assert_eq!(status_of(&app, "/api/v1/whoami", &cookie).await, 401);
+    assert_eq!(
+        get(&app, "/api/v1/whoami", &cookie).sent_status().await,
+        401
+    );
 }
 
 #[tokio::test]
@@ -318,12 +314,8 @@ async fn a_path_restricted_key_sees_and_changes_only_its_prefixes_through_the_co
         .await;
     let (cookie, csrf) = sign_in(&app, &restricted).await;
     let listed: Value = get(&app, "/api/v1/objects?path=shots&delimiter=/", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_body()
+        .await;
     assert_eq!(listed["objects"][0]["key"], "shots/a.png");
     let res = get(&app, "/api/v1/objects?path=private&delimiter=/", &cookie)
         .send()
@@ -374,14 +366,7 @@ async fn the_overview_shows_plan_usage_and_servers_within_the_keys_reach() {
         .upload(&app.dev_key, "a.png", b"12345".to_vec(), None)
         .await;
     assert_eq!(res.status(), 200);
-    let before: Value = app
-        .get("/v1/overview", &app.dev_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let before: Value = app.get("/v1/overview", &app.dev_key).json_body().await;
     assert_eq!(before["organization"]["name"], "Test Org");
     assert_eq!(before["plan"]["name"], "pro");
     assert_eq!(before["usage"]["objects"], 1);
@@ -394,14 +379,7 @@ async fn the_overview_shows_plan_usage_and_servers_within_the_keys_reach() {
         vec![json!({ "level": "info", "message": "hi", "occurred_at": chrono::Utc::now().to_rfc3339() })],
     )
     .await;
-    let after: Value = app
-        .get("/v1/overview", &app.server_key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let after: Value = app.get("/v1/overview", &app.server_key).json_body().await;
     assert!(after["servers"][0]["lastEventAt"].is_string(), "{after}");
     assert_eq!(after["usage"]["logEvents"], 1);
     assert_eq!(after["servers"].as_array().unwrap().len(), 1);
