@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 /// Writes the canonical form of `v` to `out`. Streams: nothing is allocated per key or scalar
 /// (this runs over every event of every ingested batch).
-fn write_to<W: Write>(v: &Value, out: &mut W) -> std::io::Result<()> {
+pub fn write_to<W: Write>(v: &Value, out: &mut W) -> std::io::Result<()> {
     match v {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
@@ -52,21 +52,32 @@ pub fn to_string(v: &Value) -> String {
     s
 }
 
+/// SHA-256 of what is written to it: for digests of canonical text produced piece by piece
+/// (the ingestion fast path writes a batch's canonical form without building its `Value`).
+#[derive(Default)]
+pub struct DigestWriter(Sha256);
+
+impl DigestWriter {
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+impl Write for DigestWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// SHA-256 of the canonical form, hashed as it is produced.
 pub fn digest(v: &Value) -> [u8; 32] {
-    struct HashWriter(Sha256);
-    impl Write for HashWriter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.update(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut h = HashWriter(Sha256::new());
+    let mut h = DigestWriter::default();
     let _ = write_to(v, &mut h); // infallible: the writer never fails
-    h.0.finalize().into()
+    h.finish()
 }
 
 #[cfg(test)]

@@ -90,6 +90,23 @@ proptest! {
         }
     }
 
+    /// The ingestion fast path accepts exactly the batches the slow path accepts, and gives
+    /// the same batch (fields and digest); everything else is the slow path's to explain.
+    #[test]
+    fn the_fast_path_agrees_with_the_slow_path(
+        batch_id in prop_oneof!["[a-z0-9-]{8,20}", "\\PC{0,70}"],
+        events in prop::collection::vec(event(), 0..6),
+    ) {
+        let body = serde_json::to_vec(&json!({ "batch_id": batch_id, "events": events })).unwrap_or_default();
+        let now = Utc::now();
+        let fast = crate::event::fast::parse(&body, now);
+        let slow = crate::event::parse_batch_slowly(&body, now);
+        prop_assert_eq!(fast.is_some(), slow.is_ok(), "fast {:?}, slow {:?}", fast, slow);
+        if let Some(f) = fast {
+            prop_assert_eq!(Ok(f), slow);
+        }
+    }
+
     /// Any query request: validated into a window of at most 7 days and a limit within bounds,
     /// or refused with a message; never a panic (dates at the ends of the calendar included).
     /// Containment is reflexive, and every object contains the empty object and its own parts.

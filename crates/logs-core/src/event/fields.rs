@@ -8,26 +8,27 @@ use serde_json::{Map, Value};
 
 use super::*;
 
+/// What is wrong with a label (player ids, resource, trace id, environment), if anything.
+pub(super) fn label_problem(s: &str) -> Option<String> {
+    if s.chars().count() > MAX_LABEL_CHARS {
+        Some(format!("must be at most {MAX_LABEL_CHARS} characters"))
+    } else if s.chars().any(char::is_control) {
+        Some("must not contain control characters".into())
+    } else {
+        None
+    }
+}
+
 pub(super) fn label(f: &mut Findings, i: usize, field: &str, v: &Value) -> Option<String> {
     match v {
         Value::Null => None,
-        Value::String(s)
-            if s.chars().count() <= MAX_LABEL_CHARS && !s.chars().any(char::is_control) =>
-        {
-            Some(s.clone())
-        }
-        Value::String(s) if s.chars().count() > MAX_LABEL_CHARS => {
-            f.add(
-                Some(i),
-                field,
-                format!("must be at most {MAX_LABEL_CHARS} characters"),
-            );
-            None
-        }
-        Value::String(_) => {
-            f.add(Some(i), field, "must not contain control characters");
-            None
-        }
+        Value::String(s) => match label_problem(s) {
+            None => Some(s.clone()),
+            Some(reason) => {
+                f.add(Some(i), field, reason);
+                None
+            }
+        },
         _ => {
             f.add(Some(i), field, "must be a string");
             None
@@ -46,6 +47,25 @@ pub(super) fn has_nul(v: &Value) -> bool {
         Value::Array(items) => items.iter().any(has_nul),
         Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
         _ => false,
+    }
+}
+
+/// What is wrong with one identifier (kind and string value), if anything.
+pub(super) fn identifier_problem(k: &str, val: &str) -> Option<String> {
+    if k.is_empty() || k.chars().count() > MAX_IDENTIFIER_KEY_CHARS {
+        Some(format!(
+            "identifier kinds must be 1 to {MAX_IDENTIFIER_KEY_CHARS} characters"
+        ))
+    } else if k.contains('\0') {
+        Some(format!("identifier kinds {NUL_REASON}"))
+    } else if val.contains('\0') {
+        Some(format!("value of `{k}` {NUL_REASON}"))
+    } else if val.chars().count() > MAX_LABEL_CHARS {
+        Some(format!(
+            "value of `{k}` must be at most {MAX_LABEL_CHARS} characters"
+        ))
+    } else {
+        None
     }
 }
 
@@ -71,32 +91,15 @@ pub(super) fn identifiers(
             }
             let mut out = BTreeMap::new();
             for (k, val) in map {
-                if k.is_empty() || k.chars().count() > MAX_IDENTIFIER_KEY_CHARS {
-                    f.add(
-                        Some(i),
-                        field,
-                        format!(
-                            "identifier kinds must be 1 to {MAX_IDENTIFIER_KEY_CHARS} characters"
-                        ),
-                    );
-                    continue;
-                }
-                if k.contains('\0') {
-                    f.add(Some(i), field, format!("identifier kinds {NUL_REASON}"));
-                    continue;
-                }
-                match val {
-                    Value::String(s) if s.contains('\0') => {
-                        f.add(Some(i), field, format!("value of `{k}` {NUL_REASON}"))
-                    }
-                    Value::String(s) if s.chars().count() <= MAX_LABEL_CHARS => {
-                        out.insert(k.clone(), s.clone());
-                    }
-                    Value::String(_) => f.add(
-                        Some(i),
-                        field,
-                        format!("value of `{k}` must be at most {MAX_LABEL_CHARS} characters"),
-                    ),
+                // a bad kind is reported whatever its value
+                match (val, identifier_problem(k, "")) {
+                    (_, Some(reason)) => f.add(Some(i), field, reason),
+                    (Value::String(s), None) => match identifier_problem(k, s) {
+                        None => {
+                            out.insert(k.clone(), s.clone());
+                        }
+                        Some(reason) => f.add(Some(i), field, reason),
+                    },
                     _ => f.add(Some(i), field, format!("value of `{k}` must be a string")),
                 }
             }
@@ -138,32 +141,36 @@ pub(super) fn level(f: &mut Findings, i: usize, v: &Value) -> Option<Level> {
     }
 }
 
-/// `message`: required, 1 to `MAX_MESSAGE_CHARS` characters, no NUL.
+/// What is wrong with a message, if anything: 1 to `MAX_MESSAGE_CHARS` characters, no NUL.
+pub(super) fn message_problem(s: &str) -> Option<String> {
+    let n = s.chars().count();
+    if n == 0 {
+        Some("must not be empty".into())
+    } else if n > MAX_MESSAGE_CHARS {
+        Some(format!(
+            "must be at most {MAX_MESSAGE_CHARS} characters (got {n})"
+        ))
+    } else if s.contains('\0') {
+        Some(NUL_REASON.into())
+    } else {
+        None
+    }
+}
+
+/// `message`: required, see [`message_problem`].
 pub(super) fn message(f: &mut Findings, i: usize, v: &Value) -> Option<String> {
     match v {
         Value::Null => {
             f.add(Some(i), "message", "is required");
             None
         }
-        Value::String(s) => {
-            let n = s.chars().count();
-            if n == 0 {
-                f.add(Some(i), "message", "must not be empty");
+        Value::String(s) => match message_problem(s) {
+            None => Some(s.clone()),
+            Some(reason) => {
+                f.add(Some(i), "message", reason);
                 None
-            } else if n > MAX_MESSAGE_CHARS {
-                f.add(
-                    Some(i),
-                    "message",
-                    format!("must be at most {MAX_MESSAGE_CHARS} characters (got {n})"),
-                );
-                None
-            } else if s.contains('\0') {
-                f.add(Some(i), "message", NUL_REASON);
-                None
-            } else {
-                Some(s.clone())
             }
-        }
+        },
         _ => {
             f.add(Some(i), "message", "must be a string");
             None
@@ -206,6 +213,19 @@ pub(super) fn event_type(f: &mut Findings, i: usize, v: &Value) -> String {
     }
 }
 
+/// Whether `t` is outside the accepted window around `now`, and how.
+pub(super) fn occurred_at_problem(t: DateTime<Utc>, now: DateTime<Utc>) -> Option<String> {
+    if t < now - Duration::days(MAX_PAST_DAYS) {
+        Some(format!("is more than {MAX_PAST_DAYS} days in the past"))
+    } else if t > now + Duration::minutes(MAX_FUTURE_MINUTES) {
+        Some(format!(
+            "is more than {MAX_FUTURE_MINUTES} minutes in the future"
+        ))
+    } else {
+        None
+    }
+}
+
 /// `occurred_at`: optional RFC 3339 time within the accepted window around `now`.
 pub(super) fn occurred_at(
     f: &mut Findings,
@@ -218,18 +238,8 @@ pub(super) fn occurred_at(
         Value::String(s) => match DateTime::parse_from_rfc3339(s) {
             Ok(t) => {
                 let t = t.with_timezone(&Utc);
-                if t < now - Duration::days(MAX_PAST_DAYS) {
-                    f.add(
-                        Some(i),
-                        "occurred_at",
-                        format!("is more than {MAX_PAST_DAYS} days in the past"),
-                    );
-                } else if t > now + Duration::minutes(MAX_FUTURE_MINUTES) {
-                    f.add(
-                        Some(i),
-                        "occurred_at",
-                        format!("is more than {MAX_FUTURE_MINUTES} minutes in the future"),
-                    );
+                if let Some(reason) = occurred_at_problem(t, now) {
+                    f.add(Some(i), "occurred_at", reason);
                 }
                 Some(t)
             }

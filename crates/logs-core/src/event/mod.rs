@@ -298,8 +298,18 @@ fn parse_event(
     ))
 }
 
-/// Parses and validates a whole ingestion body at `now` (the receive time).
+/// Parses and validates a whole ingestion body at `now` (the receive time). A batch valid as
+/// sent takes the fast path ([`fast`]); anything else is parsed again by the slow path, which
+/// names every problem.
 pub fn parse_batch(body: &[u8], now: DateTime<Utc>) -> Result<Batch, BatchError> {
+    match fast::parse(body, now) {
+        Some(batch) => Ok(batch),
+        None => parse_batch_slowly(body, now),
+    }
+}
+
+/// The slow path: builds each event's JSON value, collects every finding.
+pub(crate) fn parse_batch_slowly(body: &[u8], now: DateTime<Utc>) -> Result<Batch, BatchError> {
     let top: Members<&RawValue> = serde_json::from_slice(body).map_err(|e| {
         BatchError::Malformed(format!(
             "body must be a JSON object with `batch_id` and `events`: {e}"
@@ -391,6 +401,7 @@ pub fn parse_batch(body: &[u8], now: DateTime<Utc>) -> Result<Batch, BatchError>
     }
 }
 
+pub(crate) mod fast;
 mod fields;
 
 #[cfg(test)]
