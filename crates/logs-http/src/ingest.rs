@@ -3,7 +3,8 @@
 //! Order of checks: key (401), `logs:write` (403), server resolution and binding (403/404),
 //! plan and Logs source (403 `logs_not_enabled`), content type and encoding (415), body size
 //! while reading, after decoding gzip or deflate (413), validation (400 with every offending
-//! field), then one transaction. 202 is sent only after the commit. A concurrent duplicate of a
+//! field), a slot among the instance's concurrent batch transactions, then one transaction.
+//! 202 is sent only after the commit. A concurrent duplicate of a
 //! batch still committing gets 503 `batch_in_progress` (never a 4xx, which clients treat as
 //! final).
 
@@ -16,6 +17,7 @@ use logs_core::{parse_batch, IngestOutcome, IngestTarget};
 use serde::Serialize;
 use serde_json::json;
 use stow_http::{current_request_id, ApiError, Auth, Code};
+use tokio::sync::SemaphorePermit;
 use utoipa::ToSchema;
 
 use crate::LogsState;
@@ -139,6 +141,36 @@ async fn partitions_ready(state: &LogsState) -> Result<(), ApiError> {
     }
 }
 
+/// Waits for one of this instance's batch-transaction slots (`LOGS_INGEST_CONCURRENCY`), at most
+/// the pool's acquire timeout (then 503 `unavailable`, like a pool that has no connection).
+///
+/// Why a limit below the pool size: every batch writes the same index pages (the newest keys of
+/// the day's partition) and the same hourly-count rows, so on a database with few cores, more
+/// concurrent batch transactions cost Postgres more CPU per event in lock and buffer contention
+/// without adding throughput (docs/benchmarks.md, analysis of ingestion). Waiting batches are
+/// counted in the `logs_ingest_waiting` gauge.
+pub(crate) async fn ingest_slot(state: &LogsState) -> Result<SemaphorePermit<'_>, ApiError> {
+    struct Waiting(metrics::Gauge);
+    impl Drop for Waiting {
+        fn drop(&mut self) {
+            self.0.decrement(1.0);
+        }
+    }
+    let waiting = Waiting(metrics::gauge!("logs_ingest_waiting"));
+    waiting.0.increment(1.0);
+    let slot = tokio::time::timeout(
+        state.config.db_acquire_timeout,
+        state.ingest_slots.acquire(),
+    )
+    .await;
+    drop(waiting);
+    match slot {
+        Ok(Ok(permit)) => Ok(permit),
+        // a timeout, or a closed semaphore (never closed)
+        _ => Err(ApiError::unavailable()),
+    }
+}
+
 async fn ingest(
     state: &LogsState,
     ctx: &AuthContext,
@@ -170,11 +202,10 @@ async fn ingest(
         server_id: logs_core::ServerId(server.id.clone()),
         cfx_id: server.cfx_id.clone(),
     };
-    let (accepted_events, ingested_at, replayed) = match state
-        .store
-        .ingest(&target, &batch, now)
-        .await?
-    {
+    let slot = ingest_slot(state).await?;
+    let outcome = state.store.ingest(&target, &batch, now).await;
+    drop(slot);
+    let (accepted_events, ingested_at, replayed) = match outcome? {
         IngestOutcome::Accepted {
             accepted_events,
             ingested_at,

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
@@ -49,6 +49,9 @@ pub struct LogsState {
     /// wait for it (see [`ingest`]), so no event lands in the default partition of a fresh
     /// database.
     pub partitions_ready: watch::Receiver<bool>,
+    /// One permit per batch transaction this instance may run at once (see
+    /// [`ingest::ingest_slot`]).
+    pub ingest_slots: Semaphore,
 }
 
 /// How long a batch waits for the first partition maintenance before it is answered 503.
@@ -96,6 +99,7 @@ impl Application {
             accounts: Arc::clone(&accounts) as Arc<dyn AccountStore>,
             store: Arc::new(PgLogs::new(db.clone())),
             partitions_ready: partitions.clone(),
+            ingest_slots: Semaphore::new(config.ingest_concurrency),
         });
         let authenticator = web::Data::new(Authenticator::new(
             accounts,

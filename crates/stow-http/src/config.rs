@@ -48,6 +48,9 @@ pub struct Config {
     pub db_max_connections: usize,
     pub db_acquire_timeout: Duration,
     pub db_statement_timeout: Duration,
+    /// Batch transactions one `logs-api` runs at once (`LOGS_INGEST_CONCURRENCY`); further
+    /// batches wait for a slot.
+    pub ingest_concurrency: usize,
     pub max_bulk_files: usize,
     pub max_bulk_delete_paths: usize,
     pub cursor_ttl: Duration,
@@ -202,6 +205,7 @@ impl Config {
                 "DATABASE_STATEMENT_TIMEOUT_MS",
                 10_000,
             )?),
+            ingest_concurrency: positive("LOGS_INGEST_CONCURRENCY", 8, "transactions")? as usize,
             max_bulk_files: parsed("MAX_BULK_FILES", 20)?,
             max_bulk_delete_paths: parsed("MAX_BULK_DELETE_PATHS", 1000)?,
             cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
@@ -244,6 +248,7 @@ impl Config {
             db_max_connections: 8,
             db_acquire_timeout: Duration::from_secs(5),
             db_statement_timeout: Duration::from_secs(10),
+            ingest_concurrency: 8,
             max_bulk_files: 20,
             max_bulk_delete_paths: 1000,
             cursor_ttl: Duration::from_secs(900),

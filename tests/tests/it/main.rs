@@ -11,6 +11,7 @@ mod faults;
 mod foundation;
 mod hardening;
 mod ingest;
+mod ingest_concurrency;
 mod objects;
 mod query;
 mod resilience;

@@ -1,0 +1,155 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Ingestion's limit of concurrent batch transactions per instance (`LOGS_INGEST_CONCURRENCY`):
+//! a batch beyond it waits for a slot without touching the database, runs when one frees, and
+//! is answered 503 `unavailable` if no slot frees within the acquire timeout.
+
+use std::time::{Duration, Instant};
+
+use diesel_async::SimpleAsyncConnection;
+use stowage_tests::*;
+
+fn batch(id: &str) -> Value {
+    json!({"batch_id": id, "events": [{"level": "info", "message": "player joined"}]})
+}
+
+fn send(
+    app: &TestApp,
+    base: &str,
+    id: &str,
+) -> tokio::task::JoinHandle<reqwest::Result<reqwest::Response>> {
+    tokio::spawn(
+        app.client
+            .post(format!("{base}/v1/servers/abc123/logs"))
+            .bearer_auth(&app.server_key)
+            .json(&batch(id))
+            .send(),
+    )
+}
+
+/// Polls `cond` until it holds; fails the test after 10 s.
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut cond: impl FnMut() -> F) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cond().await {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Batch transactions of this test's database blocked on the hourly counts' table.
+async fn blocked_batches(app: &TestApp) -> i64 {
+    app.count(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() \
+         AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO log_counts_hourly%'",
+    )
+    .await
+}
+
+async fn waiting_for_a_slot(app: &TestApp, base: &str) -> f64 {
+    let text = app
+        .client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("logs_ingest_waiting "))
+        .map_or(0.0, |v| v.trim().parse().unwrap())
+}
+
+/// Another ingestion host with at most one batch transaction at a time, once it is ready (its
+/// first partition maintenance also writes the hourly counts, which the tests then lock).
+async fn one_slot_host(app: &TestApp, acquire_timeout: Duration) -> String {
+    let mut config = app.config.clone();
+    config.ingest_concurrency = 1;
+    config.db_acquire_timeout = acquire_timeout;
+    let base = spawn_logs(config);
+    until("the new host is ready", || async {
+        let res = app.client.get(format!("{base}/readyz")).send().await;
+        res.is_ok_and(|r| r.status() == 200)
+    })
+    .await;
+    base
+}
+
+async fn stored(app: &TestApp, id: &str) -> i64 {
+    app.count(&format!(
+        "SELECT count(*) AS n FROM log_batches WHERE batch_id = '{id}'"
+    ))
+    .await
+}
+
+#[tokio::test]
+async fn a_batch_beyond_the_limit_waits_for_a_slot_then_runs() {
+    let app = spawn().await;
+    let base = one_slot_host(&app, app.config.db_acquire_timeout).await;
+    // every batch transaction stops at the hourly counts until the blocker commits
+    let mut blocker = app.db.conn().await.unwrap();
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
+        .await
+        .unwrap();
+
+    let first = send(&app, &base, "slot-batch-1");
+    until(
+        "the first batch holds the slot, blocked in its transaction",
+        || async { blocked_batches(&app).await == 1 },
+    )
+    .await;
+    let second = send(&app, &base, "slot-batch-2");
+    until("the second batch waits for a slot", || async {
+        waiting_for_a_slot(&app, &base).await == 1.0
+    })
+    .await;
+    assert_eq!(
+        blocked_batches(&app).await,
+        1,
+        "the waiting batch has not started a transaction"
+    );
+
+    blocker.batch_execute("COMMIT").await.unwrap();
+    for (res, id) in [(first, "slot-batch-1"), (second, "slot-batch-2")] {
+        let res = res.await.unwrap().unwrap();
+        assert_eq!(res.status(), 202, "{}", res.text().await.unwrap());
+        assert_eq!(stored(&app, id).await, 1);
+    }
+    assert_eq!(waiting_for_a_slot(&app, &base).await, 0.0);
+}
+
+#[tokio::test]
+async fn a_batch_that_gets_no_slot_in_time_is_answered_unavailable_and_can_be_retried() {
+    let app = spawn().await;
+    let base = one_slot_host(&app, Duration::from_millis(300)).await;
+    let mut blocker = app.db.conn().await.unwrap();
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
+        .await
+        .unwrap();
+
+    let first = send(&app, &base, "slot-batch-1");
+    until(
+        "the first batch holds the slot, blocked in its transaction",
+        || async { blocked_batches(&app).await == 1 },
+    )
+    .await;
+    let refused = send(&app, &base, "slot-batch-2").await.unwrap().unwrap();
+    assert_eq!(refused.status(), 503);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"], "unavailable", "{body}");
+
+    blocker.batch_execute("COMMIT").await.unwrap();
+    let res = first.await.unwrap().unwrap();
+    assert_eq!(res.status(), 202);
+    assert_eq!(
+        stored(&app, "slot-batch-2").await,
+        0,
+        "nothing of it was stored"
+    );
+    let retried = send(&app, &base, "slot-batch-2").await.unwrap().unwrap();
+    assert_eq!(retried.status(), 202);
+    let body: Value = retried.json().await.unwrap();
+    assert_eq!(body["replayed"], false, "{body}");
+}
