@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Ingestion's limit of concurrent batch transactions per instance (`LOGS_INGEST_CONCURRENCY`):
 //! a batch beyond it waits for a slot without touching the database, runs when one frees, and
-//! is answered 503 `unavailable` if no slot frees within the acquire timeout.
+//! is answered 503 `unavailable` if no slot frees within the acquire timeout; and what a batch
+//! blocked inside its transaction is told.
 
 use std::time::{Duration, Instant};
 
@@ -152,4 +153,32 @@ async fn a_batch_that_gets_no_slot_in_time_is_answered_unavailable_and_can_be_re
     assert_eq!(retried.status(), 202);
     let body: Value = retried.json().await.unwrap();
     assert_eq!(body["replayed"], false, "{body}");
+}
+
+/// `batch_in_progress` means "the same batch id is still committing"; a batch that waits out the
+/// lock timeout behind other writers (here, on the hourly counts) is told the database is
+/// unavailable instead, and its retry is accepted.
+#[tokio::test]
+async fn a_batch_blocked_behind_other_writers_is_not_called_in_progress() {
+    let app = spawn().await;
+    let mut blocker = app.db.conn().await.unwrap();
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
+        .await
+        .unwrap();
+    let blocked = send(&app, &app.logs, "blocked-batch-1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(blocked.status(), 503);
+    assert!(blocked.headers().contains_key("retry-after"));
+    let body: Value = blocked.json().await.unwrap();
+    assert_eq!(body["error"], "unavailable", "{body}");
+    blocker.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(stored(&app, "blocked-batch-1").await, 0);
+    let retried = send(&app, &app.logs, "blocked-batch-1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(retried.status(), 202);
 }

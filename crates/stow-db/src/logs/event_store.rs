@@ -127,7 +127,14 @@ impl LogStore for PgLogs {
                         ))
                         .on_conflict_do_nothing()
                         .execute(conn)
-                        .await?;
+                        .await
+                        // only here does a lock wait mean the same batch id is still committing;
+                        // one elsewhere (the hourly counts, the usage row) is plain contention,
+                        // answered as the database being unavailable
+                        .map_err(|e| match is_lock_timeout(&e) {
+                            true => TxError::Outcome(IngestOutcome::InProgress),
+                            false => TxError::Db(e),
+                        })?;
                     if inserted == 0 {
                         let (digest, accepted, at): (Vec<u8>, i32, DateTime<Utc>) = log_batches::table
                             .find((&t.server_id.0, &batch.batch_id))
@@ -206,7 +213,6 @@ impl LogStore for PgLogs {
         match result {
             Ok(o) => Ok(o),
             Err(TxError::Outcome(o)) => Ok(o),
-            Err(TxError::Db(e)) if is_lock_timeout(&e) => Ok(IngestOutcome::InProgress),
             Err(TxError::Db(e)) => Err(db_error(e)),
         }
     }
