@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Ingestion's limit of concurrent batch transactions per instance (`LOGS_INGEST_CONCURRENCY`):
 //! a batch beyond it waits for a slot without touching the database, runs when one frees, and
-//! is answered 503 `unavailable` if no slot frees within the acquire timeout; and what a batch
-//! blocked inside its transaction is told.
+//! is answered 503 `unavailable` if no slot frees within the acquire timeout; what a batch
+//! blocked inside its transaction is told; and a `logs-api` killed with a batch mid-transaction.
 
 use std::time::{Duration, Instant};
 
@@ -181,4 +181,81 @@ async fn a_batch_blocked_behind_other_writers_is_not_called_in_progress() {
         .unwrap()
         .unwrap();
     assert_eq!(retried.status(), 202);
+}
+
+/// kill -9 of a `logs-api` process while a batch is inside its transaction (its batch row and
+/// events inserted, blocked before commit): nothing of the batch is ever visible, and the
+/// client's retry of the same batch on another instance is accepted once, in full.
+#[tokio::test]
+async fn a_batch_cut_by_kill_9_mid_transaction_leaves_nothing_and_its_retry_is_accepted() {
+    let app = spawn().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_logs_api_test_shim"))
+        .env("DATABASE_URL", &app.db_url)
+        .env("LOGS_API_ADDR", format!("127.0.0.1:{port}"))
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    until("the process is ready", || async {
+        let res = app.client.get(format!("{base}/readyz")).send().await;
+        res.is_ok_and(|r| r.status() == 200)
+    })
+    .await;
+    let mut blocker = app.db.conn().await.unwrap();
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
+        .await
+        .unwrap();
+    let events: Vec<Value> = (0..200)
+        .map(|i| json!({"level": "info", "message": format!("event {i}")}))
+        .collect();
+    let body = json!({"batch_id": "killed-batch-1", "events": events});
+    let post = |base: String| {
+        app.client
+            .post(format!("{base}/v1/servers/abc123/logs"))
+            .bearer_auth(&app.server_key)
+            .json(&body)
+            .send()
+    };
+    let cut = tokio::spawn(post(base.clone()));
+    until("the batch is blocked inside its transaction", || async {
+        blocked_batches(&app).await == 1
+    })
+    .await;
+    child.start_kill().unwrap(); // SIGKILL
+    child.wait().await.unwrap();
+    assert!(cut.await.unwrap().is_err(), "the client saw no answer");
+    blocker.batch_execute("COMMIT").await.unwrap();
+    // the killed process's backend finds its client gone and ends without a commit
+    until("the cut batch's backend has gone", || async {
+        app.count(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() \
+             AND query LIKE 'INSERT INTO log_counts_hourly%'",
+        )
+        .await
+            == 0
+    })
+    .await;
+    assert_eq!(stored(&app, "killed-batch-1").await, 0);
+    let events_of = "SELECT count(*) AS n FROM log_events WHERE batch_id = 'killed-batch-1'";
+    assert_eq!(app.count(events_of).await, 0, "no partial batch");
+
+    let retried = post(app.logs.clone()).await.unwrap();
+    assert_eq!(retried.status(), 202);
+    let answer: Value = retried.json().await.unwrap();
+    assert_eq!(answer["accepted_events"], 200, "{answer}");
+    assert_eq!(answer["replayed"], false, "{answer}");
+    assert_eq!(app.count(events_of).await, 200);
+    let again = post(app.logs.clone()).await.unwrap();
+    let answer: Value = again.json().await.unwrap();
+    assert_eq!(answer["replayed"], true, "{answer}");
+    assert_eq!(app.count(events_of).await, 200);
 }
