@@ -462,6 +462,8 @@ pub fn webp_bytes() -> Vec<u8> {
 /// Sends a request and reads its JSON answer, for the many tests that look only at the body.
 pub trait RequestExt {
     fn json_body(self) -> impl std::future::Future<Output = Value> + Send;
+    /// Sends the request and returns the answer's body as text.
+    fn text_body(self) -> impl std::future::Future<Output = String> + Send;
     /// Sends the request and returns the answer's status.
     fn sent_status(self) -> impl std::future::Future<Output = u16> + Send;
     /// Sends the request and checks it is refused with `status` and `code` ([`expect_error`]).
@@ -481,6 +483,16 @@ impl RequestExt for reqwest::RequestBuilder {
             .json()
             .await
             .expect("a JSON answer")
+    }
+
+    #[allow(clippy::expect_used)]
+    async fn text_body(self) -> String {
+        self.send()
+            .await
+            .expect("the request is sent")
+            .text()
+            .await
+            .expect("a text answer")
     }
 
     #[allow(clippy::expect_used)]

@@ -252,13 +252,7 @@ async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline
         assert_eq!(res.headers()["x-frame-options"], "DENY");
         assert_eq!(res.headers()["x-content-type-options"], "nosniff");
     }
-    let page = at(&app, Method::GET, "/objects?path=a")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = at(&app, Method::GET, "/objects?path=a").text_body().await;
     assert!(page.contains(r#"<script type="module" src="/assets/app.js">"#));
     assert_eq!(page.matches("<script").count(), 1, "no inline script");
     assert!(!page.contains(" on"), "no inline event handlers");

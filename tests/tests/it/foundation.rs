@@ -456,12 +456,8 @@ async fn extension_methods_share_one_metrics_label() {
     let text = app
         .client
         .get(format!("{}/metrics", app.cdn))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .text_body()
+        .await;
     assert!(!text.contains("PURGE") && !text.contains("BREW"), "{text}");
     let counted: f64 = text
         .lines()

@@ -46,15 +46,7 @@ async fn blocked_batches(app: &TestApp) -> i64 {
 }
 
 async fn waiting_for_a_slot(app: &TestApp, base: &str) -> f64 {
-    let text = app
-        .client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.client.get(format!("{base}/metrics")).text_body().await;
     text.lines()
         .find_map(|l| l.strip_prefix("logs_ingest_waiting "))
         .map_or(0.0, |v| v.trim().parse().unwrap())
@@ -75,6 +67,37 @@ async fn one_slot_host(app: &TestApp, acquire_timeout: Duration) -> String {
     base
 }
 
+/// Locks the hourly counts: every batch transaction then stops there until the returned
+/// connection commits.
+async fn hold_hourly_counts(app: &TestApp) -> stow_db::Conn {
+    let mut blocker = app.db.conn().await.unwrap();
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
+        .await
+        .unwrap();
+    blocker
+}
+
+/// Holds the hourly counts and sends `id` to `base`; returns once that batch is blocked inside
+/// its transaction.
+async fn first_batch_blocked(
+    app: &TestApp,
+    base: &str,
+    id: &str,
+) -> (
+    stow_db::Conn,
+    tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+) {
+    let blocker = hold_hourly_counts(app).await;
+    let first = send(app, base, id);
+    until(
+        "the first batch holds the slot, blocked in its transaction",
+        || async { blocked_batches(app).await == 1 },
+    )
+    .await;
+    (blocker, first)
+}
+
 async fn stored(app: &TestApp, id: &str) -> i64 {
     app.count(&format!(
         "SELECT count(*) AS n FROM log_batches WHERE batch_id = '{id}'"
@@ -86,19 +109,7 @@ async fn stored(app: &TestApp, id: &str) -> i64 {
 async fn a_batch_beyond_the_limit_waits_for_a_slot_then_runs() {
     let app = spawn().await;
     let base = one_slot_host(&app, app.config.db_acquire_timeout).await;
-    // every batch transaction stops at the hourly counts until the blocker commits
-    let mut blocker = app.db.conn().await.unwrap();
-    blocker
-        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
-        .await
-        .unwrap();
-
-    let first = send(&app, &base, "slot-batch-1");
-    until(
-        "the first batch holds the slot, blocked in its transaction",
-        || async { blocked_batches(&app).await == 1 },
-    )
-    .await;
+    let (mut blocker, first) = first_batch_blocked(&app, &base, "slot-batch-1").await;
     let second = send(&app, &base, "slot-batch-2");
     until("the second batch waits for a slot", || async {
         waiting_for_a_slot(&app, &base).await == 1.0
@@ -123,18 +134,7 @@ async fn a_batch_beyond_the_limit_waits_for_a_slot_then_runs() {
 async fn a_batch_that_gets_no_slot_in_time_is_answered_unavailable_and_can_be_retried() {
     let app = spawn().await;
     let base = one_slot_host(&app, Duration::from_millis(300)).await;
-    let mut blocker = app.db.conn().await.unwrap();
-    blocker
-        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
-        .await
-        .unwrap();
-
-    let first = send(&app, &base, "slot-batch-1");
-    until(
-        "the first batch holds the slot, blocked in its transaction",
-        || async { blocked_batches(&app).await == 1 },
-    )
-    .await;
+    let (mut blocker, first) = first_batch_blocked(&app, &base, "slot-batch-1").await;
     let refused = send(&app, &base, "slot-batch-2").await.unwrap().unwrap();
     assert_eq!(refused.status(), 503);
     assert!(refused.headers().contains_key("retry-after"));
@@ -161,11 +161,7 @@ async fn a_batch_that_gets_no_slot_in_time_is_answered_unavailable_and_can_be_re
 #[tokio::test]
 async fn a_batch_blocked_behind_other_writers_is_not_called_in_progress() {
     let app = spawn().await;
-    let mut blocker = app.db.conn().await.unwrap();
-    blocker
-        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
-        .await
-        .unwrap();
+    let mut blocker = hold_hourly_counts(&app).await;
     let blocked = send(&app, &app.logs, "blocked-batch-1")
         .await
         .unwrap()
@@ -209,11 +205,7 @@ async fn a_batch_cut_by_kill_9_mid_transaction_leaves_nothing_and_its_retry_is_a
         res.is_ok_and(|r| r.status() == 200)
     })
     .await;
-    let mut blocker = app.db.conn().await.unwrap();
-    blocker
-        .batch_execute("BEGIN; LOCK TABLE log_counts_hourly IN SHARE MODE")
-        .await
-        .unwrap();
+    let mut blocker = hold_hourly_counts(&app).await;
     let events: Vec<Value> = (0..200)
         .map(|i| json!({"level": "info", "message": format!("event {i}")}))
         .collect();
