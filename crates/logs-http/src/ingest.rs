@@ -4,9 +4,8 @@
 //! plan and Logs source (403 `logs_not_enabled`), content type and encoding (415), body size
 //! while reading, after decoding gzip or deflate (413), validation (400 with every offending
 //! field), a slot among the instance's concurrent batch transactions, then one transaction.
-//! 202 is sent only after the commit. A concurrent duplicate of a
-//! batch still committing gets 503 `batch_in_progress` (never a 4xx, which clients treat as
-//! final).
+//! 202 is sent only after the commit. A concurrent duplicate of a batch still committing gets
+//! 503 `batch_in_progress` (never a 4xx, which clients treat as final).
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};

@@ -131,9 +131,12 @@ impl LogStore for PgLogs {
                         // only here does a lock wait mean the same batch id is still committing;
                         // one elsewhere (the hourly counts, the usage row) is plain contention,
                         // answered as the database being unavailable
-                        .map_err(|e| match is_lock_timeout(&e) {
-                            true => TxError::Outcome(IngestOutcome::InProgress),
-                            false => TxError::Db(e),
+                        .map_err(|e| {
+                            if is_lock_timeout(&e) {
+                                TxError::Outcome(IngestOutcome::InProgress)
+                            } else {
+                                TxError::Db(e)
+                            }
                         })?;
                     if inserted == 0 {
                         let (digest, accepted, at): (Vec<u8>, i32, DateTime<Utc>) = log_batches::table
