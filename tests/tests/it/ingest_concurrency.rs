@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use diesel_async::SimpleAsyncConnection;
 use stowage_tests::*;
 
+use crate::resilience::{free_port, wait_ready};
+
 fn batch(id: &str) -> Value {
     json!({"batch_id": id, "events": [{"level": "info", "message": "player joined"}]})
 }
@@ -59,11 +61,7 @@ async fn one_slot_host(app: &TestApp, acquire_timeout: Duration) -> String {
     config.ingest_concurrency = 1;
     config.db_acquire_timeout = acquire_timeout;
     let base = spawn_logs(config);
-    until("the new host is ready", || async {
-        let res = app.client.get(format!("{base}/readyz")).send().await;
-        res.is_ok_and(|r| r.status() == 200)
-    })
-    .await;
+    wait_ready(&app.client, &format!("{base}/readyz")).await;
     base
 }
 
@@ -185,11 +183,7 @@ async fn a_batch_blocked_behind_other_writers_is_not_called_in_progress() {
 #[tokio::test]
 async fn a_batch_cut_by_kill_9_mid_transaction_leaves_nothing_and_its_retry_is_accepted() {
     let app = spawn().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_logs_api_test_shim"))
         .env("DATABASE_URL", &app.db_url)
         .env("LOGS_API_ADDR", format!("127.0.0.1:{port}"))
@@ -200,11 +194,7 @@ async fn a_batch_cut_by_kill_9_mid_transaction_leaves_nothing_and_its_retry_is_a
         .spawn()
         .unwrap();
     let base = format!("http://127.0.0.1:{port}");
-    until("the process is ready", || async {
-        let res = app.client.get(format!("{base}/readyz")).send().await;
-        res.is_ok_and(|r| r.status() == 200)
-    })
-    .await;
+    wait_ready(&app.client, &format!("{base}/readyz")).await;
     let mut blocker = hold_hourly_counts(&app).await;
     let events: Vec<Value> = (0..200)
         .map(|i| json!({"level": "info", "message": format!("event {i}")}))

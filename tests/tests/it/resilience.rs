@@ -10,7 +10,7 @@ use stowage_tests::*;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -18,7 +18,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-async fn wait_ready(client: &reqwest::Client, url: &str) {
+pub(crate) async fn wait_ready(client: &reqwest::Client, url: &str) {
     for _ in 0..200 {
         if client
             .get(url)
