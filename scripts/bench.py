@@ -524,6 +524,29 @@ def bench_ingest_ab(server_key):
            f"{RUNS} alternating pairs of {DURATION} s runs, same database; baseline: logs-api of {os.environ.get('BENCH_BASELINE_NAME', base_dir)}")
 
 
+def cpu_seconds():
+    """CPU seconds used so far by the benchmark's PostgreSQL cluster (every process of it, plus
+    its exited children through the postmaster's cutime/cstime: COPY sessions' backends end
+    before they are read) and by logs-api, from /proc."""
+    postmaster = next(p.pid for p in procs if p.args[0].endswith("/postgres"))
+    pg = api = 0
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            with open(f"{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue  # exited since the listing
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        fields = st[st.rindex(")") + 2:].split()
+        own = int(fields[11]) + int(fields[12])
+        if comm == "postgres":
+            pg += own + (int(fields[13]) + int(fields[14]) if int(d[len("/proc/"):]) == postmaster else 0)
+        elif comm == "logs-api":
+            api += own
+    hz = os.sysconf("SC_CLK_TCK")
+    return pg / hz, api / hz
+
+
 def bench_ingest(server_key):
     """HTTP ingestion against COPY of the same rows, in one, then two sessions. The three are
     measured in rounds (HTTP, one-session COPY, two-session COPY), so that each round's figures
@@ -533,10 +556,28 @@ def bench_ingest(server_key):
     csv = f"{WORK}/events.csv"
     halves = [f"{WORK}/events-{i}.csv" for i in range(2)]
     runs, copy, copy_both = [], [], []
+    # CPU per event of Postgres and logs-api during each HTTP run, and of Postgres per row during
+    # each two-session COPY: the two parts of the gap between them
+    cpu = {"pg_http": [], "api_http": [], "pg_cores_http": [], "pg_copy": [], "pg_cores_copy": []}
     rows = 0
     for i in range(RUNS):
+        # CPU is read over the middle 60% of the run (steady state: batches in flight at both ends
+        # balance out), against the events of the batches stamped in that window
+        samples, start = [], time.time()
+        def sample():
+            for at in (0.2, 0.8):
+                time.sleep(max(0.0, start + at * DURATION - time.time()))
+                samples.append((time.time(), *cpu_seconds()))
+        sampler = threading.Thread(target=sample)
+        sampler.start()
         runs.append(wrk(f"http://127.0.0.1:{LOGS}/v1/logs", "scripts/bench/ingest.lua", conns=16, env={"BENCH_KEY": server_key, "BENCH_RUN": f"r{i}"}))
+        sampler.join()
         assert runs[-1]["non2xx"] == 0 and runs[-1]["errors"] == 0, runs[-1]
+        (ta, pg0, api0), (tb, pg1, api1) = samples
+        events = int(psql(f"SELECT coalesce(sum(accepted_events), 0) FROM log_batches WHERE ingested_at >= to_timestamp({ta}) AND ingested_at < to_timestamp({tb})"))
+        cpu["pg_http"].append((pg1 - pg0) / events * 1e6)
+        cpu["api_http"].append((api1 - api0) / events * 1e6)
+        cpu["pg_cores_http"].append((pg1 - pg0) / (tb - ta))
         if i == 0:
             psql(f"\\copy (SELECT {cols} FROM log_events LIMIT {COPY_ROWS}) TO '{csv}' CSV")
             rows = int(psql(f"SELECT count(*) FROM (SELECT 1 FROM log_events LIMIT {COPY_ROWS}) x"))
@@ -550,15 +591,24 @@ def bench_ingest(server_key):
         copy.append(rows / (time.time() - t0))
         # the same rows in two concurrent COPY sessions, one per core: all Postgres can take on
         # this machine with the shipped indexes, with no HTTP service running beside it
-        t0 = time.time()
+        (pg0, _), t0 = cpu_seconds(), time.time()
         psql_parallel([f"\\copy log_events ({cols}) FROM '{path}' CSV" for path in halves])
-        copy_both.append(rows / (time.time() - t0))
+        (pg1, _), secs = cpu_seconds(), time.time() - t0
+        copy_both.append(rows / secs)
+        cpu["pg_copy"].append((pg1 - pg0) / rows * 1e6)
+        cpu["pg_cores_copy"].append((pg1 - pg0) / secs)
         log(f"ingest round {i + 1}: HTTP {runs[-1]['requests'] * 500 / (runs[-1]['duration_us'] / 1e6):,.0f} events/s, "
             f"COPY {copy[-1]:,.0f} rows/s, two sessions {copy_both[-1]:,.0f} rows/s")
     body = runs[0]["body_bytes"]
     eps = [r["requests"] * 500 / (r["duration_us"] / 1e6) for r in runs]
     record("ingest_events_per_s", eps, "events/s", copy, "≥ 56,000 and ≥ 0.75× COPY", "500-event batches over HTTP, 16 connections; baseline: COPY of the same rows into log_events, one run after each HTTP run")
     record("ingest_events_per_s_vs_copy_2_sessions", eps, "events/s", copy_both, None, "the same HTTP runs; baseline: the same rows COPYed by two concurrent sessions (one per core) in the same rounds, the ceiling for this index set on this machine")
+    record("ingest_postgres_cpu_us_per_event", cpu["pg_http"], "µs", cpu["pg_copy"], None,
+           "CPU of every PostgreSQL process per event over the middle 60% of each HTTP run (/proc), against the events of the batches stamped in that window; "
+           "baseline: per row during the two-session COPY runs")
+    record("ingest_logs_api_cpu_us_per_event", cpu["api_http"], "µs", None, None, "CPU of logs-api per event over the same windows")
+    record("ingest_postgres_cores", cpu["pg_cores_http"], "cores", cpu["pg_cores_copy"], None,
+           "cores PostgreSQL used over the same windows (of the machine's 2, shared with logs-api and wrk); baseline: during the two-session COPY runs")
     record("ingest_mb_per_s", [r["requests"] * body / (r["duration_us"] / 1e6) / 1e6 for r in runs], "MB/s")
     record("ingest_batch_p50_ms", [r["p50_us"] / 1000 for r in runs], "ms")
     record("ingest_batch_p99_ms", [r["p99_us"] / 1000 for r in runs], "ms")
