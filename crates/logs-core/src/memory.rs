@@ -77,7 +77,7 @@ impl LogStore for MemoryLogs {
     async fn ingest(
         &self,
         t: &IngestTarget,
-        batch: &Batch,
+        batch: Batch,
         now: DateTime<Utc>,
     ) -> Result<IngestOutcome, StoreError> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());

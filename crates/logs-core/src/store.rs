@@ -200,7 +200,8 @@ pub struct TailQuery {
     pub server_id: ServerId,
     pub filters: Filters,
     pub after: TailPosition,
-    /// Batches read at most (their events all come).
+    /// Batches read at most (their events all come); a store that commits several batches in
+    /// one transaction counts each transaction as one and reads all its batches.
     pub max_batches: usize,
 }
 
@@ -224,10 +225,13 @@ pub enum SearchError {
 
 #[async_trait]
 pub trait LogStore: Send + Sync {
+    /// Stores the batch atomically (all its events or none), or answers what became of its
+    /// batch id before. The store takes the batch: an implementation may hand it to another
+    /// task that commits several callers' batches together.
     async fn ingest(
         &self,
         target: &IngestTarget,
-        batch: &Batch,
+        batch: Batch,
         now: DateTime<Utc>,
     ) -> Result<IngestOutcome, StoreError>;
     async fn query(&self, q: &EventQuery) -> Result<Vec<EventRow>, SearchError>;

@@ -3,7 +3,8 @@
 //! Order of checks: key (401), `logs:write` (403), server resolution and binding (403/404),
 //! plan and Logs source (403 `logs_not_enabled`), content type and encoding (415), body size
 //! while reading, after decoding gzip or deflate (413), validation (400 with every offending
-//! field), a slot among the instance's concurrent batch transactions, then one transaction.
+//! field), a slot among the instance's batches being stored, then the store: a writer commits
+//! the batch, alone or with other batches queued at the same time, all or nothing per batch.
 //! 202 is sent only after the commit. A concurrent duplicate of a batch still committing gets
 //! 503 `batch_in_progress` (never a 4xx, which clients treat as final).
 
@@ -140,14 +141,16 @@ async fn partitions_ready(state: &LogsState) -> Result<(), ApiError> {
     }
 }
 
-/// Waits for one of this instance's batch-transaction slots (`LOGS_INGEST_CONCURRENCY`), at most
-/// the pool's acquire timeout (then 503 `unavailable`, like a pool that has no connection).
+/// Waits for one of this instance's ingestion slots (`LOGS_INGEST_CONCURRENCY`), at most the
+/// pool's acquire timeout (then 503 `unavailable`, like a pool that has no connection).
 ///
-/// Why a limit below the pool size: every batch writes the same index pages (the newest keys of
-/// the day's partition) and the same hourly-count rows, so on a database with few cores, more
-/// concurrent batch transactions cost Postgres more CPU per event in lock and buffer contention
-/// without adding throughput (docs/benchmarks.md, analysis of ingestion). Waiting batches are
-/// counted in the `logs_ingest_waiting` gauge.
+/// A slot covers a batch from the moment it is queued for the store's writers until its
+/// transaction has committed: it bounds the parsed batches held in memory. The writers
+/// (`LOGS_INGEST_WRITERS`) bound the transactions: every batch writes the same newest index
+/// pages and hourly-count rows, so on a database with few cores many concurrent transactions
+/// cost Postgres more CPU per event without adding throughput, and a writer stores every batch
+/// waiting for it in one transaction (docs/benchmarks.md, analysis of ingestion). Batches
+/// waiting for a slot are counted in the `logs_ingest_waiting` gauge.
 pub(crate) async fn ingest_slot(state: &LogsState) -> Result<SemaphorePermit<'_>, ApiError> {
     struct Waiting(metrics::Gauge);
     impl Drop for Waiting {
@@ -201,8 +204,9 @@ async fn ingest(
         server_id: logs_core::ServerId(server.id.clone()),
         cfx_id: server.cfx_id.clone(),
     };
+    let batch_id = batch.batch_id.clone();
     let slot = ingest_slot(state).await?;
-    let outcome = state.store.ingest(&target, &batch, now).await;
+    let outcome = state.store.ingest(&target, batch, now).await;
     drop(slot);
     let (accepted_events, ingested_at, replayed) = match outcome? {
         IngestOutcome::Accepted {
@@ -224,7 +228,7 @@ async fn ingest(
             count_batch("conflict");
             return Err(ApiError::new(
                 Code::BatchIdConflict,
-                format!("batch_id `{}` was already used with a different payload; use a new batch_id for new events", batch.batch_id),
+                format!("batch_id `{}` was already used with a different payload; use a new batch_id for new events", batch_id),
             ));
         }
         IngestOutcome::InProgress => {
@@ -236,10 +240,10 @@ async fn ingest(
             .with_retry_after(1));
         }
     };
-    tracing::debug!(batch_id = %batch.batch_id, events = accepted_events, replayed, "batch ingested");
+    tracing::debug!(batch_id = %batch_id, events = accepted_events, replayed, "batch ingested");
     Ok(HttpResponse::Accepted().json(Acceptance {
         accepted: true,
-        batch_id: batch.batch_id,
+        batch_id,
         accepted_events,
         ingested_at: ingested_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         replayed,

@@ -97,7 +97,7 @@ impl Application {
             config: Arc::clone(&config),
             db: db.clone(),
             accounts: Arc::clone(&accounts) as Arc<dyn AccountStore>,
-            store: Arc::new(PgLogs::new(db.clone())),
+            store: Arc::new(PgLogs::with_writers(db.clone(), config.ingest_writers)),
             partitions_ready: partitions.clone(),
             ingest_slots: Semaphore::new(config.ingest_concurrency),
         });

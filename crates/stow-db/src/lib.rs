@@ -58,6 +58,7 @@ impl DbConfig {
 #[derive(Clone)]
 pub struct Db {
     pool: Pool<AsyncPgConnection>,
+    config: DbConfig,
 }
 
 impl Db {
@@ -95,7 +96,20 @@ impl Db {
             .recycle_timeout(Some(config.acquire_timeout))
             .build()
             .map_err(|e| StoreError::Internal(Cause::context("building pool", e)))?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            config: config.clone(),
+        })
+    }
+
+    /// Another pool on the same database with the same settings but `max_connections`
+    /// connections, each made by the task that first needs it: a pool used from one dedicated
+    /// runtime has its connections driven there.
+    pub fn sibling(&self, max_connections: usize) -> Result<Self, StoreError> {
+        Self::connect(&DbConfig {
+            max_connections,
+            ..self.config.clone()
+        })
     }
 
     pub async fn conn(&self) -> Result<Conn, StoreError> {

@@ -8,9 +8,10 @@ async fn fixture() -> logs_core::testsuite::Fixture {
     fixture_at(testing::fresh_database().await.expect("fresh database")).await
 }
 
-async fn fixture_at(url: String) -> logs_core::testsuite::Fixture {
-    let db = Db::connect(&DbConfig::new(url)).expect("pool");
-    stow_db::logs::maintain_partitions(&db).await.unwrap();
+/// One organization on the `pro` plan with two registered servers, `abc` and `def`:
+/// `(org id, (server id, join code) of each)`.
+async fn org_with_two_servers(db: &Db) -> (String, (String, String), (String, String)) {
+    stow_db::logs::maintain_partitions(db).await.unwrap();
     let accounts = PgAccounts::new(db.clone());
     let org = accounts.create_org("A", "a", "pro").await.unwrap();
     let a = accounts
@@ -21,13 +22,22 @@ async fn fixture_at(url: String) -> logs_core::testsuite::Fixture {
         .register_server(&org.id, "def", None)
         .await
         .unwrap();
+    (org.id, (a.id, "abc".into()), (b.id, "def".into()))
+}
+
+async fn fixture_at(url: String) -> logs_core::testsuite::Fixture {
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    let (org, a, b) = org_with_two_servers(&db).await;
     logs_core::testsuite::Fixture {
         store: Box::new(PgLogs::new(db)),
-        org: org.id,
-        a: (a.id, "abc".into()),
-        b: (b.id, "def".into()),
+        org,
+        a,
+        b,
     }
 }
+
+#[path = "logs_suite/group_commit.rs"]
+mod group_commit;
 
 mod postgres_logs {
     use super::*;
@@ -108,7 +118,7 @@ async fn a_tail_waits_for_older_transactions_before_passing_a_batch() {
         server_id: server.clone(),
         cfx_id: f.a.1.clone(),
     };
-    store.ingest(&target, &batch, now).await.unwrap();
+    store.ingest(&target, batch, now).await.unwrap();
     let q = TailQuery {
         server_id: server.clone(),
         filters: Filters::default(),

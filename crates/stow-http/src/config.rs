@@ -48,9 +48,12 @@ pub struct Config {
     pub db_max_connections: usize,
     pub db_acquire_timeout: Duration,
     pub db_statement_timeout: Duration,
-    /// Batch transactions one `logs-api` runs at once (`LOGS_INGEST_CONCURRENCY`); further
-    /// batches wait for a slot.
+    /// Batches one `logs-api` stores at once, queued for a writer or in its transaction
+    /// (`LOGS_INGEST_CONCURRENCY`); further batches wait for a slot.
     pub ingest_concurrency: usize,
+    /// Writer transactions one `logs-api` runs at once, each storing every batch queued for it
+    /// (`LOGS_INGEST_WRITERS`); each has a database connection of its own, beside the pool.
+    pub ingest_writers: usize,
     pub max_bulk_files: usize,
     pub max_bulk_delete_paths: usize,
     pub cursor_ttl: Duration,
@@ -205,7 +208,8 @@ impl Config {
                 "DATABASE_STATEMENT_TIMEOUT_MS",
                 10_000,
             )?),
-            ingest_concurrency: positive("LOGS_INGEST_CONCURRENCY", 8, "transactions")? as usize,
+            ingest_concurrency: positive("LOGS_INGEST_CONCURRENCY", 16, "batches")? as usize,
+            ingest_writers: positive("LOGS_INGEST_WRITERS", 2, "transactions")? as usize,
             max_bulk_files: parsed("MAX_BULK_FILES", 20)?,
             max_bulk_delete_paths: parsed("MAX_BULK_DELETE_PATHS", 1000)?,
             cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
@@ -248,7 +252,8 @@ impl Config {
             db_max_connections: 8,
             db_acquire_timeout: Duration::from_secs(5),
             db_statement_timeout: Duration::from_secs(10),
-            ingest_concurrency: 8,
+            ingest_concurrency: 16,
+            ingest_writers: 2,
             max_bulk_files: 20,
             max_bulk_delete_paths: 1000,
             cursor_ttl: Duration::from_secs(900),

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Ingestion's limit of concurrent batch transactions per instance (`LOGS_INGEST_CONCURRENCY`):
+//! Ingestion's limit of batches being stored at once per instance (`LOGS_INGEST_CONCURRENCY`):
 //! a batch beyond it waits for a slot without touching the database, runs when one frees, and
 //! is answered 503 `unavailable` if no slot frees within the acquire timeout; what a batch
 //! blocked inside its transaction is told; and a `logs-api` killed with a batch mid-transaction.

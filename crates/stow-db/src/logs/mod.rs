@@ -1,6 +1,7 @@
 //! Postgres storage of log batches and events: ingestion, queries, partition maintenance and
 //! usage counters.
 
+mod batch_commit;
 mod event_store;
 mod export_lock;
 mod partitions;
@@ -9,22 +10,49 @@ mod search_sql;
 mod tail;
 mod tail_leases;
 mod usage;
+mod writers;
 
+pub use batch_commit::PendingBatch;
 pub use export_lock::{try_export_lock, ExportLock};
 pub use partitions::{
     maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
 };
 pub use tail_leases::{acquire_tail, release_tail, renew_tail};
 pub use usage::{last_batches, org_usage, Usage};
+pub use writers::WRITERS;
+
+use auth_core::StoreError;
+use logs_core::store::IngestOutcome;
 
 use crate::Db;
 
 pub struct PgLogs {
     pub(crate) db: Db,
+    writers: writers::Writers,
 }
 
 impl PgLogs {
+    /// Ingestion commits through [`WRITERS`] writer tasks, started on the first `ingest`.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self::with_writers(db, WRITERS)
+    }
+
+    pub fn with_writers(db: Db, writers: usize) -> Self {
+        Self {
+            writers: writers::Writers::new(db.clone(), writers),
+            db,
+        }
+    }
+
+    /// Stores these batches in one transaction, as the writers do with the batches queued
+    /// behind each other: one answer per batch, in order (for tests and tools).
+    pub async fn ingest_together(
+        &self,
+        batches: &[PendingBatch],
+    ) -> Vec<Result<IngestOutcome, StoreError>> {
+        match self.db.conn().await {
+            Ok(mut conn) => batch_commit::store_group(&mut conn, batches).await,
+            Err(e) => vec![Err(e); batches.len()],
+        }
     }
 }

@@ -68,11 +68,15 @@ impl BatchRow {
 pub async fn tail(conn: &mut Conn, q: &TailQuery) -> Result<TailPage, StoreError> {
     let horizon = horizon(conn).await?;
     let whole = q.after.id == TailPosition::WHOLE_BATCH;
+    // the batches of the first `max_batches` transactions: one transaction may hold several
+    // batches of the server (group commit), and a page never ends inside one
     let mut sql = Sql::new(
         "SELECT batch_id, commit_xid, ingested_at, occurred_from, occurred_to FROM log_batches \
          WHERE server_id = ",
     );
     sql.text(q.server_id.0.clone())
+        .push(" AND commit_xid IN (SELECT DISTINCT commit_xid FROM log_batches WHERE server_id = ")
+        .text(q.server_id.0.clone())
         .push(if whole {
             " AND commit_xid > "
         } else {
@@ -82,11 +86,17 @@ pub async fn tail(conn: &mut Conn, q: &TailQuery) -> Result<TailPage, StoreError
         .push(" AND commit_xid < ")
         .bigint(horizon)
         .push(" ORDER BY commit_xid LIMIT ")
-        .bigint(q.max_batches as i64);
+        .bigint(q.max_batches as i64)
+        .push(") ORDER BY commit_xid");
     let batches: Vec<BatchRow> = sql.into_query().load(conn).await.map_err(db_error)?;
+    let transactions = batches
+        .windows(2)
+        .filter(|w| w[0].commit_xid != w[1].commit_xid)
+        .count()
+        + usize::from(!batches.is_empty());
     // past every batch read; when fewer than asked came, past everything below the horizon
     let next = match batches.last() {
-        Some(last) if batches.len() == q.max_batches => TailPosition::after_batch(last.commit_xid),
+        Some(last) if transactions == q.max_batches => TailPosition::after_batch(last.commit_xid),
         _ => TailPosition::after_batch(horizon - 1),
     }
     .max(q.after);
@@ -144,7 +154,8 @@ pub async fn tail_batch_time(
     seq: i64,
 ) -> Result<Option<DateTime<Utc>>, StoreError> {
     let at: Option<At> = diesel::sql_query(
-        "SELECT ingested_at FROM log_batches WHERE server_id = $1 AND commit_xid = $2",
+        "SELECT ingested_at FROM log_batches WHERE server_id = $1 AND commit_xid = $2 \
+         ORDER BY ingested_at LIMIT 1",
     )
     .bind::<Text, _>(&server.0)
     .bind::<BigInt, _>(seq)

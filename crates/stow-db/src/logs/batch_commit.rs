@@ -1,0 +1,499 @@
+//! One transaction that stores a group of batches (group commit): each batch is all or nothing,
+//! answered on its own (accepted, replayed, conflicting or in progress), and the group's hourly
+//! counts and usage are added once, in key order.
+//!
+//! Statements per group, whatever its size: the batch rows (one insert, keys in order), the
+//! stored figures of batch ids that were there before (only when some were), the events of the
+//! accepted batches (one insert), the hourly counts and the usage (one upsert each, keys in
+//! order). Two groups committing at once take the rows they share in one order, so they wait on
+//! each other but never deadlock.
+
+use std::collections::{BTreeMap, HashMap};
+
+use auth_core::StoreError;
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use diesel::sql_types::{Array, BigInt, Binary, Date, Integer, Nullable, Text, Timestamptz};
+use diesel::QueryResult;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use logs_core::event::Batch;
+use logs_core::store::{bucket_start, new_event_id, IngestOutcome, IngestTarget};
+
+use crate::{db_error, Conn};
+
+/// How long a batch waits for another transaction committing the same batch id; past it, the
+/// batch is answered `InProgress`.
+const SAME_BATCH_WAIT: &str = "SET LOCAL lock_timeout = '3s'";
+
+/// A batch to store, and when it arrived (its `ingested_at`).
+pub struct PendingBatch {
+    pub target: IngestTarget,
+    pub batch: Batch,
+    pub now: DateTime<Utc>,
+}
+
+impl PendingBatch {
+    fn key(&self) -> (&str, &str) {
+        (&self.target.server_id.0, &self.batch.batch_id)
+    }
+}
+
+enum GroupError {
+    /// Inserting the batch rows waited past [`SAME_BATCH_WAIT`]: some batch id of the group is
+    /// being committed by another transaction (which one, Postgres does not say).
+    BatchLocked,
+    Db(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for GroupError {
+    fn from(e: diesel::result::Error) -> Self {
+        GroupError::Db(e)
+    }
+}
+
+fn is_lock_timeout(e: &diesel::result::Error) -> bool {
+    matches!(e, diesel::result::Error::DatabaseError(_, info) if info.message().contains("lock timeout"))
+}
+
+/// Stores the batches in one transaction; one answer per batch, in order. When the group fails
+/// because of one batch (its id locked by another transaction, or a row the database refused,
+/// such as a server deleted meanwhile), each batch is tried again in a transaction of its own,
+/// so that batch's trouble is answered to it alone. Other failures (connection, timeouts) are
+/// every batch's answer: trying them one by one would only wait longer.
+pub async fn store_group(
+    conn: &mut Conn,
+    batches: &[PendingBatch],
+) -> Vec<Result<IngestOutcome, StoreError>> {
+    let e = match store_together(conn, batches).await {
+        Ok(outcomes) => return outcomes.into_iter().map(Ok).collect(),
+        Err(e) => e,
+    };
+    if batches.len() == 1 || !one_batch_at_fault(&e) {
+        let answer = alone_failed(e);
+        return vec![answer; batches.len()];
+    }
+    let mut answers = Vec::with_capacity(batches.len());
+    for batch in batches {
+        answers.push(
+            match store_together(conn, std::slice::from_ref(batch)).await {
+                Ok(mut o) => Ok(o.remove(0)),
+                Err(e) => alone_failed(e),
+            },
+        );
+    }
+    answers
+}
+
+fn one_batch_at_fault(e: &GroupError) -> bool {
+    use diesel::result::DatabaseErrorKind::*;
+    match e {
+        GroupError::BatchLocked => true,
+        GroupError::Db(diesel::result::Error::DatabaseError(kind, _)) => matches!(
+            kind,
+            ForeignKeyViolation | UniqueViolation | NotNullViolation | CheckViolation
+        ),
+        GroupError::Db(_) => false,
+    }
+}
+
+fn alone_failed(e: GroupError) -> Result<IngestOutcome, StoreError> {
+    match e {
+        GroupError::BatchLocked => Ok(IngestOutcome::InProgress),
+        GroupError::Db(e) => Err(db_error(e)),
+    }
+}
+
+#[derive(diesel::QueryableByName)]
+struct Key {
+    #[diesel(sql_type = Text)]
+    server_id: String,
+    #[diesel(sql_type = Text)]
+    batch_id: String,
+}
+
+#[derive(diesel::QueryableByName)]
+struct Stored {
+    #[diesel(sql_type = Text)]
+    server_id: String,
+    #[diesel(sql_type = Text)]
+    batch_id: String,
+    #[diesel(sql_type = Binary)]
+    digest: Vec<u8>,
+    #[diesel(sql_type = Integer)]
+    accepted_events: i32,
+    #[diesel(sql_type = Timestamptz)]
+    ingested_at: DateTime<Utc>,
+}
+
+/// What a batch id holds once the group's batch rows are in: the digest it was stored with,
+/// its event count and when.
+type Record = (Vec<u8>, i32, DateTime<Utc>);
+
+async fn store_together(
+    conn: &mut Conn,
+    batches: &[PendingBatch],
+) -> Result<Vec<IngestOutcome>, GroupError> {
+    // the first pending of each batch id, in key order; a later pending with the same id is answered
+    // against it (replayed or conflict) once the group commits
+    let mut first: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (i, pending) in batches.iter().enumerate() {
+        first.entry(pending.key()).or_insert(i);
+    }
+    let firsts: Vec<usize> = first.values().copied().collect();
+    let batch_rows = BatchRows::new(batches, &firsts);
+    conn.transaction::<_, GroupError, _>(|conn| {
+        async move {
+            conn.batch_execute(SAME_BATCH_WAIT).await?;
+            let inserted: Vec<Key> = batch_rows
+                .insert(conn)
+                .await
+                // only here does a lock wait mean a batch id still committing elsewhere; one
+                // later (hourly counts, usage) is plain contention, answered as unavailable
+                .map_err(|e| {
+                    if is_lock_timeout(&e) {
+                        GroupError::BatchLocked
+                    } else {
+                        GroupError::Db(e)
+                    }
+                })?;
+            let inserted: std::collections::HashSet<(String, String)> = inserted
+                .into_iter()
+                .map(|k| (k.server_id, k.batch_id))
+                .collect();
+            let is_new = |i: usize| {
+                let (s, b) = batches[i].key();
+                inserted.contains(&(s.to_owned(), b.to_owned()))
+            };
+            let accepted: Vec<usize> = firsts.iter().copied().filter(|&i| is_new(i)).collect();
+            let mut records: HashMap<(String, String), Record> = HashMap::new();
+            let earlier: Vec<usize> = firsts.iter().copied().filter(|&i| !is_new(i)).collect();
+            if !earlier.is_empty() {
+                let stored: Vec<Stored> = diesel::sql_query(
+                    "SELECT b.server_id, b.batch_id, b.digest, b.accepted_events, b.ingested_at \
+                     FROM log_batches b JOIN unnest($1::text[], $2::text[]) AS u(server_id, batch_id) \
+                     ON b.server_id = u.server_id AND b.batch_id = u.batch_id",
+                )
+                .bind::<Array<Text>, _>(earlier.iter().map(|&i| batches[i].key().0).collect::<Vec<_>>())
+                .bind::<Array<Text>, _>(earlier.iter().map(|&i| batches[i].key().1).collect::<Vec<_>>())
+                .load(conn)
+                .await?;
+                for s in stored {
+                    records.insert(
+                        (s.server_id, s.batch_id),
+                        (s.digest, s.accepted_events, s.ingested_at),
+                    );
+                }
+            }
+            if !accepted.is_empty() {
+                let events = EventColumns::new(batches, &accepted);
+                events.insert(conn).await?;
+                events.hourly().upsert(conn).await?;
+                Usage::new(batches, &accepted).upsert(conn).await?;
+            }
+            for &i in &accepted {
+                let j = &batches[i];
+                let (s, b) = j.key();
+                records.insert(
+                    (s.to_owned(), b.to_owned()),
+                    (j.batch.digest.to_vec(), j.batch.events.len() as i32, j.now),
+                );
+            }
+            Ok(batches
+                .iter()
+                .enumerate()
+                .map(|(i, pending)| {
+                    let (s, b) = pending.key();
+                    if first.get(&(s, b)) == Some(&i) && is_new(i) {
+                        return IngestOutcome::Accepted {
+                            accepted_events: pending.batch.events.len() as i32,
+                            ingested_at: pending.now,
+                        };
+                    }
+                    match records.get(&(s.to_owned(), b.to_owned())) {
+                        Some((digest, n, at)) if *digest == pending.batch.digest => {
+                            IngestOutcome::Replayed {
+                                accepted_events: *n,
+                                ingested_at: *at,
+                            }
+                        }
+                        Some(_) => IngestOutcome::Conflict,
+                        // the row went between the insert and the read (its server was
+                        // deleted): nothing is stored; a retry finds out what holds
+                        None => IngestOutcome::InProgress,
+                    }
+                })
+                .collect())
+        }
+        .scope_boxed()
+    })
+    .await
+}
+
+/// The `log_batches` rows of the group's first batches, one array per column, in key order.
+struct BatchRows<'a> {
+    server_id: Vec<&'a str>,
+    batch_id: Vec<&'a str>,
+    org_id: Vec<&'a str>,
+    digest: Vec<&'a [u8]>,
+    accepted_events: Vec<i32>,
+    ingested_at: Vec<DateTime<Utc>>,
+    occurred_from: Vec<Option<DateTime<Utc>>>,
+    occurred_to: Vec<Option<DateTime<Utc>>>,
+}
+
+impl<'a> BatchRows<'a> {
+    fn new(batches: &'a [PendingBatch], firsts: &[usize]) -> Self {
+        let mut rows = Self {
+            server_id: Vec::new(),
+            batch_id: Vec::new(),
+            org_id: Vec::new(),
+            digest: Vec::new(),
+            accepted_events: Vec::new(),
+            ingested_at: Vec::new(),
+            occurred_from: Vec::new(),
+            occurred_to: Vec::new(),
+        };
+        for &i in firsts {
+            let j = &batches[i];
+            // where the batch's events lie in time, for the live tail to find them by index
+            let times = j
+                .batch
+                .events
+                .iter()
+                .map(|e| e.occurred_at.unwrap_or(j.now));
+            rows.server_id.push(&j.target.server_id.0);
+            rows.batch_id.push(&j.batch.batch_id);
+            rows.org_id.push(&j.target.org_id);
+            rows.digest.push(&j.batch.digest);
+            rows.accepted_events.push(j.batch.events.len() as i32);
+            rows.ingested_at.push(j.now);
+            rows.occurred_from.push(times.clone().min());
+            rows.occurred_to.push(times.max());
+        }
+        rows
+    }
+
+    async fn insert(&self, conn: &mut AsyncPgConnection) -> QueryResult<Vec<Key>> {
+        diesel::sql_query(
+            "INSERT INTO log_batches (server_id, batch_id, org_id, digest, accepted_events, \
+             ingested_at, occurred_from, occurred_to) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::int4[], \
+             $6::timestamptz[], $7::timestamptz[], $8::timestamptz[]) \
+             ON CONFLICT DO NOTHING RETURNING server_id, batch_id",
+        )
+        .bind::<Array<Text>, _>(&self.server_id)
+        .bind::<Array<Text>, _>(&self.batch_id)
+        .bind::<Array<Text>, _>(&self.org_id)
+        .bind::<Array<Binary>, _>(&self.digest)
+        .bind::<Array<Integer>, _>(&self.accepted_events)
+        .bind::<Array<Timestamptz>, _>(&self.ingested_at)
+        .bind::<Array<Nullable<Timestamptz>>, _>(&self.occurred_from)
+        .bind::<Array<Nullable<Timestamptz>>, _>(&self.occurred_to)
+        .load(conn)
+        .await
+    }
+}
+
+/// JSON text for a jsonb column, serialized straight from the parsed map (Postgres parses
+/// it into jsonb; building a `serde_json::Value` first would copy every key and value).
+fn json_text<T: serde::Serialize>(v: Option<&T>) -> Option<String> {
+    v.and_then(|v| serde_json::to_string(v).ok())
+}
+
+/// The accepted batches' events as one array per column, borrowing from the parsed events (no
+/// copies but the generated event ids and the JSON text of the jsonb columns).
+#[derive(Default)]
+struct EventColumns<'a> {
+    org_id: Vec<&'a str>,
+    server_id: Vec<&'a str>,
+    cfx_id: Vec<&'a str>,
+    batch_id: Vec<&'a str>,
+    ingested_at: Vec<DateTime<Utc>>,
+    event_id: Vec<String>,
+    level: Vec<&'static str>,
+    event_type: Vec<&'a str>,
+    occurred_at: Vec<DateTime<Utc>>,
+    player_id: Vec<Option<&'a str>>,
+    target_player_id: Vec<Option<&'a str>>,
+    player_identifiers: Vec<Option<String>>,
+    target_player_identifiers: Vec<Option<String>>,
+    resource: Vec<Option<&'a str>>,
+    trace_id: Vec<Option<&'a str>>,
+    environment: Vec<Option<&'a str>>,
+    message: Vec<&'a str>,
+    data: Vec<Option<String>>,
+}
+
+impl<'a> EventColumns<'a> {
+    fn new(batches: &'a [PendingBatch], accepted: &[usize]) -> Self {
+        let mut c = Self::default();
+        for &i in accepted {
+            let j = &batches[i];
+            for e in &j.batch.events {
+                c.org_id.push(&j.target.org_id);
+                c.server_id.push(&j.target.server_id.0);
+                c.cfx_id.push(&j.target.cfx_id);
+                c.batch_id.push(&j.batch.batch_id);
+                c.ingested_at.push(j.now);
+                c.event_id
+                    .push(e.event_id.clone().unwrap_or_else(new_event_id));
+                c.level.push(e.level.as_str());
+                c.event_type.push(&e.event_type);
+                c.occurred_at.push(e.occurred_at.unwrap_or(j.now));
+                c.player_id.push(e.player_id.as_deref());
+                c.target_player_id.push(e.target_player_id.as_deref());
+                c.player_identifiers
+                    .push(json_text(e.player_identifiers.as_ref()));
+                c.target_player_identifiers
+                    .push(json_text(e.target_player_identifiers.as_ref()));
+                c.resource.push(e.resource.as_deref());
+                c.trace_id.push(e.trace_id.as_deref());
+                c.environment.push(e.environment.as_deref());
+                c.message.push(&e.message);
+                c.data.push(json_text(e.data.as_ref()));
+            }
+        }
+        c
+    }
+
+    async fn insert(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {
+        diesel::sql_query(
+            "INSERT INTO log_events (org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, \
+             event_type, occurred_at, player_id, target_player_id, player_identifiers, \
+             target_player_identifiers, resource, trace_id, environment, message, data) \
+             SELECT u.org_id, u.server_id, u.cfx_id, u.batch_id, u.ingested_at, u.event_id, u.level, \
+             u.event_type, u.occurred_at, u.player_id, u.target_player_id, u.pi::jsonb, u.tpi::jsonb, \
+             u.resource, u.trace_id, u.environment, u.message, u.data::jsonb \
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], \
+             $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[], \
+             $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[]) \
+             AS u(org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, event_type, \
+             occurred_at, player_id, target_player_id, pi, tpi, resource, trace_id, environment, \
+             message, data)",
+        )
+        .bind::<Array<Text>, _>(&self.org_id)
+        .bind::<Array<Text>, _>(&self.server_id)
+        .bind::<Array<Text>, _>(&self.cfx_id)
+        .bind::<Array<Text>, _>(&self.batch_id)
+        .bind::<Array<Timestamptz>, _>(&self.ingested_at)
+        .bind::<Array<Text>, _>(&self.event_id)
+        .bind::<Array<Text>, _>(&self.level)
+        .bind::<Array<Text>, _>(&self.event_type)
+        .bind::<Array<Timestamptz>, _>(&self.occurred_at)
+        .bind::<Array<Nullable<Text>>, _>(&self.player_id)
+        .bind::<Array<Nullable<Text>>, _>(&self.target_player_id)
+        .bind::<Array<Nullable<Text>>, _>(&self.player_identifiers)
+        .bind::<Array<Nullable<Text>>, _>(&self.target_player_identifiers)
+        .bind::<Array<Nullable<Text>>, _>(&self.resource)
+        .bind::<Array<Nullable<Text>>, _>(&self.trace_id)
+        .bind::<Array<Nullable<Text>>, _>(&self.environment)
+        .bind::<Array<Text>, _>(&self.message)
+        .bind::<Array<Nullable<Text>>, _>(&self.data)
+        .execute(conn)
+        .await
+    }
+
+    /// The events per server, hour, level, type and resource (`log_counts_hourly`), in key
+    /// order so that concurrent groups lock the rows they share in one order.
+    fn hourly(&self) -> HourlyCounts<'a> {
+        let mut hourly: BTreeMap<(&str, DateTime<Utc>, &str, &str, &str), i64> = BTreeMap::new();
+        for i in 0..self.occurred_at.len() {
+            let hour = bucket_start(self.occurred_at[i], chrono::Duration::hours(1));
+            *hourly
+                .entry((
+                    self.server_id[i],
+                    hour,
+                    self.level[i],
+                    self.event_type[i],
+                    self.resource[i].unwrap_or(""),
+                ))
+                .or_default() += 1;
+        }
+        let mut counts = HourlyCounts::default();
+        for ((server_id, hour, level, event_type, resource), n) in hourly {
+            counts.server_id.push(server_id);
+            counts.hour.push(hour);
+            counts.level.push(level);
+            counts.event_type.push(event_type);
+            counts.resource.push(resource);
+            counts.n.push(n);
+        }
+        counts
+    }
+}
+
+/// Rows of `log_counts_hourly` to add, one array per column.
+#[derive(Default)]
+struct HourlyCounts<'a> {
+    server_id: Vec<&'a str>,
+    hour: Vec<DateTime<Utc>>,
+    level: Vec<&'a str>,
+    event_type: Vec<&'a str>,
+    resource: Vec<&'a str>,
+    n: Vec<i64>,
+}
+
+impl HourlyCounts<'_> {
+    async fn upsert(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {
+        diesel::sql_query(
+            "INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n) \
+             SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], \
+             $6::int8[]) \
+             ON CONFLICT (server_id, hour, level, event_type, resource) \
+             DO UPDATE SET n = log_counts_hourly.n + EXCLUDED.n",
+        )
+        .bind::<Array<Text>, _>(&self.server_id)
+        .bind::<Array<Timestamptz>, _>(&self.hour)
+        .bind::<Array<Text>, _>(&self.level)
+        .bind::<Array<Text>, _>(&self.event_type)
+        .bind::<Array<Text>, _>(&self.resource)
+        .bind::<Array<BigInt>, _>(&self.n)
+        .execute(conn)
+        .await
+    }
+}
+
+/// The accepted events per organization and month of ingestion (`usage_counters`), in key
+/// order.
+struct Usage<'a> {
+    org_id: Vec<&'a str>,
+    month: Vec<NaiveDate>,
+    n: Vec<i64>,
+}
+
+impl<'a> Usage<'a> {
+    fn new(batches: &'a [PendingBatch], accepted: &[usize]) -> Self {
+        let mut per: BTreeMap<(&str, NaiveDate), i64> = BTreeMap::new();
+        for &i in accepted {
+            let j = &batches[i];
+            let month = NaiveDate::from_ymd_opt(j.now.year(), j.now.month(), 1)
+                .expect("the first of a month exists");
+            *per.entry((&j.target.org_id, month)).or_default() += j.batch.events.len() as i64;
+        }
+        let mut u = Self {
+            org_id: Vec::new(),
+            month: Vec::new(),
+            n: Vec::new(),
+        };
+        for ((org, month), n) in per {
+            u.org_id.push(org);
+            u.month.push(month);
+            u.n.push(n);
+        }
+        u
+    }
+
+    async fn upsert(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {
+        diesel::sql_query(
+            "INSERT INTO usage_counters (org_id, month, log_events) \
+             SELECT * FROM unnest($1::text[], $2::date[], $3::int8[]) \
+             ON CONFLICT (org_id, month) \
+             DO UPDATE SET log_events = usage_counters.log_events + EXCLUDED.log_events",
+        )
+        .bind::<Array<Text>, _>(&self.org_id)
+        .bind::<Array<Date>, _>(&self.month)
+        .bind::<Array<BigInt>, _>(&self.n)
+        .execute(conn)
+        .await
+    }
+}
