@@ -425,6 +425,7 @@ async fn prometheus_metrics() {
             "cdn_uploaded_bytes_total",
             "db_pool_acquire_seconds",
             "logs_batches_total",
+            "logs_ingest_group_batches",
             "object_store_operation_duration_seconds",
         ] {
             assert!(text.contains(name), "{name} missing from {base}/metrics");
