@@ -40,6 +40,9 @@ grep -v 'tls-only' deploy/nginx/stowage.conf \
 grep -q 'X-Forwarded-Proto https;' "$WORK/stowage.conf"
 grep -q "listen $CONSOLE_PROXY;" "$WORK/stowage.conf"
 cat > "$WORK/nginx.conf" <<CONF
+# workers run as this user: started as root, nginx would otherwise switch them to nobody, who
+# cannot write the proxy's temp files under a private checkout (a clone in a mktemp directory)
+user $(id -un) $(id -gn);
 worker_processes 1; daemon off; pid $WORK/nginx.pid; error_log $WORK/nginx-error.log;
 events { worker_connections 256; }
 http {
