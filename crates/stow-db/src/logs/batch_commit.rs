@@ -8,7 +8,7 @@
 //! order). Two groups committing at once take the rows they share in one order, so they wait on
 //! each other but never deadlock.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use auth_core::StoreError;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
@@ -125,15 +125,11 @@ struct Stored {
     ingested_at: DateTime<Utc>,
 }
 
-/// What a batch id holds once the group's batch rows are in: the digest it was stored with,
-/// its event count and when.
-type Record = (Vec<u8>, i32, DateTime<Utc>);
-
 async fn store_together(
     conn: &mut Conn,
     batches: &[PendingBatch],
 ) -> Result<Vec<IngestOutcome>, GroupError> {
-    // the first pending of each batch id, in key order; a later pending with the same id is answered
+    // the first batch of each batch id, in key order; a later one with the same id is answered
     // against it (replayed or conflict) once the group commits
     let mut first: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for (i, pending) in batches.iter().enumerate() {
@@ -156,19 +152,21 @@ async fn store_together(
                         GroupError::Db(e)
                     }
                 })?;
-            let inserted: std::collections::HashSet<(String, String)> = inserted
-                .into_iter()
-                .map(|k| (k.server_id, k.batch_id))
+            // each row is the key of one first batch: the ones this group stores
+            let accepted: BTreeSet<usize> = inserted
+                .iter()
+                .filter_map(|k| first.get(&(k.server_id.as_str(), k.batch_id.as_str())))
+                .copied()
                 .collect();
-            let is_new = |i: usize| {
-                let (s, b) = batches[i].key();
-                inserted.contains(&(s.to_owned(), b.to_owned()))
-            };
-            let accepted: Vec<usize> = firsts.iter().copied().filter(|&i| is_new(i)).collect();
-            let mut records: HashMap<(String, String), Record> = HashMap::new();
-            let earlier: Vec<usize> = firsts.iter().copied().filter(|&i| !is_new(i)).collect();
+            let earlier: Vec<usize> = firsts
+                .iter()
+                .copied()
+                .filter(|i| !accepted.contains(i))
+                .collect();
+            // what the batch ids stored before hold, by their first batch in the group
+            let mut stored: HashMap<usize, Stored> = HashMap::new();
             if !earlier.is_empty() {
-                let stored: Vec<Stored> = diesel::sql_query(
+                let rows: Vec<Stored> = diesel::sql_query(
                     "SELECT b.server_id, b.batch_id, b.digest, b.accepted_events, b.ingested_at \
                      FROM log_batches b JOIN unnest($1::text[], $2::text[]) AS u(server_id, batch_id) \
                      ON b.server_id = u.server_id AND b.batch_id = u.batch_id",
@@ -177,49 +175,53 @@ async fn store_together(
                 .bind::<Array<Text>, _>(earlier.iter().map(|&i| batches[i].key().1).collect::<Vec<_>>())
                 .load(conn)
                 .await?;
-                for s in stored {
-                    records.insert(
-                        (s.server_id, s.batch_id),
-                        (s.digest, s.accepted_events, s.ingested_at),
-                    );
+                for row in rows {
+                    if let Some(&i) = first.get(&(row.server_id.as_str(), row.batch_id.as_str())) {
+                        stored.insert(i, row);
+                    }
                 }
             }
             if !accepted.is_empty() {
+                let accepted: Vec<usize> = firsts
+                    .iter()
+                    .copied()
+                    .filter(|i| accepted.contains(i))
+                    .collect();
                 let events = EventColumns::new(batches, &accepted);
                 events.insert(conn).await?;
                 events.hourly().upsert(conn).await?;
                 Usage::new(batches, &accepted).upsert(conn).await?;
             }
-            for &i in &accepted {
-                let j = &batches[i];
-                let (s, b) = j.key();
-                records.insert(
-                    (s.to_owned(), b.to_owned()),
-                    (j.batch.digest.to_vec(), j.batch.events.len() as i32, j.now),
-                );
-            }
             Ok(batches
                 .iter()
                 .enumerate()
                 .map(|(i, pending)| {
-                    let (s, b) = pending.key();
-                    if first.get(&(s, b)) == Some(&i) && is_new(i) {
-                        return IngestOutcome::Accepted {
-                            accepted_events: pending.batch.events.len() as i32,
-                            ingested_at: pending.now,
-                        };
-                    }
-                    match records.get(&(s.to_owned(), b.to_owned())) {
-                        Some((digest, n, at)) if *digest == pending.batch.digest => {
-                            IngestOutcome::Replayed {
-                                accepted_events: *n,
-                                ingested_at: *at,
-                            }
+                    let f = first[&pending.key()];
+                    let (digest, accepted_events, ingested_at) = if accepted.contains(&f) {
+                        let new = &batches[f];
+                        let n = new.batch.events.len() as i32;
+                        if f == i {
+                            return IngestOutcome::Accepted {
+                                accepted_events: n,
+                                ingested_at: new.now,
+                            };
                         }
-                        Some(_) => IngestOutcome::Conflict,
-                        // the row went between the insert and the read (its server was
-                        // deleted): nothing is stored; a retry finds out what holds
-                        None => IngestOutcome::InProgress,
+                        (&new.batch.digest[..], n, new.now)
+                    } else {
+                        match stored.get(&f) {
+                            Some(s) => (&s.digest[..], s.accepted_events, s.ingested_at),
+                            // the row went between the insert and the read (its server was
+                            // deleted): nothing is stored; a retry finds out what holds
+                            None => return IngestOutcome::InProgress,
+                        }
+                    };
+                    if digest == pending.batch.digest {
+                        IngestOutcome::Replayed {
+                            accepted_events,
+                            ingested_at,
+                        }
+                    } else {
+                        IngestOutcome::Conflict
                     }
                 })
                 .collect())
