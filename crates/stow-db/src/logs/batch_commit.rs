@@ -182,11 +182,8 @@ async fn store_together(
                 }
             }
             if !accepted.is_empty() {
-                let accepted: Vec<usize> = firsts
-                    .iter()
-                    .copied()
-                    .filter(|i| accepted.contains(i))
-                    .collect();
+                // events in the order their batches were queued (the set is ordered by index)
+                let accepted: Vec<usize> = accepted.iter().copied().collect();
                 let events = EventColumns::new(batches, &accepted);
                 events.insert(conn).await?;
                 events.hourly().upsert(conn).await?;

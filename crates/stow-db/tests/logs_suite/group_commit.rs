@@ -316,7 +316,8 @@ async fn concurrent_batches_are_each_stored_once() {
 }
 
 /// Batches of one server committed in one transaction share a tail position: a page limited
-/// to one transaction reads all of them, and the next page goes on after them.
+/// to one transaction reads all of them, in the order they were queued (not their ids' order),
+/// and the next page goes on after them.
 #[tokio::test]
 async fn a_tail_page_never_ends_inside_a_group() {
     let f = fixture().await;
@@ -326,10 +327,10 @@ async fn a_tail_page_never_ends_inside_a_group() {
     let answers = f
         .logs
         .ingest_together(&[
-            pending(&f.a, batch("batch-g-1", &["g1", "g2"], now), now),
+            pending(&f.a, batch("batch-g-c", &["g1", "g2"], now), now),
             pending(&f.b, batch("batch-g-x", &["elsewhere"], now), now),
-            pending(&f.a, batch("batch-g-2", &["g3"], now), now),
-            pending(&f.a, batch("batch-g-3", &["g4", "g5"], now), now),
+            pending(&f.a, batch("batch-g-b", &["g3"], now), now),
+            pending(&f.a, batch("batch-g-a", &["g4", "g5"], now), now),
         ])
         .await;
     assert!(answers.iter().all(Result::is_ok));
