@@ -19,7 +19,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use logs_core::event::Batch;
 use logs_core::store::{bucket_start, new_event_id, IngestOutcome, IngestTarget};
 
-use crate::{db_error, Conn};
+use crate::{db_error, Conn, Db};
 
 /// How long a batch waits for another transaction committing the same batch id; past it, the
 /// batch is answered `InProgress`.
@@ -55,15 +55,21 @@ fn is_lock_timeout(e: &diesel::result::Error) -> bool {
     matches!(e, diesel::result::Error::DatabaseError(_, info) if info.message().contains("lock timeout"))
 }
 
-/// Stores the batches in one transaction; one answer per batch, in order. When the group fails
+/// Stores the batches in one transaction on a connection of `db`; one answer per batch, in
+/// order (a pool that has no connection is every batch's answer). When the group fails
 /// because of one batch (its id locked by another transaction, or a row the database refused,
 /// such as a server deleted meanwhile), each batch is tried again in a transaction of its own,
 /// so that batch's trouble is answered to it alone. Other failures (connection, timeouts) are
 /// every batch's answer: trying them one by one would only wait longer.
 pub async fn store_group(
-    conn: &mut Conn,
+    db: &Db,
     batches: &[PendingBatch],
 ) -> Vec<Result<IngestOutcome, StoreError>> {
+    let mut conn = match db.conn().await {
+        Ok(conn) => conn,
+        Err(e) => return vec![Err(e); batches.len()],
+    };
+    let conn = &mut conn;
     let e = match store_together(conn, batches).await {
         Ok(outcomes) => return outcomes.into_iter().map(Ok).collect(),
         Err(e) => e,

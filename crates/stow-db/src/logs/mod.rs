@@ -50,9 +50,6 @@ impl PgLogs {
         &self,
         batches: &[PendingBatch],
     ) -> Vec<Result<IngestOutcome, StoreError>> {
-        match self.db.conn().await {
-            Ok(mut conn) => batch_commit::store_group(&mut conn, batches).await,
-            Err(e) => vec![Err(e); batches.len()],
-        }
+        batch_commit::store_group(&self.db, batches).await
     }
 }

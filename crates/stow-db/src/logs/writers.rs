@@ -139,10 +139,7 @@ async fn write(db: Db, queue: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Que
         metrics::histogram!("logs_ingest_group_batches").record(group.len() as f64);
         let (batches, replies): (Vec<PendingBatch>, Vec<_>) =
             group.into_iter().map(|q| (q.pending, q.reply)).unzip();
-        let answers = match db.conn().await {
-            Ok(mut conn) => store_group(&mut conn, &batches).await,
-            Err(e) => vec![Err(e); batches.len()],
-        };
+        let answers = store_group(&db, &batches).await;
         for (reply, answer) in replies.into_iter().zip(answers) {
             // a caller that went away (its client disconnected) finds the batch stored on retry
             let _ = reply.send(answer);
