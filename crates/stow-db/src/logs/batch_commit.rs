@@ -56,7 +56,7 @@ fn is_lock_timeout(e: &diesel::result::Error) -> bool {
 }
 
 /// Stores the batches in one transaction on a connection of `db`; one answer per batch, in
-/// order (a pool that has no connection is every batch's answer). When the group fails
+/// order (no connection to be had: that error is every batch's answer). When the group fails
 /// because of one batch (its id locked by another transaction, or a row the database refused,
 /// such as a server deleted meanwhile), each batch is tried again in a transaction of its own,
 /// so that batch's trouble is answered to it alone. Other failures (connection, timeouts) are
