@@ -80,7 +80,7 @@ contract:
 s3:
     scripts/s3-tests.sh
 
-# Only the ingestion benchmark (HTTP batches vs raw COPY, and the cost of each index).
+# Only the ingestion benchmark (HTTP batches vs raw COPY, the cost of each index, and the ingest ceiling of the shipped index set against the 2026-11-25 set).
 bench-ingest mode="quick":
     BENCH_ONLY=ingest scripts/bench.sh {{mode}}
 
