@@ -24,6 +24,9 @@ EVENTS = 200_000 if QUICK else 10_000_000
 OBJECTS = 100_000 if QUICK else 1_000_000
 COPY_ROWS = 50_000 if QUICK else 500_000
 BIG_UPLOAD_MIB = 100
+# The columns of `log_events` that the ingestion rounds export and COPY back (all but id)
+EVENT_COLUMNS = ("org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, event_type, occurred_at, player_id, target_player_id, "
+                 "player_identifiers, target_player_identifiers, resource, trace_id, environment, message, data")
 
 procs = []
 results = []
@@ -552,7 +555,7 @@ def bench_ingest(server_key):
     measured in rounds (HTTP, one-session COPY, two-session COPY), so that each round's figures
     share the host's noise of that minute and the same table size; the rows COPYed are (up to
     COPY_ROWS of) the ones the first HTTP run ingested."""
-    cols = "org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, event_type, occurred_at, player_id, target_player_id, player_identifiers, target_player_identifiers, resource, trace_id, environment, message, data"
+    cols = EVENT_COLUMNS
     csv = f"{WORK}/events.csv"
     halves = [f"{WORK}/events-{i}.csv" for i in range(2)]
     runs, copy, copy_both = [], [], []
@@ -661,7 +664,7 @@ def bench_ceiling():
     unpartitioned copy of `log_events` with the shipped index set, against the same with today's
     set (CEILING_BASELINE), alternating in rounds. The GIN pending lists are merged inside the
     timing (`gin_clean_pending_list`), so an index set never looks cheaper by leaving work behind."""
-    cols = "org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, event_type, occurred_at, player_id, target_player_id, player_identifiers, target_player_identifiers, resource, trace_id, environment, message, data"
+    cols = EVENT_COLUMNS
     halves = [f"{WORK}/events-{i}.csv" for i in range(2)]
     sets = {"baseline": [x.format(t="bench_ceiling") for x in CEILING_BASELINE], "shipped": [d for _, d in shipped_indexes("bench_ceiling")]}
     rates = {name: [] for name in sets}
