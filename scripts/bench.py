@@ -755,6 +755,9 @@ def bench_query(dev_key, org_id):
         "no filter": {}, "level": {"level": "error"}, "eventType": {"eventType": "economy.transfer"}, "resource": {"resource": "police"},
         "playerId": {"playerId": "1234"}, "identifier": {"identifier": {"owner": "player", "key": "license", "value": "license:" + hashlib.md5(b"1234").hexdigest()}},
         "message (rare)": {"message": "speedhack"}, "message (often)": {"message": "joined"},
+        # rare (a few dozen matches in the week) but made of common parts: "transfer" is in a
+        # seventh of the events, and the trigrams of "4242" in many amounts and player numbers
+        "message (rare phrase)": {"message": "transfer of 4242"},
         "level + resource": {"level": "warn", "resource": "bank"}, "minLevel warn": {"minLevel": "warn"},
     }
     rows = []
