@@ -235,12 +235,35 @@ async fn raw_counts(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<Vec<CountRow>, SearchError> {
+    Ok(raw_counts_sql(q, from, to)
+        .into_query()
+        .load(conn)
+        .await
+        .map_err(db_error)?)
+}
+
+fn raw_counts_sql(q: &CountQuery, from: DateTime<Utc>, to: DateTime<Utc>) -> Sql {
+    // With no level filter, every level is named anyway: the counts are read from the
+    // `server_level` index (server, level, time), where time is the third column, so without a
+    // level Postgres reads every entry of the server in each partition the window touches, e.g.
+    // all of yesterday's for a window of the last 24 hours. With the levels listed it reads only
+    // the window under each. Every stored event has one of these levels (ingestion refuses others).
+    let every_level;
+    let filters = if q.filters.levels.is_none() {
+        every_level = Filters {
+            levels: Some(Level::ALL.to_vec()),
+            ..q.filters.clone()
+        };
+        &every_level
+    } else {
+        &q.filters
+    };
     let mut sql = Sql::default();
     bucket_of(&mut sql, q, "occurred_at");
     sql.push("level, count(*) AS n FROM log_events WHERE ")
-        .search(&q.server_id, from, to, &q.filters, true, None, None)
+        .search(&q.server_id, from, to, filters, true, None, None)
         .push(" GROUP BY 1, 2");
-    Ok(sql.into_query().load(conn).await.map_err(db_error)?)
+    sql
 }
 
 /// Counts per bucket and level from `log_counts_hourly` for the whole hours `[from, to)`.
@@ -324,9 +347,10 @@ pub fn day_windows(q: &EventQuery) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
 #[cfg(test)]
 mod tests {
     use chrono::{DateTime, Duration, Utc};
-    use logs_core::store::EventQuery;
+    use logs_core::store::{CountQuery, EventQuery, Filters};
+    use logs_core::Level;
 
-    use super::day_windows;
+    use super::{day_windows, raw_counts_sql};
 
     fn at(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
@@ -429,5 +453,31 @@ mod tests {
             Some("2026-11-19T23:00:00Z"),
         );
         assert!(day_windows(&q).is_empty());
+    }
+
+    #[test]
+    fn counts_without_a_level_filter_name_every_level() {
+        let count = |levels: Option<Vec<Level>>| CountQuery {
+            server_id: logs_core::ServerId("s".into()),
+            from: at("2026-11-20T01:00:00Z"),
+            to: at("2026-11-21T01:00:00Z"),
+            filters: Filters {
+                levels,
+                ..Default::default()
+            },
+            bucket: Duration::minutes(15),
+            scan_limit: 100_000,
+        };
+        let q = count(None);
+        let sql = raw_counts_sql(&q, q.from, q.to);
+        assert!(sql.sql().contains(" AND level = ANY($"), "{}", sql.sql());
+        // a level filter is kept as it is
+        let q = count(Some(vec![Level::Warn]));
+        let sql = raw_counts_sql(&q, q.from, q.to);
+        assert!(
+            sql.sql().contains(" AND level = $") && !sql.sql().contains("ANY"),
+            "{}",
+            sql.sql()
+        );
     }
 }
