@@ -886,6 +886,12 @@ def table_row(r, note_prefix=""):
     return f"| `{r['name']}` | {r['value']:,} | {r['min']:,}–{r['max']:,} | {r['unit']} | {base} | {ratio} | {r['target'] or ''} | {note_prefix}{r['note']} |"
 
 
+def analysis():
+    """The hand-written analysis that ends docs/benchmarks.md (scripts/bench/notes.md), or None."""
+    notes = os.path.join(ROOT, "scripts", "bench", "notes.md")
+    return open(notes).read().rstrip() if os.path.exists(notes) else None
+
+
 def refresh_rows(only, started):
     """A subset run (`BENCH_ONLY`) in full mode replaces its own rows of docs/benchmarks.md's main
     table (or adds them at its end), each marked with the run it came from, and the analysis with
@@ -914,11 +920,11 @@ def refresh_rows(only, started):
         if start is not None:
             stop = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
             lines[start:stop] = query_section(tables) + [""]
-    # the hand-written analysis (scripts/bench/notes.md) is the report's tail, as write_report puts it
-    notes = os.path.join(ROOT, "scripts", "bench", "notes.md")
+    # the hand-written analysis is the report's tail, as write_report puts it
     heading = next((i for i, l in enumerate(lines) if l.startswith("## Analysis")), None)
-    if heading is not None and os.path.exists(notes):
-        lines[heading:] = open(notes).read().rstrip().split("\n") + [""]
+    text = analysis()
+    if heading is not None and text is not None:
+        lines[heading:] = text.split("\n") + [""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
     return True
@@ -977,9 +983,9 @@ def write_report(info, started):
                   "with each index of the shipped set alone:", "", "| index | rows/s | slowdown vs no index |", "|---|---|---|"]
         for r in ic["indexes"]:
             lines.append(f"| `{r['index']}` | {r['rows_per_s']:,} | {r['slowdown_pct']}% |")
-    notes = os.path.join(ROOT, "scripts", "bench", "notes.md")
-    if os.path.exists(notes):
-        lines += ["", open(notes).read().rstrip()]
+    text = analysis()
+    if text is not None:
+        lines += ["", text]
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
