@@ -15,6 +15,7 @@ pub mod store;
 pub mod tail;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
+pub mod words;
 
 pub use event::{parse_batch, Batch, BatchError, Detail, Event, Level};
 pub use store::{EventRow, IngestOutcome, IngestTarget, LogStore, ServerId};

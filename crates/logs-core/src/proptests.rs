@@ -179,3 +179,30 @@ fn rfc3339(secs: i64) -> String {
         .single()
         .map_or_else(|| "+262143-12-31T23:59:59Z".to_owned(), |t| t.to_rfc3339())
 }
+
+/// The words index rules out only runs without a match: for any message and any substring of it
+/// (cut at character boundaries) as the search term, every piece of the term sits in the words
+/// of the message's run where the piece says (after a space when it starts a word, before one
+/// when it ends a word), which is what the store's index search asks of the run.
+#[test]
+fn a_run_always_holds_the_pieces_of_a_substring_of_its_messages() {
+    use crate::words::{pieces, runs};
+    let text = "[ a-zA-Z0-9_%\\\\.:/\\-éİΣς日👍\u{a0}]{0,40}";
+    proptest!(|(message in text, others in prop::collection::vec(text, 0..4), cut in any::<(prop::sample::Index, prop::sample::Index)>())| {
+        let bounds: Vec<usize> = message.char_indices().map(|(i, _)| i).chain([message.len()]).collect();
+        let (a, b) = (cut.0.index(bounds.len()), cut.1.index(bounds.len()));
+        let term = &message[bounds[a.min(b)]..bounds[a.max(b)]];
+        let t = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
+        let events = std::iter::once(message.as_str()).chain(others.iter().map(String::as_str)).map(|m| (t, m));
+        let run = &runs(events)[0];
+        for p in pieces(term) {
+            let needle = format!(
+                "{}{}{}",
+                if p.word_start { " " } else { "" },
+                p.text,
+                if p.word_end { " " } else { "" }
+            );
+            prop_assert!(run.words.contains(&needle), "{:?} in {:?} (term {:?})", needle, run.words, term);
+        }
+    });
+}

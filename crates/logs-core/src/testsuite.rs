@@ -35,6 +35,7 @@ macro_rules! log_store_suite {
             keyset_pages_walk_every_event_once,
             servers_are_kept_apart,
             message_search_across_days,
+            message_search_matches_every_substring_across_runs,
             data_filters_are_containment_within_a_scan_limit,
             counts_fall_in_epoch_aligned_buckets_inside_the_window,
             counts_in_whole_hour_buckets_match_the_events_of_the_window,
@@ -434,6 +435,116 @@ pub async fn message_search_across_days(f: &Fixture) {
             all.iter().map(|r| r.id).collect::<Vec<_>>(),
             "cursor walk with limit {limit}"
         );
+    }
+}
+
+/// A message term is a case-insensitive substring, whatever its shape: inside a word, at a
+/// word's start or end, across separators, of non-ASCII text, of separators only, or too short
+/// to index. Pages, counts and facets find exactly the events whose message contains it, in a
+/// batch of several runs of events over two UTC days (an adapter may index runs of a batch's
+/// events, `crate::words`, and must lose no match by it).
+pub async fn message_search_matches_every_substring_across_runs(f: &Fixture) {
+    let (a, _) = targets(f);
+    let now = Utc::now().trunc_subsecs(6);
+    let messages = [
+        "bank transfer of 4242 completed",
+        "bank transfer of 42420 completed",
+        "transfer of 14242 done",
+        "player 4242 joined the server",
+        "[OOC] anyone selling a car near légion-square?",
+        "SpeedHack detected on player_7",
+        "100% discount_code",
+        "日本語のメッセージ",
+        "tab\tseparated",
+    ];
+    let events: Vec<_> = (0..130i64)
+        .map(|i| {
+            let at = now - Duration::minutes(17 * i + 1);
+            json!({ "level": "info", "message": messages[i as usize % messages.len()], "occurred_at": at.to_rfc3339() })
+        })
+        .collect();
+    ingest_json(
+        f,
+        &a,
+        json!({ "batch_id": "batch-words", "events": events }),
+    )
+    .await;
+    let window = (now - Duration::days(2), now + Duration::minutes(1));
+    for term in [
+        "transfer of 4242",
+        "ransfer of 424",
+        "of 4242",
+        "4242 ",
+        " 4242",
+        "LÉGION-SQUARE",
+        "gion-squ",
+        "speedhack",
+        "HACK DET",
+        "_7",
+        "0% d",
+        "本語",
+        "of",
+        "-",
+        "? ",
+        "zzz",
+        "r 4242 j",
+        "\tsep",
+        "r of 1",
+    ] {
+        let expected = events
+            .iter()
+            .filter(|e| {
+                let m = e["message"].as_str().unwrap();
+                m.to_lowercase().contains(&term.to_lowercase())
+            })
+            .count();
+        let filters = Filters {
+            message: Some(term.into()),
+            ..Filters::default()
+        };
+        let page = f
+            .store
+            .query(&EventQuery {
+                server_id: a.server_id.clone(),
+                from: window.0,
+                to: window.1,
+                filters: filters.clone(),
+                after: None,
+                limit: 1_000,
+                scan_limit: None,
+                enough: 1_000,
+            })
+            .await
+            .unwrap();
+        assert_eq!(page.len(), expected, "page of {term:?}");
+        assert!(page.windows(2).all(|w| w[0].occurred_at > w[1].occurred_at));
+        let counts = f
+            .store
+            .counts(&CountQuery {
+                server_id: a.server_id.clone(),
+                from: window.0,
+                to: window.1,
+                filters: filters.clone(),
+                bucket: Duration::hours(1),
+                scan_limit: 1_000,
+            })
+            .await
+            .unwrap();
+        let counted: i64 = counts.iter().map(|c| c.count).sum();
+        assert_eq!(counted, expected as i64, "counts of {term:?}");
+        let facets = f
+            .store
+            .facets(&FacetQuery {
+                server_id: a.server_id.clone(),
+                from: window.0,
+                to: window.1,
+                filters,
+                sample: 1_000,
+                top: 10,
+            })
+            .await
+            .unwrap();
+        assert_eq!(facets.examined, expected as i64, "facets of {term:?}");
     }
 }
 

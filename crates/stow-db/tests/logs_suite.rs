@@ -38,6 +38,8 @@ async fn fixture_at(url: String) -> logs_core::testsuite::Fixture {
 
 #[path = "logs_suite/group_commit.rs"]
 mod group_commit;
+#[path = "logs_suite/message_runs.rs"]
+mod message_runs;
 
 mod postgres_logs {
     use super::*;

@@ -4,8 +4,8 @@
 //!
 //! Statements per group, whatever its size: the batch rows (one insert, keys in order), the
 //! stored figures of batch ids that were there before (only when some were), the events of the
-//! accepted batches (one insert), the hourly counts and the usage (one upsert each, keys in
-//! order). Two groups committing at once take the rows they share in one order, so they wait on
+//! accepted batches and their runs' words for message search (one insert each), the hourly
+//! counts and the usage (one upsert each, keys in order). Two groups committing at once take the rows they share in one order, so they wait on
 //! each other but never deadlock.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -192,6 +192,7 @@ async fn store_together(
                 let accepted: Vec<usize> = accepted.iter().copied().collect();
                 let events = EventColumns::new(batches, &accepted);
                 events.insert(conn).await?;
+                Runs::new(batches, &accepted).insert(conn).await?;
                 events.hourly().upsert(conn).await?;
                 Usage::new(batches, &accepted).upsert(conn).await?;
             }
@@ -424,6 +425,50 @@ impl<'a> EventColumns<'a> {
             counts.n.push(n);
         }
         counts
+    }
+}
+
+/// The `log_runs` rows of the accepted batches (runs of up to 50 events in time order, with
+/// the distinct words of their messages: [`logs_core::words`]), one array per column.
+#[derive(Default)]
+struct Runs<'a> {
+    server_id: Vec<&'a str>,
+    occurred_from: Vec<DateTime<Utc>>,
+    occurred_to: Vec<DateTime<Utc>>,
+    words: Vec<String>,
+}
+
+impl<'a> Runs<'a> {
+    fn new(batches: &'a [PendingBatch], accepted: &[usize]) -> Self {
+        let mut rows = Self::default();
+        for &i in accepted {
+            let j = &batches[i];
+            let events = j
+                .batch
+                .events
+                .iter()
+                .map(|e| (e.occurred_at.unwrap_or(j.now), e.message.as_str()));
+            for run in logs_core::words::runs(events) {
+                rows.server_id.push(&j.target.server_id.0);
+                rows.occurred_from.push(run.from);
+                rows.occurred_to.push(run.to);
+                rows.words.push(run.words);
+            }
+        }
+        rows
+    }
+
+    async fn insert(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {
+        diesel::sql_query(
+            "INSERT INTO log_runs (server_id, occurred_from, occurred_to, words) \
+             SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::text[])",
+        )
+        .bind::<Array<Text>, _>(&self.server_id)
+        .bind::<Array<Timestamptz>, _>(&self.occurred_from)
+        .bind::<Array<Timestamptz>, _>(&self.occurred_to)
+        .bind::<Array<Text>, _>(&self.words)
+        .execute(conn)
+        .await
     }
 }
 

@@ -4,6 +4,7 @@
 mod batch_commit;
 mod event_store;
 mod export_lock;
+mod message_runs;
 mod partitions;
 mod reads;
 mod search_sql;
@@ -14,6 +15,7 @@ mod writers;
 
 pub use batch_commit::PendingBatch;
 pub use export_lock::{try_export_lock, ExportLock};
+pub use message_runs::{within as message_within, Within, MAX_RUNS};
 pub use partitions::{
     maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
 };

@@ -113,18 +113,26 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             }
         }
     }
-    // the hourly counts of the days dropped (or that would be, on a role that may not drop)
-    if let Err(e) = diesel::sql_query("DELETE FROM log_counts_hourly WHERE hour < $1")
-        .bind::<diesel::sql_types::Timestamptz, _>(
-            (today - Duration::days(keep_days))
-                .and_hms_opt(0, 0, 0)
-                .map(|t| t.and_utc())
-                .unwrap_or_default(),
-        )
-        .execute(&mut conn)
-        .await
-    {
-        tracing::warn!(error = %e, "deleting expired hourly log counts failed");
+    // the hourly counts and the message-search runs of the days dropped (or that would be, on
+    // a role that may not drop)
+    let expired = (today - Duration::days(keep_days))
+        .and_hms_opt(0, 0, 0)
+        .map(|t| t.and_utc())
+        .unwrap_or_default();
+    for (what, sql) in [
+        (
+            "hourly log counts",
+            "DELETE FROM log_counts_hourly WHERE hour < $1",
+        ),
+        ("log runs", "DELETE FROM log_runs WHERE occurred_from < $1"),
+    ] {
+        if let Err(e) = diesel::sql_query(sql)
+            .bind::<diesel::sql_types::Timestamptz, _>(expired)
+            .execute(&mut conn)
+            .await
+        {
+            tracing::warn!(error = %e, "deleting expired {what} failed");
+        }
     }
     // Closed partitions with inserts since their last vacuum (names sort by day; today's excluded).
     let unvacuumed: Vec<NameRow> = diesel::sql_query(

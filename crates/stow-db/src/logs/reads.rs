@@ -12,6 +12,7 @@ use logs_core::store::{
 use logs_core::Level;
 use serde_json::Value;
 
+use super::message_runs::{self, Within};
 use super::search_sql::{Position, Sql};
 use crate::schema::log_events;
 use crate::{db_error, Conn};
@@ -72,29 +73,45 @@ pub async fn query(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, Sea
     if let (Some(_), Some(limit)) = (&q.filters.data, q.scan_limit) {
         // `data` has no index: the page reads the events matching the other filters, newest
         // first from the cursor, down to the `limit`-th of them at most
-        let floor =
-            nth_candidate(conn, &q.server_id, q.from, q.to, &q.filters, q.after, limit).await?;
-        let rows = select_page(conn, q, floor).await?;
+        let within = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
+        if within.is_empty() {
+            return Ok(Vec::new());
+        }
+        let floor = nth_candidate(
+            conn,
+            &q.server_id,
+            (q.from, q.to, &within),
+            &q.filters,
+            q.after,
+            limit,
+        )
+        .await?;
+        let rows = select_page(conn, q, floor, &within).await?;
         if floor.is_some() && rows.len() < q.enough {
             return Err(SearchError::TooBroad { limit });
         }
         return Ok(rows);
     }
     if q.filters.message.is_none() {
-        return select_page(conn, q, None).await;
+        return select_page(conn, q, None, &Within::Window).await;
     }
-    // A message search is a trigram bitmap scan: its matches come unordered, so one statement
-    // over the whole window fetches and sorts every match of every day. Day by day, newest
-    // first, stops as soon as the page is full (usually after a day).
+    // A message search reads the spans of the runs whose words can match (fetched unordered
+    // and sorted), or a frequent term's whole window in order. Day by day, newest first, so
+    // that each day makes that choice for itself and the search stops as soon as the page is
+    // full (usually after a day).
     let mut rows = Vec::with_capacity(q.limit);
     for (from, to) in day_windows(q) {
+        let within = message_runs::within(conn, &q.server_id, from, to, &q.filters).await?;
+        if within.is_empty() {
+            continue;
+        }
         let window = EventQuery {
             from,
             to,
             limit: q.limit - rows.len(),
             ..q.clone()
         };
-        rows.extend(select_page(conn, &window, None).await?);
+        rows.extend(select_page(conn, &window, None, &within).await?);
         if rows.len() >= q.limit {
             break;
         }
@@ -102,14 +119,16 @@ pub async fn query(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, Sea
     Ok(rows)
 }
 
-/// One page of `q` (at or above `floor`) in one statement.
+/// One page of `q` (at or above `floor`, `within` its message spans) in one statement.
 async fn select_page(
     conn: &mut Conn,
     q: &EventQuery,
     floor: Option<Position>,
+    within: &Within,
 ) -> Result<Vec<EventRow>, SearchError> {
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM log_events WHERE "));
     sql.search(&q.server_id, q.from, q.to, &q.filters, true, q.after, floor)
+        .within(within)
         .push(NEWEST_FIRST)
         .push(" LIMIT ")
         .bigint(q.limit as i64);
@@ -125,19 +144,20 @@ struct PositionRow {
     id: i64,
 }
 
-/// The position of the `n`-th event (from 1) matching every filter but `data`, newest first
-/// below `after`, when there are more than `n` of them; `None` when there are `n` or fewer.
+/// The position of the `n`-th event (from 1) of the window `[from, to)` (`within` its message
+/// spans) matching every filter but `data`, newest first below `after`, when there are more
+/// than `n` of them; `None` when there are `n` or fewer.
 async fn nth_candidate(
     conn: &mut Conn,
     server: &ServerId,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
+    (from, to, within): (DateTime<Utc>, DateTime<Utc>, &Within),
     filters: &Filters,
     after: Option<Position>,
     n: usize,
 ) -> Result<Option<Position>, SearchError> {
     let mut sql = Sql::new("SELECT occurred_at, id FROM log_events WHERE ");
     sql.search(server, from, to, filters, false, after, None)
+        .within(within)
         .push(NEWEST_FIRST)
         .push(" OFFSET ")
         .bigint(n.max(1) as i64 - 1)
@@ -160,22 +180,23 @@ struct CountRow {
 }
 
 pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError> {
-    if q.filters.data.is_some()
-        && nth_candidate(
+    if q.filters.data.is_some() {
+        let within = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
+        if nth_candidate(
             conn,
             &q.server_id,
-            q.from,
-            q.to,
+            (q.from, q.to, &within),
             &q.filters,
             None,
             q.scan_limit,
         )
         .await?
         .is_some()
-    {
-        return Err(SearchError::TooBroad {
-            limit: q.scan_limit,
-        });
+        {
+            return Err(SearchError::TooBroad {
+                limit: q.scan_limit,
+            });
+        }
     }
     let hour = chrono::Duration::hours(1);
     // the whole hours of the window, when buckets are whole hours (each hour then lies in one
@@ -195,14 +216,33 @@ pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>,
     let mut rows = Vec::new();
     if by_hour {
         if q.from < first_hour {
-            rows.extend(raw_counts(conn, q, q.from, first_hour).await?);
+            rows.extend(raw_counts(conn, q, (q.from, first_hour, &Within::Window)).await?);
         }
         rows.extend(hourly_counts(conn, q, first_hour, end_hour).await?);
         if end_hour < q.to {
-            rows.extend(raw_counts(conn, q, end_hour, q.to).await?);
+            rows.extend(raw_counts(conn, q, (end_hour, q.to, &Within::Window)).await?);
+        }
+    } else if f.message.is_some() {
+        // day by day, as pages are read: each day reads its own candidate spans, or the
+        // whole day when the term is frequent in it
+        let whole = EventQuery {
+            server_id: q.server_id.clone(),
+            from: q.from,
+            to: q.to,
+            filters: q.filters.clone(),
+            after: None,
+            limit: 0,
+            scan_limit: None,
+            enough: 0,
+        };
+        for (from, to) in day_windows(&whole) {
+            let within = message_runs::within(conn, &q.server_id, from, to, f).await?;
+            if !within.is_empty() {
+                rows.extend(raw_counts(conn, q, (from, to, &within)).await?);
+            }
         }
     } else {
-        rows.extend(raw_counts(conn, q, q.from, q.to).await?);
+        rows.extend(raw_counts(conn, q, (q.from, q.to, &Within::Window)).await?);
     }
     let mut sums: std::collections::BTreeMap<(DateTime<Utc>, Level), i64> = Default::default();
     for r in rows {
@@ -228,20 +268,18 @@ fn bucket_of(sql: &mut Sql, q: &CountQuery, column: &str) {
     ));
 }
 
-/// Counts per bucket and level of the events in `[from, to)`.
+/// Counts per bucket and level of the events in `[from, to)` (`within` its message spans).
 async fn raw_counts(
     conn: &mut Conn,
     q: &CountQuery,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
+    (from, to, within): (DateTime<Utc>, DateTime<Utc>, &Within),
 ) -> Result<Vec<CountRow>, SearchError> {
-    Ok(raw_counts_sql(q, from, to)
-        .into_query()
-        .load(conn)
-        .await
-        .map_err(db_error)?)
+    let mut sql = raw_counts_sql(q, from, to);
+    sql.within(within).push(" GROUP BY 1, 2");
+    Ok(sql.into_query().load(conn).await.map_err(db_error)?)
 }
 
+/// The counts' statement up to its `GROUP BY`.
 fn raw_counts_sql(q: &CountQuery, from: DateTime<Utc>, to: DateTime<Utc>) -> Sql {
     // With no level filter, every level is named anyway: the counts are read from the
     // `server_level` index (server, level, time), where time is the third column, so without a
@@ -261,8 +299,7 @@ fn raw_counts_sql(q: &CountQuery, from: DateTime<Utc>, to: DateTime<Utc>) -> Sql
     let mut sql = Sql::default();
     bucket_of(&mut sql, q, "occurred_at");
     sql.push("level, count(*) AS n FROM log_events WHERE ")
-        .search(&q.server_id, from, to, filters, true, None, None)
-        .push(" GROUP BY 1, 2");
+        .search(&q.server_id, from, to, filters, true, None, None);
     sql
 }
 
@@ -297,11 +334,21 @@ struct FacetRow {
 }
 
 pub async fn facets(conn: &mut Conn, q: &FacetQuery) -> Result<Facets, SearchError> {
-    let floor = nth_candidate(conn, &q.server_id, q.from, q.to, &q.filters, None, q.sample).await?;
+    let within = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
+    let floor = nth_candidate(
+        conn,
+        &q.server_id,
+        (q.from, q.to, &within),
+        &q.filters,
+        None,
+        q.sample,
+    )
+    .await?;
     let mut sql = Sql::new(
         "WITH s AS MATERIALIZED (SELECT level, event_type, resource FROM log_events WHERE ",
     );
     sql.search(&q.server_id, q.from, q.to, &q.filters, true, None, floor)
+        .within(&within)
         .push(
             ") SELECT 0 AS facet, level AS value, count(*) AS n FROM s GROUP BY level \
              UNION ALL SELECT 1, event_type, count(*) FROM s GROUP BY event_type \

@@ -135,11 +135,12 @@ impl Sql {
                 .text(format!("%{}%", like_escape(m)));
         }
         if let Some(p) = &f.player_id {
-            self.push(" AND (player_id = ")
-                .text(p.clone())
-                .push(" OR target_player_id = ")
-                .text(p.clone())
-                .push(")");
+            // the player or the target, as tokens of the `log_people` index (migration 13)
+            self.push(" AND log_people(server_id, player_id, target_player_id) && ")
+                .texts(vec![
+                    format!("p:{}:{p}", server.0),
+                    format!("t:{}:{p}", server.0),
+                ]);
         }
         if let Some(i) = &f.identifier {
             // matches the `log_identity` indexes (migration 5): keyed by server and identifier
@@ -214,8 +215,8 @@ mod tests {
             sql.sql(),
             "server_id = $1 AND occurred_at >= $2 AND occurred_at < $3 AND level = ANY($4) \
              AND event_type = $5 AND resource = $6 AND message ILIKE $7 \
-             AND (player_id = $8 OR target_player_id = $9) \
-             AND log_identity(server_id, target_player_identifiers) @> $10 AND data @> $11"
+             AND log_people(server_id, player_id, target_player_id) && $8 \
+             AND log_identity(server_id, target_player_identifiers) @> $9 AND data @> $10"
         );
         let mut without = Sql::default();
         without.search(&ServerId("s".into()), from, to, &f, false, None, None);

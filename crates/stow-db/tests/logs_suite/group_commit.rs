@@ -187,6 +187,19 @@ async fn a_group_answers_each_batch_as_if_it_came_alone() {
         .collect();
     assert_eq!(group_xids.len(), 1, "one transaction: {rows:?}");
     assert_eq!(total(&f, "SELECT count(*) AS n FROM log_events").await, 9);
+    // one run of words per stored batch (each under 50 events), none for replays or conflicts
+    assert_eq!(total(&f, "SELECT count(*) AS n FROM log_runs").await, 5);
+    assert_eq!(
+        total(
+            &f,
+            &format!(
+                "SELECT count(*) AS n FROM log_runs WHERE server_id = '{}' AND words IN (' b1 ', ' b2 b3 ')",
+                f.b.server_id
+            )
+        )
+        .await,
+        2
+    );
     assert_eq!(
         total(&f, "SELECT sum(n)::int8 AS n FROM log_counts_hourly").await,
         9,
@@ -418,5 +431,15 @@ async fn a_batch_for_a_deleted_server_fails_alone() {
         })
     );
     assert_eq!(total(&f, "SELECT count(*) AS n FROM log_events").await, 3);
+    assert_eq!(
+        total(
+            &f,
+            "SELECT count(*) AS n FROM log_runs WHERE server_id <> 'srv_deleted'"
+        )
+        .await,
+        2,
+        "the kept batches' runs, and nothing of the lost one"
+    );
+    assert_eq!(total(&f, "SELECT count(*) AS n FROM log_runs").await, 2);
     assert_eq!(f.logs.monthly_usage(&f.org, now).await.unwrap(), 3);
 }
