@@ -27,6 +27,8 @@ BIG_UPLOAD_MIB = 100
 # The columns of `log_events` that the ingestion rounds export and COPY back (all but id)
 EVENT_COLUMNS = ("org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, event_type, occurred_at, player_id, target_player_id, "
                  "player_identifiers, target_player_identifiers, resource, trace_id, environment, message, data")
+# ... and of `log_runs`, the words of each run of up to 50 events that message search reads (migration 13)
+RUN_COLUMNS = "server_id, occurred_from, occurred_to, words"
 
 procs = []
 results = []
@@ -556,8 +558,9 @@ def bench_ingest(server_key):
     share the host's noise of that minute and the same table size; the rows COPYed are (up to
     COPY_ROWS of) the ones the first HTTP run ingested."""
     cols = EVENT_COLUMNS
-    csv = f"{WORK}/events.csv"
+    csv, runs_csv = f"{WORK}/events.csv", f"{WORK}/runs.csv"
     halves = [f"{WORK}/events-{i}.csv" for i in range(2)]
+    run_halves = [f"{WORK}/runs-{i}.csv" for i in range(2)]
     runs, copy, copy_both = [], [], []
     # CPU per event of Postgres and logs-api during each HTTP run, and of Postgres per row during
     # each two-session COPY: the two parts of the gap between them
@@ -584,18 +587,25 @@ def bench_ingest(server_key):
         if i == 0:
             psql(f"\\copy (SELECT {cols} FROM log_events LIMIT {COPY_ROWS}) TO '{csv}' CSV")
             rows = int(psql(f"SELECT count(*) FROM (SELECT 1 FROM log_events LIMIT {COPY_ROWS}) x"))
-            with open(csv) as f:
-                lines = f.readlines()
-            for h, path in enumerate(halves):
-                with open(path, "w") as f:
-                    f.writelines(lines[h * len(lines) // 2:(h + 1) * len(lines) // 2])
+            # ingestion also writes the runs of words of its batches (log_runs, one per 50
+            # events or fewer): the COPYs carry the same share of them, so that they do the
+            # service's writes
+            psql(f"\\copy (SELECT {RUN_COLUMNS} FROM log_runs LIMIT (SELECT count(*) FROM log_runs) * {rows} "
+                 f"/ greatest((SELECT count(*) FROM log_events), 1)) TO '{runs_csv}' CSV")
+            for path, parts in ((csv, halves), (runs_csv, run_halves)):
+                with open(path) as f:
+                    lines = f.readlines()
+                for h, part in enumerate(parts):
+                    with open(part, "w") as f:
+                        f.writelines(lines[h * len(lines) // 2:(h + 1) * len(lines) // 2])
         t0 = time.time()
-        psql(f"\\copy log_events ({cols}) FROM '{csv}' CSV")
+        psql(f"\\copy log_events ({cols}) FROM '{csv}' CSV\n\\copy log_runs ({RUN_COLUMNS}) FROM '{runs_csv}' CSV")
         copy.append(rows / (time.time() - t0))
         # the same rows in two concurrent COPY sessions, one per core: all Postgres can take on
         # this machine with the shipped indexes, with no HTTP service running beside it
         (pg0, _), t0 = cpu_seconds(), time.time()
-        psql_parallel([f"\\copy log_events ({cols}) FROM '{path}' CSV" for path in halves])
+        psql_parallel([f"\\copy log_events ({cols}) FROM '{path}' CSV\n\\copy log_runs ({RUN_COLUMNS}) FROM '{runs}' CSV"
+                       for path, runs in zip(halves, run_halves)])
         (pg1, _), secs = cpu_seconds(), time.time() - t0
         copy_both.append(rows / secs)
         cpu["pg_copy"].append((pg1 - pg0) / rows * 1e6)
@@ -648,12 +658,12 @@ CEILING_BASELINE = [
 ]
 
 
-def shipped_indexes(table):
-    """The shipped indexes of `log_events`: (name, a statement that builds it, unnamed, on `table`)."""
+def shipped_indexes(table, of="log_events"):
+    """The shipped indexes of `of`: (name, a statement that builds it, unnamed, on `table`)."""
     out = []
-    for line in psql("SELECT indexname || '|' || indexdef FROM pg_indexes WHERE tablename = 'log_events' ORDER BY indexname").splitlines():
+    for line in psql(f"SELECT indexname || '|' || indexdef FROM pg_indexes WHERE tablename = '{of}' ORDER BY indexname").splitlines():
         name, definition = line.split("|", 1)
-        for on in (" ON ONLY public.log_events", " ON public.log_events"):
+        for on in (f" ON ONLY public.{of}", f" ON public.{of}"):
             definition = definition.replace(on, f" ON {table}")
         out.append((name, definition.replace(f"INDEX {name} ", "INDEX ")))
     return out
@@ -661,33 +671,40 @@ def shipped_indexes(table):
 
 def bench_ceiling():
     """The ingest ceiling: the rows bench_ingest COPYed, by two concurrent sessions into an empty
-    unpartitioned copy of `log_events` with the shipped index set, against the same with today's
-    set (CEILING_BASELINE), alternating in rounds. The GIN pending lists are merged inside the
-    timing (`gin_clean_pending_list`), so an index set never looks cheaper by leaving work behind."""
+    unpartitioned copy of `log_events` with the shipped index set (and their share of runs into a
+    copy of `log_runs` with its indexes: the shipped design writes them), against the same events
+    with today's set (CEILING_BASELINE, which had no runs), alternating in rounds. The GIN pending
+    lists are merged inside the timing (`gin_clean_pending_list`), so an index set never looks
+    cheaper by leaving work behind."""
     cols = EVENT_COLUMNS
     halves = [f"{WORK}/events-{i}.csv" for i in range(2)]
-    sets = {"baseline": [x.format(t="bench_ceiling") for x in CEILING_BASELINE], "shipped": [d for _, d in shipped_indexes("bench_ceiling")]}
+    run_halves = [f"{WORK}/runs-{i}.csv" for i in range(2)]
+    sets = {"baseline": [x.format(t="bench_ceiling") for x in CEILING_BASELINE],
+            "shipped": [d for _, d in shipped_indexes("bench_ceiling")] + [d for _, d in shipped_indexes("bench_ceiling_runs", "log_runs")]}
     rates = {name: [] for name in sets}
     built = {}  # each set's definitions as Postgres prints them, names left out
     rows = None
     for i in range(RUNS):
         for name, statements in sets.items():
-            psql("DROP TABLE IF EXISTS bench_ceiling; CREATE TABLE bench_ceiling (LIKE log_events INCLUDING DEFAULTS);\n"
-                 + ";\n".join(statements) + ";\nCHECKPOINT")
+            with_runs = any("bench_ceiling_runs" in x for x in statements)
+            psql("DROP TABLE IF EXISTS bench_ceiling, bench_ceiling_runs; CREATE TABLE bench_ceiling (LIKE log_events INCLUDING DEFAULTS);\n"
+                 "CREATE TABLE bench_ceiling_runs (LIKE log_runs);\n" + ";\n".join(statements) + ";\nCHECKPOINT")
             built[name] = psql("SELECT regexp_replace(indexdef, '^(CREATE INDEX) \\S+', '\\1') d FROM pg_indexes "
-                               "WHERE tablename = 'bench_ceiling' ORDER BY d")
+                               "WHERE tablename IN ('bench_ceiling', 'bench_ceiling_runs') ORDER BY d")
             t0 = time.time()
-            psql_parallel([f"\\copy bench_ceiling ({cols}) FROM '{path}' CSV" for path in halves])
+            psql_parallel([f"\\copy bench_ceiling ({cols}) FROM '{path}' CSV"
+                           + (f"\n\\copy bench_ceiling_runs ({RUN_COLUMNS}) FROM '{runs}' CSV" if with_runs else "")
+                           for path, runs in zip(halves, run_halves)])
             psql("SELECT count(gin_clean_pending_list(i.indexrelid)) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                 "JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = 'bench_ceiling'::regclass AND a.amname = 'gin'")
+                 "JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid IN ('bench_ceiling'::regclass, 'bench_ceiling_runs'::regclass) AND a.amname = 'gin'")
             secs = time.time() - t0
             rows = rows or int(psql("SELECT count(*) FROM bench_ceiling"))
             rates[name].append(rows / secs)
         log(f"ceiling round {i + 1}: shipped {rates['shipped'][-1]:,.0f} rows/s, today's set {rates['baseline'][-1]:,.0f} rows/s")
-    psql("DROP TABLE IF EXISTS bench_ceiling")
+    psql("DROP TABLE IF EXISTS bench_ceiling, bench_ceiling_runs")
     same = built["shipped"] == built["baseline"]
     record("ingest_ceiling_rows_per_s", rates["shipped"], "rows/s", rates["baseline"], "≥ 1.5× the 2026-11-25 index set",
-           f"{rows:,} ingested rows COPYed by two concurrent sessions into an empty copy of log_events with the shipped index set, GIN pending lists "
+           f"{rows:,} ingested rows COPYed by two concurrent sessions into an empty copy of log_events with the shipped index set, with their share of log_runs rows into a copy of it, GIN pending lists "
            f"merged inside the timing; baseline: the same with the 2026-11-25 index set (scripts/bench.py CEILING_BASELINE), alternating in the same rounds"
            + ("; the shipped set is that set" if same else ""))
 
@@ -700,7 +717,9 @@ def bench_query(dev_key, org_id):
     secondary = psql("SELECT string_agg(indexname, ',') FROM pg_indexes WHERE tablename = 'log_events' AND indexname <> 'log_events_server_time'")
     defs = psql("SELECT string_agg(indexdef, ';') FROM pg_indexes WHERE tablename = 'log_events' AND indexname = ANY(string_to_array('" + secondary + "', ','))")
     t0 = time.time()
-    psql("TRUNCATE log_events, log_counts_hourly; " + "".join(f"DROP INDEX {ix};" for ix in secondary.split(",")))
+    runs_index = shipped_indexes("log_runs", "log_runs")
+    psql("TRUNCATE log_events, log_counts_hourly, log_runs; " + "".join(f"DROP INDEX {ix};" for ix in secondary.split(","))
+         + "".join(f"DROP INDEX {name};" for name, _ in runs_index))
     # every field is drawn from a hash of i, independent of the server choice (i % 5)
     # two sessions, one per core, each inserting half of the rows (the same rows as one session)
     insert = lambda lo, hi: f"""SET synchronous_commit = off;
@@ -727,11 +746,23 @@ def bench_query(dev_key, org_id):
     psql("""INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n)
       SELECT server_id, date_trunc('hour', occurred_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', level, event_type, coalesce(resource, ''), count(*)
       FROM log_events GROUP BY 1, 2, 3, 4, 5""")
+    # and the runs of words message search reads (as migration 13 builds them for stored events),
+    # cut from each server's events in time order: ingestion's batches are contiguous in time,
+    # while this load's batch ids are scattered over the week
+    psql("""SET work_mem = '256MB';
+      INSERT INTO log_runs (server_id, occurred_from, occurred_to, words)
+      SELECT server_id, min(occurred_at), max(occurred_at),
+             ' ' || coalesce((SELECT string_agg(DISTINCT w, ' ') || ' ' FROM unnest(array_agg(message)) AS m, log_message_words(m) AS w), '')
+      FROM (SELECT server_id, occurred_at, message, date_trunc('day', occurred_at AT TIME ZONE 'UTC') AS day,
+                   (row_number() OVER (PARTITION BY server_id, date_trunc('day', occurred_at AT TIME ZONE 'UTC') ORDER BY occurred_at, id) - 1) / 50 AS run
+            FROM log_events) e
+      GROUP BY server_id, day, run""")
     inserted = time.time()
     # pg_indexes shows partitioned indexes as "ON ONLY", which would index no partition. One
     # session: building the trigram index in a second session beside the others was slower
     # (324 s against 284 s for all index builds, same host), btree builds use parallel workers.
-    psql("SET maintenance_work_mem = '1GB'; SET max_parallel_maintenance_workers = 2; " + defs.replace(" ON ONLY ", " ON ") + ";")
+    psql("SET maintenance_work_mem = '1GB'; SET max_parallel_maintenance_workers = 2; " + defs.replace(" ON ONLY ", " ON ") + ";"
+         + "".join(d.replace("CREATE INDEX ", f"CREATE INDEX {name} ") + ";" for name, d in runs_index) + "ANALYZE log_runs;")
     rebuilt = psql("SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE tablename = 'log_events' AND indexname <> 'log_events_server_time'")
     assert sorted(secondary.split(",")) == rebuilt.split(","), (secondary, rebuilt)
     indexed = time.time()
