@@ -4,11 +4,14 @@
 -- Message search. The trigram index on every event's message made ~37 index entries per event.
 -- Instead, each run of up to 50 events of a batch (in time order, within one UTC day) stores the
 -- distinct words of its messages (cut at ASCII characters other than letters and digits), each
--- between spaces, and its time span; a trigram index over the words, keyed by server and start,
+-- between spaces, and its time span; a trigram index over the words, keyed by server,
 -- tells a search which spans of the server's events can hold a match. The events of those spans
 -- are still checked against the whole term, so what a search matches is unchanged
 -- (logs_core::words explains why no match is lost). Runs are written by ingestion in the batch's
--- transaction, like its events.
+-- transaction, like its events. The trigram GIN is keyed by server (through btree_gin) and not by
+-- time: a time range in a GIN gathers every run of every server in it before the words narrow
+-- anything (13 ms for a day of the benchmark's set, against 4 ms without); a btree by server and
+-- start serves the time bound, and reads a frequent term's runs in order.
 CREATE EXTENSION IF NOT EXISTS btree_gin;
 
 CREATE TABLE log_runs (
@@ -17,7 +20,8 @@ CREATE TABLE log_runs (
     occurred_to   timestamptz NOT NULL,
     words         text NOT NULL
 );
-CREATE INDEX log_runs_words ON log_runs USING gin (server_id, occurred_from, words gin_trgm_ops);
+CREATE INDEX log_runs_words ON log_runs USING gin (server_id, words gin_trgm_ops);
+CREATE INDEX log_runs_server_time ON log_runs (server_id, occurred_from);
 
 -- the words of one message, by the rule of logs_core::words (this SQL is used only for the
 -- events stored before this migration, and by the benchmark's bulk load)

@@ -69,7 +69,7 @@ fn candidates_sql(
         return None;
     }
     // runs lie within one UTC day, so one overlapping the window starts on or after its
-    // first day's midnight: a range of the index's second column
+    // first day's midnight: a range of the `(server_id, occurred_from)` btree
     let midnight = from.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
     let mut sql = Sql::new("SELECT occurred_from, occurred_to FROM log_runs WHERE server_id = ");
     sql.text(server.0.clone())
@@ -109,6 +109,49 @@ pub async fn within(
             .map(|r| (r.occurred_from, r.occurred_to))
             .collect(),
     )))
+}
+
+/// The message spans of a window read day by day (pages, counts): one lookup for the whole
+/// window first; when it finds at most [`MAX_RUNS`] candidates, each day takes its share of
+/// them with no statement of its own, else each day looks up its own candidates (a term frequent
+/// over the window may still be rare on some of its days). Rare terms, the ones read through
+/// spans, then cost one lookup instead of one per day.
+pub struct Days {
+    whole: Within,
+}
+
+impl Days {
+    pub async fn new(
+        conn: &mut Conn,
+        server: &ServerId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        filters: &Filters,
+    ) -> Result<Self, SearchError> {
+        Ok(Self {
+            whole: within(conn, server, from, to, filters).await?,
+        })
+    }
+
+    /// Where the matches of `[from, to)`, a day of the window, can be.
+    pub async fn day(
+        &self,
+        conn: &mut Conn,
+        server: &ServerId,
+        (from, to): (DateTime<Utc>, DateTime<Utc>),
+        filters: &Filters,
+    ) -> Result<Within, SearchError> {
+        match &self.whole {
+            Within::Spans(spans) => Ok(Within::Spans(
+                spans
+                    .iter()
+                    .filter(|(f, t)| *f < to && *t >= from)
+                    .copied()
+                    .collect(),
+            )),
+            Within::Window => within(conn, server, from, to, filters).await,
+        }
+    }
 }
 
 impl Sql {

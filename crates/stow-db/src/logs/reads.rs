@@ -100,8 +100,15 @@ pub async fn query(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, Sea
     // that each day makes that choice for itself and the search stops as soon as the page is
     // full (usually after a day).
     let mut rows = Vec::with_capacity(q.limit);
-    for (from, to) in day_windows(q) {
-        let within = message_runs::within(conn, &q.server_id, from, to, &q.filters).await?;
+    let days = day_windows(q);
+    let Some(whole) = window_of(&days) else {
+        return Ok(rows);
+    };
+    let spans = message_runs::Days::new(conn, &q.server_id, whole.0, whole.1, &q.filters).await?;
+    for (from, to) in days {
+        let within = spans
+            .day(conn, &q.server_id, (from, to), &q.filters)
+            .await?;
         if within.is_empty() {
             continue;
         }
@@ -235,10 +242,14 @@ pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>,
             scan_limit: None,
             enough: 0,
         };
-        for (from, to) in day_windows(&whole) {
-            let within = message_runs::within(conn, &q.server_id, from, to, f).await?;
-            if !within.is_empty() {
-                rows.extend(raw_counts(conn, q, (from, to, &within)).await?);
+        let days = day_windows(&whole);
+        if let Some((from, to)) = window_of(&days) {
+            let spans = message_runs::Days::new(conn, &q.server_id, from, to, f).await?;
+            for (from, to) in days {
+                let within = spans.day(conn, &q.server_id, (from, to), f).await?;
+                if !within.is_empty() {
+                    rows.extend(raw_counts(conn, q, (from, to, &within)).await?);
+                }
             }
         }
     } else {
@@ -370,6 +381,11 @@ pub async fn facets(conn: &mut Conn, q: &FacetQuery) -> Result<Facets, SearchErr
         event_types: facet(1),
         resources: facet(2),
     })
+}
+
+/// The window the day windows (newest first) cover together.
+fn window_of(days: &[(DateTime<Utc>, DateTime<Utc>)]) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    Some((days.last()?.0, days.first()?.1))
 }
 
 /// The part of `q`'s window a page can still come from (below its cursor), cut at UTC

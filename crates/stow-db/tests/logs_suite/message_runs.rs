@@ -103,17 +103,29 @@ async fn a_term_in_more_runs_than_the_cap_reads_the_whole_window() {
     .await
     .unwrap();
     assert_eq!(spans(earlier), Some(MAX_RUNS));
+    // a search day by day over three days: "capped" is in more runs than the cap over the
+    // window (each day then looks up its own), "older" in one run of two days ago
+    let older = now - Duration::days(2);
+    let body = json!({ "batch_id": "batch-older", "events": [
+        { "level": "info", "message": "common older capped", "occurred_at": older.to_rfc3339() }
+    ]});
+    let batch = parse_batch(&serde_json::to_vec(&body).unwrap(), now).unwrap();
+    assert!(matches!(
+        logs_core::LogStore::ingest(&logs, &target, batch, now).await,
+        Ok(IngestOutcome::Accepted { .. })
+    ));
     for (term, n) in [
-        ("capped", MAX_RUNS + 1),
+        ("capped", MAX_RUNS + 2),
         ("over", 1),
-        ("common", MAX_RUNS + 1),
+        ("older", 1),
+        ("common", MAX_RUNS + 2),
         ("nowhere", 0),
     ] {
         let page = logs_core::LogStore::query(
             &logs,
             &EventQuery {
                 server_id: target.server_id.clone(),
-                from,
+                from: now - Duration::days(3),
                 to,
                 filters: within(term),
                 after: None,
