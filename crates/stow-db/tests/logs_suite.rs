@@ -81,6 +81,44 @@ async fn maintenance_vacuums_closed_partitions_that_received_events() {
     assert!(third.vacuumed.is_empty(), "{third:?}");
 }
 
+/// Maintenance deletes the hourly counts and the message-search runs of days past the longest
+/// retention, with the partitions it drops, and keeps the rest.
+#[tokio::test]
+async fn maintenance_deletes_expired_hourly_counts_and_runs() {
+    use diesel_async::SimpleAsyncConnection;
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    let mut conn = db.conn().await.unwrap();
+    conn.batch_execute(
+        "INSERT INTO log_runs (server_id, occurred_from, occurred_to, words) VALUES \
+           ('s', '2020-01-01', '2020-01-01', ' old '), ('s', now(), now(), ' new '); \
+         INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n) VALUES \
+           ('s', '2020-01-01', 'info', 'log', '', 1), ('s', date_trunc('hour', now()), 'info', 'log', '', 1)",
+    )
+    .await
+    .unwrap();
+    stow_db::logs::maintain_partitions(&db).await.unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct Left {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        left: String,
+    }
+    let left: Vec<Left> = diesel_async::RunQueryDsl::load(
+        diesel::sql_query(
+            "SELECT words AS left FROM log_runs UNION ALL \
+             SELECT to_char(hour, 'YYYY') FROM log_counts_hourly ORDER BY 1",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    let year = chrono::Utc::now().format("%Y").to_string();
+    assert_eq!(
+        left.iter().map(|l| l.left.as_str()).collect::<Vec<_>>(),
+        [" new ", year.as_str()]
+    );
+}
+
 /// Transaction ids are handed out in start order, not commit order: a batch committed while an
 /// older writing transaction is still open is held back until that one ends, so a tail that read
 /// past it could never miss a batch the older transaction commits afterwards.

@@ -5,8 +5,8 @@
 //! Statements per group, whatever its size: the batch rows (one insert, keys in order), the
 //! stored figures of batch ids that were there before (only when some were), the events of the
 //! accepted batches and their runs' words for message search (one insert each), the hourly
-//! counts and the usage (one upsert each, keys in order). Two groups committing at once take the rows they share in one order, so they wait on
-//! each other but never deadlock.
+//! counts and the usage (one upsert each, keys in order). Two groups committing at once take
+//! the rows they share in one order, so they wait on each other but never deadlock.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

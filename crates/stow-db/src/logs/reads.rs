@@ -96,9 +96,9 @@ pub async fn query(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, Sea
         return select_page(conn, q, None, &Within::Window).await;
     }
     // A message search reads the spans of the runs whose words can match (fetched unordered
-    // and sorted), or a frequent term's whole window in order. Day by day, newest first, so
-    // that each day makes that choice for itself and the search stops as soon as the page is
-    // full (usually after a day).
+    // and sorted), or a frequent term's day in order (`message_runs::Days`: one candidate
+    // lookup for the window, per day only when the term is frequent over it). Day by day,
+    // newest first, so that the search stops as soon as the page is full (usually after a day).
     let mut rows = Vec::with_capacity(q.limit);
     let days = day_windows(q);
     let Some(whole) = window_of(&days) else {
