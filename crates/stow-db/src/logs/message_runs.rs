@@ -120,17 +120,26 @@ pub struct Days {
     whole: Within,
 }
 
+impl From<Within> for Days {
+    /// From the spans of the window the days cover together.
+    fn from(whole: Within) -> Self {
+        Self { whole }
+    }
+}
+
 impl Days {
+    /// For `days`, consecutive and newest first (none: nothing to read).
     pub async fn new(
         conn: &mut Conn,
         server: &ServerId,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
+        days: &[(DateTime<Utc>, DateTime<Utc>)],
         filters: &Filters,
     ) -> Result<Self, SearchError> {
-        Ok(Self {
-            whole: within(conn, server, from, to, filters).await?,
-        })
+        let whole = match (days.last(), days.first()) {
+            (Some(&(from, _)), Some(&(_, to))) => within(conn, server, from, to, filters).await?,
+            _ => Within::Spans(Vec::new()),
+        };
+        Ok(Self { whole })
     }
 
     /// Where the matches of `[from, to)`, a day of the window, can be.

@@ -101,10 +101,7 @@ pub async fn query(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, Sea
     // newest first, so that the search stops as soon as the page is full (usually after a day).
     let mut rows = Vec::with_capacity(q.limit);
     let days = day_windows(q);
-    let Some(whole) = window_of(&days) else {
-        return Ok(rows);
-    };
-    let spans = message_runs::Days::new(conn, &q.server_id, whole.0, whole.1, &q.filters).await?;
+    let spans = message_runs::Days::new(conn, &q.server_id, &days, &q.filters).await?;
     for (from, to) in days {
         let within = spans
             .day(conn, &q.server_id, (from, to), &q.filters)
@@ -187,23 +184,24 @@ struct CountRow {
 }
 
 pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError> {
-    if q.filters.data.is_some() {
-        let within = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
-        if nth_candidate(
+    // the message spans of the whole window (no statement without a message term), for the
+    // `data` check and for the day-by-day counts below
+    let whole = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
+    if q.filters.data.is_some()
+        && nth_candidate(
             conn,
             &q.server_id,
-            (q.from, q.to, &within),
+            (q.from, q.to, &whole),
             &q.filters,
             None,
             q.scan_limit,
         )
         .await?
         .is_some()
-        {
-            return Err(SearchError::TooBroad {
-                limit: q.scan_limit,
-            });
-        }
+    {
+        return Err(SearchError::TooBroad {
+            limit: q.scan_limit,
+        });
     }
     let hour = chrono::Duration::hours(1);
     // the whole hours of the window, when buckets are whole hours (each hour then lies in one
@@ -232,24 +230,11 @@ pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>,
     } else if f.message.is_some() {
         // day by day, as pages are read: each day reads its own candidate spans, or the
         // whole day when the term is frequent in it
-        let whole = EventQuery {
-            server_id: q.server_id.clone(),
-            from: q.from,
-            to: q.to,
-            filters: q.filters.clone(),
-            after: None,
-            limit: 0,
-            scan_limit: None,
-            enough: 0,
-        };
-        let days = day_windows(&whole);
-        if let Some((from, to)) = window_of(&days) {
-            let spans = message_runs::Days::new(conn, &q.server_id, from, to, f).await?;
-            for (from, to) in days {
-                let within = spans.day(conn, &q.server_id, (from, to), f).await?;
-                if !within.is_empty() {
-                    rows.extend(raw_counts(conn, q, (from, to, &within)).await?);
-                }
+        let spans = message_runs::Days::from(whole);
+        for (from, to) in days(q.from, q.to) {
+            let within = spans.day(conn, &q.server_id, (from, to), f).await?;
+            if !within.is_empty() {
+                rows.extend(raw_counts(conn, q, (from, to, &within)).await?);
             }
         }
     } else {
@@ -383,26 +368,26 @@ pub async fn facets(conn: &mut Conn, q: &FacetQuery) -> Result<Facets, SearchErr
     })
 }
 
-/// The window the day windows (newest first) cover together.
-fn window_of(days: &[(DateTime<Utc>, DateTime<Utc>)]) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
-    Some((days.last()?.0, days.first()?.1))
-}
-
 /// The part of `q`'s window a page can still come from (below its cursor), cut at UTC
 /// midnights (the partition bounds), newest first.
 pub fn day_windows(q: &EventQuery) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
-    let mut to = match q.after {
+    let to = match q.after {
         // the cursor's own instant stays in: ties continue below its id
         Some((t, _)) => q.to.min(t + chrono::Duration::microseconds(1)),
         None => q.to,
     };
+    days(q.from, to)
+}
+
+/// `[from, to)` cut at UTC midnights, newest first.
+fn days(from: DateTime<Utc>, mut to: DateTime<Utc>) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
     let mut windows = Vec::new();
-    while to > q.from {
+    while to > from {
         let last = to - chrono::Duration::microseconds(1);
         let midnight = last.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
-        let from = q.from.max(midnight);
-        windows.push((from, to));
-        to = from;
+        let start = from.max(midnight);
+        windows.push((start, to));
+        to = start;
     }
     windows
 }
