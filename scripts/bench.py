@@ -751,8 +751,7 @@ def bench_query(dev_key, org_id):
     # while this load's batch ids are scattered over the week
     psql("""SET work_mem = '256MB';
       INSERT INTO log_runs (server_id, occurred_from, occurred_to, words)
-      SELECT server_id, min(occurred_at), max(occurred_at),
-             ' ' || coalesce((SELECT string_agg(DISTINCT w, ' ') || ' ' FROM unnest(array_agg(message)) AS m, log_message_words(m) AS w), '')
+      SELECT server_id, min(occurred_at), max(occurred_at), log_run_words(array_agg(message))
       FROM (SELECT server_id, occurred_at, message, date_trunc('day', occurred_at AT TIME ZONE 'UTC') AS day,
                    (row_number() OVER (PARTITION BY server_id, date_trunc('day', occurred_at AT TIME ZONE 'UTC') ORDER BY occurred_at, id) - 1) / 50 AS run
             FROM log_events) e

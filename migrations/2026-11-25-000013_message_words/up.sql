@@ -24,16 +24,20 @@ CREATE INDEX log_runs_words ON log_runs USING gin (server_id, words gin_trgm_ops
 CREATE INDEX log_runs_server_time ON log_runs (server_id, occurred_from);
 
 -- the words of one message, by the rule of logs_core::words (this SQL is used only for the
--- events stored before this migration, and by the benchmark's bulk load)
+-- events stored before this migration, and by the benchmark's bulk load: log_run_words below)
 CREATE FUNCTION log_message_words(message text) RETURNS SETOF text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$ SELECT w FROM regexp_split_to_table(message, '[\u0001-\u002f\u003a-\u0040\u005b-\u0060\u007b-\u007f]+') AS w WHERE w <> '' $$;
 
+-- the words text of a run of these messages: its distinct words, each between spaces
+CREATE FUNCTION log_run_words(messages text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT ' ' || coalesce((SELECT string_agg(DISTINCT w, ' ') || ' '
+                                  FROM unnest(messages) AS m, log_message_words(m) AS w), '') $$;
+
 -- the events stored before this migration, in the runs ingestion would have made of their batches
 INSERT INTO log_runs (server_id, occurred_from, occurred_to, words)
-SELECT server_id, min(occurred_at), max(occurred_at),
-       ' ' || coalesce((SELECT string_agg(DISTINCT w, ' ') || ' '
-                        FROM unnest(array_agg(message)) AS m, log_message_words(m) AS w), '')
+SELECT server_id, min(occurred_at), max(occurred_at), log_run_words(array_agg(message))
 FROM (SELECT server_id, batch_id, occurred_at, message,
              date_trunc('day', occurred_at AT TIME ZONE 'UTC') AS day,
              (row_number() OVER (PARTITION BY server_id, batch_id, date_trunc('day', occurred_at AT TIME ZONE 'UTC')

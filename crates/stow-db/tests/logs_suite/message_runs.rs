@@ -140,7 +140,7 @@ async fn a_term_in_more_runs_than_the_cap_reads_the_whole_window() {
     }
 }
 
-/// The migration computes the runs of events stored before it in SQL (`log_message_words`);
+/// The migration computes the runs of events stored before it in SQL (`log_run_words`);
 /// its words are the ones ingestion computes in Rust (`logs_core::words`) for the same messages.
 #[tokio::test]
 async fn the_migrations_words_are_ingestions_words() {
@@ -160,7 +160,8 @@ async fn the_migrations_words_are_ingestions_words() {
     let mut conn = db.conn().await.unwrap();
     let load = |sql: &'static str| diesel::sql_query(sql);
     let mut by_sql: Vec<Words> = load(
-        "SELECT array_agg(DISTINCT w ORDER BY w) AS words FROM log_events, log_message_words(message) AS w",
+        "SELECT array_agg(DISTINCT w ORDER BY w) AS words FROM log_events, \
+         regexp_split_to_table(log_run_words(ARRAY[message]), ' ') AS w WHERE w <> ''",
     )
     .load(&mut conn)
     .await
