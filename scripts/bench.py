@@ -945,16 +945,12 @@ def refresh_rows(only, started):
             end += 1
         else:
             lines[at] = row
-    if "query" in tables:
-        start = next((i for i, l in enumerate(lines) if l.startswith("## Log queries")), None)
-        if start is not None:
+    for table, heading, section in (("query", "## Log queries", query_section),
+                                    ("index_cost", "## Ingest cost of each index", index_cost_section)):
+        start = next((i for i, l in enumerate(lines) if l.startswith(heading)), None)
+        if table in tables and start is not None:
             stop = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-            lines[start:stop] = query_section(tables) + [""]
-    if "index_cost" in tables:
-        start = next((i for i, l in enumerate(lines) if l.startswith("## Ingest cost of each index")), None)
-        if start is not None:
-            stop = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-            lines[start:stop] = index_cost_section(tables) + [""]
+            lines[start:stop] = section(tables) + [""]
     # the hand-written analysis is the report's tail, as write_report puts it
     heading = next((i for i, l in enumerate(lines) if l.startswith("## Analysis")), None)
     text = analysis()
