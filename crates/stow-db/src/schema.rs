@@ -127,6 +127,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    log_level_counts_hourly (server_id, hour, level) {
+        server_id -> Text,
+        hour -> Timestamptz,
+        level -> Text,
+        n -> Int8,
+    }
+}
+
+diesel::table! {
     log_tails (id) {
         id -> Text,
         org_id -> Text,

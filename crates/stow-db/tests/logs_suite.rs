@@ -38,6 +38,8 @@ async fn fixture_at(url: String) -> logs_core::testsuite::Fixture {
 
 #[path = "logs_suite/group_commit.rs"]
 mod group_commit;
+#[path = "logs_suite/level_counts.rs"]
+mod level_counts;
 #[path = "logs_suite/message_runs.rs"]
 mod message_runs;
 
@@ -81,8 +83,8 @@ async fn maintenance_vacuums_closed_partitions_that_received_events() {
     assert!(third.vacuumed.is_empty(), "{third:?}");
 }
 
-/// Maintenance deletes the hourly counts and the message-search runs of days past the longest
-/// retention, with the partitions it drops, and keeps the rest.
+/// Maintenance deletes the hourly counts (both tables) and the message-search runs of days past
+/// the longest retention, with the partitions it drops, and keeps the rest.
 #[tokio::test]
 async fn maintenance_deletes_expired_hourly_counts_and_runs() {
     use diesel_async::SimpleAsyncConnection;
@@ -93,7 +95,9 @@ async fn maintenance_deletes_expired_hourly_counts_and_runs() {
         "INSERT INTO log_runs (server_id, occurred_from, occurred_to, words) VALUES \
            ('s', '2020-01-01', '2020-01-01', ' old '), ('s', now(), now(), ' new '); \
          INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n) VALUES \
-           ('s', '2020-01-01', 'info', 'log', '', 1), ('s', date_trunc('hour', now()), 'info', 'log', '', 1)",
+           ('s', '2020-01-01', 'info', 'log', '', 1), ('s', date_trunc('hour', now()), 'info', 'log', '', 1); \
+         INSERT INTO log_level_counts_hourly (server_id, hour, level, n) VALUES \
+           ('s', '2020-01-01', 'info', 1), ('s', date_trunc('hour', now()), 'warn', 1)",
     )
     .await
     .unwrap();
@@ -106,7 +110,8 @@ async fn maintenance_deletes_expired_hourly_counts_and_runs() {
     let left: Vec<Left> = diesel_async::RunQueryDsl::load(
         diesel::sql_query(
             "SELECT words AS left FROM log_runs UNION ALL \
-             SELECT to_char(hour, 'YYYY') FROM log_counts_hourly ORDER BY 1",
+             SELECT to_char(hour, 'YYYY') FROM log_counts_hourly UNION ALL \
+             SELECT level || to_char(hour, 'YYYY') FROM log_level_counts_hourly ORDER BY 1",
         ),
         &mut conn,
     )
@@ -115,7 +120,7 @@ async fn maintenance_deletes_expired_hourly_counts_and_runs() {
     let year = chrono::Utc::now().format("%Y").to_string();
     assert_eq!(
         left.iter().map(|l| l.left.as_str()).collect::<Vec<_>>(),
-        [" new ", year.as_str()]
+        [" new ", year.as_str(), &format!("warn{year}")]
     );
 }
 

@@ -5,7 +5,8 @@
 //! Statements per group, whatever its size: the batch rows (one insert, keys in order), the
 //! stored figures of batch ids that were there before (only when some were), the events of the
 //! accepted batches and their runs' words for message search (one insert each), the hourly
-//! counts and the usage (one upsert each, keys in order). Two groups committing at once take
+//! counts (by level, type and resource, then by level alone) and the usage (one upsert each,
+//! keys in order). Two groups committing at once take
 //! the rows they share in one order, so they wait on each other but never deadlock.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -483,8 +484,39 @@ struct HourlyCounts<'a> {
     n: Vec<i64>,
 }
 
+/// A row of `log_level_counts_hourly`: server, hour and level.
+type LevelKey<'a> = (&'a str, DateTime<Utc>, &'a str);
+
 impl HourlyCounts<'_> {
-    async fn upsert(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {
+    /// Adds the rows to `log_counts_hourly`, then their sums per server, hour and level to
+    /// `log_level_counts_hourly` (both in key order: the rows are sorted by key, so a level's
+    /// rows of an hour are adjacent).
+    async fn upsert(&self, conn: &mut AsyncPgConnection) -> QueryResult<()> {
+        self.upsert_each(conn).await?;
+        let mut levels: Vec<(LevelKey, i64)> = Vec::new();
+        for i in 0..self.n.len() {
+            let key = (self.server_id[i], self.hour[i], self.level[i]);
+            match levels.last_mut() {
+                Some((k, n)) if *k == key => *n += self.n[i],
+                _ => levels.push((key, self.n[i])),
+            }
+        }
+        diesel::sql_query(
+            "INSERT INTO log_level_counts_hourly (server_id, hour, level, n) \
+             SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::int8[]) \
+             ON CONFLICT (server_id, hour, level) DO UPDATE SET n = log_level_counts_hourly.n + EXCLUDED.n",
+        )
+        .bind::<Array<Text>, _>(levels.iter().map(|((s, _, _), _)| *s).collect::<Vec<_>>())
+        .bind::<Array<Timestamptz>, _>(levels.iter().map(|((_, h, _), _)| *h).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(levels.iter().map(|((_, _, l), _)| *l).collect::<Vec<_>>())
+        .bind::<Array<BigInt>, _>(levels.iter().map(|(_, n)| *n).collect::<Vec<_>>())
+        .execute(conn)
+        .await?;
+        Ok(())
+    }
+
+    /// Adds the rows to `log_counts_hourly`.
+    async fn upsert_each(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {
         diesel::sql_query(
             "INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n) \
              SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], \

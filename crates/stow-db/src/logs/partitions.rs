@@ -124,6 +124,10 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             "hourly log counts",
             "DELETE FROM log_counts_hourly WHERE hour < $1",
         ),
+        (
+            "hourly log counts by level",
+            "DELETE FROM log_level_counts_hourly WHERE hour < $1",
+        ),
         ("log runs", "DELETE FROM log_runs WHERE occurred_from < $1"),
     ] {
         if let Err(e) = diesel::sql_query(sql)

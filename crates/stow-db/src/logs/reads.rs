@@ -299,23 +299,32 @@ fn raw_counts_sql(q: &CountQuery, from: DateTime<Utc>, to: DateTime<Utc>) -> Sql
     sql
 }
 
-/// Counts per bucket and level from `log_counts_hourly` for the whole hours `[from, to)`.
+/// Counts per bucket and level for the whole hours `[from, to)`: from `log_level_counts_hourly`
+/// (a row per hour and level) when only levels are filtered, else from `log_counts_hourly` (a
+/// row per hour, level, type and resource).
 async fn hourly_counts(
     conn: &mut Conn,
     q: &CountQuery,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<Vec<CountRow>, SearchError> {
+    let table = if q.filters.event_type.is_none() && q.filters.resource.is_none() {
+        "log_level_counts_hourly"
+    } else {
+        "log_counts_hourly"
+    };
     let mut sql = Sql::default();
     bucket_of(&mut sql, q, "hour");
-    sql.push("level, sum(n)::bigint AS n FROM log_counts_hourly WHERE server_id = ")
-        .text(q.server_id.0.clone())
-        .push(" AND hour >= ")
-        .time(from)
-        .push(" AND hour < ")
-        .time(to)
-        .facet_filters(&q.filters)
-        .push(" GROUP BY 1, 2");
+    sql.push(&format!(
+        "level, sum(n)::bigint AS n FROM {table} WHERE server_id = "
+    ))
+    .text(q.server_id.0.clone())
+    .push(" AND hour >= ")
+    .time(from)
+    .push(" AND hour < ")
+    .time(to)
+    .facet_filters(&q.filters)
+    .push(" GROUP BY 1, 2");
     Ok(sql.into_query().load(conn).await.map_err(db_error)?)
 }
 

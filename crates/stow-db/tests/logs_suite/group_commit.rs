@@ -200,21 +200,32 @@ async fn a_group_answers_each_batch_as_if_it_came_alone() {
         .await,
         2
     );
-    assert_eq!(
-        total(&f, "SELECT sum(n)::int8 AS n FROM log_counts_hourly").await,
-        9,
-        "hourly counts match the stored events"
-    );
+    for table in ["log_counts_hourly", "log_level_counts_hourly"] {
+        assert_eq!(
+            total(&f, &format!("SELECT sum(n)::int8 AS n FROM {table}")).await,
+            9,
+            "{table} matches the stored events"
+        );
+        assert_eq!(
+            total(
+                &f,
+                &format!(
+                    "SELECT sum(n)::int8 AS n FROM {table} WHERE server_id = '{}'",
+                    f.b.server_id
+                )
+            )
+            .await,
+            3
+        );
+    }
+    // one row per server, hour and level in the level counts
     assert_eq!(
         total(
             &f,
-            &format!(
-                "SELECT sum(n)::int8 AS n FROM log_counts_hourly WHERE server_id = '{}'",
-                f.b.server_id
-            )
+            "SELECT count(*) AS n FROM (SELECT DISTINCT server_id, hour, level FROM log_counts_hourly) k"
         )
         .await,
-        3
+        total(&f, "SELECT count(*) AS n FROM log_level_counts_hourly").await
     );
     assert_eq!(
         f.logs.monthly_usage(&f.org, now).await.unwrap(),

@@ -1,0 +1,100 @@
+//! Migration 14 fills `log_level_counts_hourly` for the events counted before it: the same rows
+//! ingestion keeps from then on.
+
+use chrono::{Duration, SubsecRound, Utc};
+use diesel::migration::MigrationSource;
+use diesel::Connection;
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_migrations::MigrationHarness;
+use logs_core::parse_batch;
+use logs_core::store::{IngestOutcome, IngestTarget, ServerId};
+use serde_json::json;
+use stow_db::logs::{PendingBatch, PgLogs};
+use stow_db::{testing, Db, DbConfig};
+
+#[derive(diesel::QueryableByName, Debug, PartialEq)]
+struct Row {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    server_id: String,
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    hour: chrono::DateTime<Utc>,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    level: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+async fn level_counts(db: &Db) -> Vec<Row> {
+    diesel::sql_query(
+        "SELECT server_id, hour, level, n FROM log_level_counts_hourly ORDER BY 1, 2, 3",
+    )
+    .load(&mut db.conn().await.unwrap())
+    .await
+    .unwrap()
+}
+
+/// Reverts migration 14 (dropping the table) and runs it again (its backfill).
+fn rerun_migration_14(url: &str) {
+    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(url).unwrap();
+    let migrations =
+        MigrationSource::<diesel::pg::Pg>::migrations(&stow_db::migrate::MIGRATIONS).unwrap();
+    let m = migrations
+        .iter()
+        .find(|m| m.name().to_string().ends_with("_log_level_counts"))
+        .expect("migration 14");
+    conn.revert_migration(&**m).unwrap();
+    conn.run_migration(&**m).unwrap();
+}
+
+#[tokio::test]
+async fn the_migrations_level_counts_are_ingestions() {
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url.clone())).expect("pool");
+    let (org, (a, a_cfx), (b, b_cfx)) = super::org_with_two_servers(&db).await;
+    let logs = PgLogs::new(db.clone());
+    let now = Utc::now().trunc_subsecs(6);
+    let levels = ["debug", "info", "warn", "error", "fatal"];
+    let types = ["tick", "chat", "economy.transfer"];
+    // 3 batches per server of 20 events over the last 5 hours, in every level, 3 event types and
+    // resources or none: several rows of log_counts_hourly per hour and level, most counting 2
+    let mut pending = Vec::new();
+    for (server, cfx) in [(&a, &a_cfx), (&b, &b_cfx)] {
+        for batch in 0..3 {
+            let events: Vec<_> = (0..20)
+                .map(|i| {
+                    let k = batch * 20 + i;
+                    // two events of each level, type and resource in a row
+                    let j = k / 2;
+                    json!({ "level": levels[j % 5], "event_type": types[j % 3],
+                            "resource": if j % 4 == 0 { None } else { Some(format!("r{}", j % 2)) },
+                            "message": "m",
+                            "occurred_at": (now - Duration::minutes(5 * k as i64)).to_rfc3339() })
+                })
+                .collect();
+            let body = json!({ "batch_id": format!("batch-level-{batch}"), "events": events });
+            pending.push(PendingBatch {
+                target: IngestTarget {
+                    org_id: org.clone(),
+                    server_id: ServerId(server.clone()),
+                    cfx_id: cfx.clone(),
+                },
+                batch: parse_batch(&serde_json::to_vec(&body).unwrap(), now).unwrap(),
+                now,
+            });
+        }
+    }
+    for answer in logs.ingest_together(&pending).await {
+        assert!(
+            matches!(answer, Ok(IngestOutcome::Accepted { .. })),
+            "{answer:?}"
+        );
+    }
+    let kept = level_counts(&db).await;
+    assert_eq!(kept.iter().map(|r| r.n).sum::<i64>(), 120);
+    assert!(kept.len() >= 2 * 5 * 5, "{} rows", kept.len());
+    tokio::task::spawn_blocking(move || rerun_migration_14(&url))
+        .await
+        .unwrap();
+    assert_eq!(level_counts(&db).await, kept);
+}

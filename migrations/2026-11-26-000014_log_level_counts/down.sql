@@ -1,0 +1,1 @@
+DROP TABLE log_level_counts_hourly;
