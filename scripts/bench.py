@@ -718,7 +718,7 @@ def bench_query(dev_key, org_id):
     defs = psql("SELECT string_agg(indexdef, ';') FROM pg_indexes WHERE tablename = 'log_events' AND indexname = ANY(string_to_array('" + secondary + "', ','))")
     t0 = time.time()
     runs_index = shipped_indexes("log_runs", "log_runs")
-    psql("TRUNCATE log_events, log_counts_hourly, log_level_counts_hourly, log_runs; " + "".join(f"DROP INDEX {ix};" for ix in secondary.split(","))
+    psql("TRUNCATE log_events, log_counts_hourly, log_level_counts_15m, log_runs; " + "".join(f"DROP INDEX {ix};" for ix in secondary.split(","))
          + "".join(f"DROP INDEX {name};" for name, _ in runs_index))
     # every field is drawn from a hash of i, independent of the server choice (i % 5)
     # two sessions, one per core, each inserting half of the rows (the same rows as one session)
@@ -746,8 +746,9 @@ def bench_query(dev_key, org_id):
     psql("""INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n)
       SELECT server_id, date_trunc('hour', occurred_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', level, event_type, coalesce(resource, ''), count(*)
       FROM log_events GROUP BY 1, 2, 3, 4, 5;
-      INSERT INTO log_level_counts_hourly (server_id, hour, level, n)
-      SELECT server_id, hour, level, sum(n) FROM log_counts_hourly GROUP BY 1, 2, 3""")
+      INSERT INTO log_level_counts_15m (server_id, slot, level, n)
+      SELECT server_id, date_bin(interval '15 minutes', occurred_at, timestamptz '1970-01-01 00:00:00+00'), level, count(*)
+      FROM log_events GROUP BY 1, 2, 3""")
     # and the runs of words message search reads (as migration 13 builds them for stored events),
     # cut from each server's events in time order: ingestion's batches are contiguous in time,
     # while this load's batch ids are scattered over the week

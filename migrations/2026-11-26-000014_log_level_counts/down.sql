@@ -1,1 +1,1 @@
-DROP TABLE log_level_counts_hourly;
+DROP TABLE log_level_counts_15m;

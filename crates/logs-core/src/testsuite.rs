@@ -38,7 +38,7 @@ macro_rules! log_store_suite {
             message_search_matches_every_substring_across_runs,
             data_filters_are_containment_within_a_scan_limit,
             counts_fall_in_epoch_aligned_buckets_inside_the_window,
-            counts_in_whole_hour_buckets_match_the_events_of_the_window,
+            counts_in_whole_slot_buckets_match_the_events_of_the_window,
             facets_count_the_newest_events_of_the_search,
             a_tail_reads_batches_in_commit_order_and_resumes_from_any_position);
     };
@@ -1005,10 +1005,11 @@ pub async fn a_tail_reads_batches_in_commit_order_and_resumes_from_any_position(
         .is_none());
 }
 
-/// Buckets of whole hours (an adapter may keep hourly counts for them) count exactly what the
-/// events say: for a window that starts and ends mid-hour, 1, 2 and 3-hour buckets, with each
-/// filter an hourly count can have, with one it cannot (message), and with no filter.
-pub async fn counts_in_whole_hour_buckets_match_the_events_of_the_window(f: &Fixture) {
+/// Buckets of whole 15-minute slots and hours (an adapter may keep counts for them) count
+/// exactly what the events say: for a window that starts and ends mid-slot, buckets of 5, 10,
+/// 15, 30 and 45 minutes and of 1, 2 and 3 hours, with each filter such counts can have, with
+/// one they cannot (message), and with no filter.
+pub async fn counts_in_whole_slot_buckets_match_the_events_of_the_window(f: &Fixture) {
     let Seeded { now, ta, base } = seed(f).await;
     let store = f.store.as_ref();
     let hour = Duration::hours(1);
@@ -1017,11 +1018,16 @@ pub async fn counts_in_whole_hour_buckets_match_the_events_of_the_window(f: &Fix
     // (offset from h, level, event type, resource)
     let events: Vec<(Duration, Level, &str, Option<&str>)> = vec![
         (-Duration::hours(2), Level::Info, "tick", Some("a")), // before the window
-        (-Duration::minutes(45), Level::Info, "tick", Some("a")), // at `from`
+        (-Duration::minutes(52), Level::Debug, "tick", None),  // at `from`
+        (-Duration::minutes(45), Level::Info, "tick", Some("a")),
         (-Duration::minutes(30), Level::Warn, "tick", None),
         (Duration::zero(), Level::Error, "tick", Some("a")),
         (hour - us, Level::Info, "tick", None),
         (hour, Level::Warn, "chat", Some("b")),
+        (Duration::minutes(15) - us, Level::Info, "tick", None),
+        (Duration::minutes(15), Level::Info, "chat", Some("a")),
+        (Duration::minutes(31), Level::Warn, "tick", Some("a")),
+        (Duration::minutes(256), Level::Debug, "tick", None), // the last partial slot
         (Duration::minutes(150), Level::Info, "tick", Some("a")),
         (Duration::minutes(5), Level::Error, "tick", Some("a")), // the hour of the first batch's error
         (Duration::minutes(179), Level::Fatal, "chat", Some("a")),
@@ -1040,7 +1046,7 @@ pub async fn counts_in_whole_hour_buckets_match_the_events_of_the_window(f: &Fix
     for (id, events) in [("batch-hourly-1", first), ("batch-hourly-2", second)] {
         ingest_json(f, &ta, json!({ "batch_id": id, "events": events })).await;
     }
-    let (from, to) = (h - Duration::minutes(45), h + Duration::minutes(260));
+    let (from, to) = (h - Duration::minutes(52), h + Duration::minutes(260));
     let filters = [
         Filters::default(),
         Filters {
@@ -1066,7 +1072,8 @@ pub async fn counts_in_whole_hour_buckets_match_the_events_of_the_window(f: &Fix
             ..Filters::default()
         },
     ];
-    for bucket in [hour, Duration::hours(2), Duration::hours(3)] {
+    let buckets = [5, 10, 15, 30, 45, 60, 120, 180].map(Duration::minutes);
+    for bucket in buckets {
         for filter in &filters {
             let mut want = std::collections::BTreeMap::new();
             for (at, level, t, r) in &events {

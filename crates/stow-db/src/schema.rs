@@ -127,9 +127,9 @@ diesel::table! {
 }
 
 diesel::table! {
-    log_level_counts_hourly (server_id, hour, level) {
+    log_level_counts_15m (server_id, slot, level) {
         server_id -> Text,
-        hour -> Timestamptz,
+        slot -> Timestamptz,
         level -> Text,
         n -> Int8,
     }

@@ -96,7 +96,7 @@ async fn maintenance_deletes_expired_hourly_counts_and_runs() {
            ('s', '2020-01-01', '2020-01-01', ' old '), ('s', now(), now(), ' new '); \
          INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n) VALUES \
            ('s', '2020-01-01', 'info', 'log', '', 1), ('s', date_trunc('hour', now()), 'info', 'log', '', 1); \
-         INSERT INTO log_level_counts_hourly (server_id, hour, level, n) VALUES \
+         INSERT INTO log_level_counts_15m (server_id, slot, level, n) VALUES \
            ('s', '2020-01-01', 'info', 1), ('s', date_trunc('hour', now()), 'warn', 1)",
     )
     .await
@@ -111,7 +111,7 @@ async fn maintenance_deletes_expired_hourly_counts_and_runs() {
         diesel::sql_query(
             "SELECT words AS left FROM log_runs UNION ALL \
              SELECT to_char(hour, 'YYYY') FROM log_counts_hourly UNION ALL \
-             SELECT level || to_char(hour, 'YYYY') FROM log_level_counts_hourly ORDER BY 1",
+             SELECT level || to_char(slot, 'YYYY') FROM log_level_counts_15m ORDER BY 1",
         ),
         &mut conn,
     )

@@ -5,9 +5,9 @@
 //! Statements per group, whatever its size: the batch rows (one insert, keys in order), the
 //! stored figures of batch ids that were there before (only when some were), the events of the
 //! accepted batches and their runs' words for message search (one insert each), the hourly
-//! counts (by level, type and resource, then by level alone) and the usage (one upsert each,
-//! keys in order). Two groups committing at once take
-//! the rows they share in one order, so they wait on each other but never deadlock.
+//! counts by level, type and resource, the 15-minute counts by level and the usage (one upsert
+//! each, keys in order). Two groups committing at once take the rows they share in one order,
+//! so they wait on each other but never deadlock.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -20,6 +20,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use logs_core::event::Batch;
 use logs_core::store::{bucket_start, new_event_id, IngestOutcome, IngestTarget};
 
+use super::LEVEL_SLOT;
 use crate::{db_error, Conn, Db};
 
 /// How long a batch waits for another transaction committing the same batch id; past it, the
@@ -400,8 +401,9 @@ impl<'a> EventColumns<'a> {
         .await
     }
 
-    /// The events per server, hour, level, type and resource (`log_counts_hourly`), in key
-    /// order so that concurrent groups lock the rows they share in one order.
+    /// The events per server, hour, level, type and resource (`log_counts_hourly`) and per
+    /// server, 15-minute slot and level (`log_level_counts_15m`), in key order so that
+    /// concurrent groups lock the rows they share in one order.
     fn hourly(&self) -> HourlyCounts<'a> {
         let mut hourly: BTreeMap<(&str, DateTime<Utc>, &str, &str, &str), i64> = BTreeMap::new();
         for i in 0..self.occurred_at.len() {
@@ -416,7 +418,17 @@ impl<'a> EventColumns<'a> {
                 ))
                 .or_default() += 1;
         }
-        let mut counts = HourlyCounts::default();
+        let mut levels: BTreeMap<LevelKey, i64> = BTreeMap::new();
+        for i in 0..self.occurred_at.len() {
+            let slot = bucket_start(self.occurred_at[i], LEVEL_SLOT);
+            *levels
+                .entry((self.server_id[i], slot, self.level[i]))
+                .or_default() += 1;
+        }
+        let mut counts = HourlyCounts {
+            levels: levels.into_iter().collect(),
+            ..HourlyCounts::default()
+        };
         for ((server_id, hour, level, event_type, resource), n) in hourly {
             counts.server_id.push(server_id);
             counts.hour.push(hour);
@@ -473,7 +485,7 @@ impl<'a> Runs<'a> {
     }
 }
 
-/// Rows of `log_counts_hourly` to add, one array per column.
+/// Rows of `log_counts_hourly` to add, one array per column, and of `log_level_counts_15m`.
 #[derive(Default)]
 struct HourlyCounts<'a> {
     server_id: Vec<&'a str>,
@@ -482,29 +494,21 @@ struct HourlyCounts<'a> {
     event_type: Vec<&'a str>,
     resource: Vec<&'a str>,
     n: Vec<i64>,
+    levels: Vec<(LevelKey<'a>, i64)>,
 }
 
-/// A row of `log_level_counts_hourly`: server, hour and level.
+/// The key of a `log_level_counts_15m` row: server, slot and level.
 type LevelKey<'a> = (&'a str, DateTime<Utc>, &'a str);
 
 impl HourlyCounts<'_> {
-    /// Adds the rows to `log_counts_hourly`, then their sums per server, hour and level to
-    /// `log_level_counts_hourly` (both in key order: the rows are sorted by key, so a level's
-    /// rows of an hour are adjacent).
+    /// Adds the rows to `log_counts_hourly`, then to `log_level_counts_15m`.
     async fn upsert(&self, conn: &mut AsyncPgConnection) -> QueryResult<()> {
         self.upsert_each(conn).await?;
-        let mut levels: Vec<(LevelKey, i64)> = Vec::new();
-        for i in 0..self.n.len() {
-            let key = (self.server_id[i], self.hour[i], self.level[i]);
-            match levels.last_mut() {
-                Some((k, n)) if *k == key => *n += self.n[i],
-                _ => levels.push((key, self.n[i])),
-            }
-        }
+        let levels = &self.levels;
         diesel::sql_query(
-            "INSERT INTO log_level_counts_hourly (server_id, hour, level, n) \
+            "INSERT INTO log_level_counts_15m (server_id, slot, level, n) \
              SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::int8[]) \
-             ON CONFLICT (server_id, hour, level) DO UPDATE SET n = log_level_counts_hourly.n + EXCLUDED.n",
+             ON CONFLICT (server_id, slot, level) DO UPDATE SET n = log_level_counts_15m.n + EXCLUDED.n",
         )
         .bind::<Array<Text>, _>(levels.iter().map(|((s, _, _), _)| *s).collect::<Vec<_>>())
         .bind::<Array<Timestamptz>, _>(levels.iter().map(|((_, h, _), _)| *h).collect::<Vec<_>>())

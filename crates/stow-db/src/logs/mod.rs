@@ -28,6 +28,10 @@ use logs_core::store::IngestOutcome;
 
 use crate::Db;
 
+/// The length of a `log_level_counts_15m` slot: events per server and level are counted in
+/// 15-minute slots aligned to the Unix epoch (migration 14).
+pub(crate) const LEVEL_SLOT: chrono::Duration = chrono::Duration::minutes(15);
+
 pub struct PgLogs {
     pub(crate) db: Db,
     writers: writers::Writers,

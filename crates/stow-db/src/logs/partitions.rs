@@ -125,8 +125,8 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             "DELETE FROM log_counts_hourly WHERE hour < $1",
         ),
         (
-            "hourly log counts by level",
-            "DELETE FROM log_level_counts_hourly WHERE hour < $1",
+            "15-minute log counts by level",
+            "DELETE FROM log_level_counts_15m WHERE slot < $1",
         ),
         ("log runs", "DELETE FROM log_runs WHERE occurred_from < $1"),
     ] {

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::message_runs::{self, Within};
 use super::search_sql::{Position, Sql};
+use super::LEVEL_SLOT;
 use crate::schema::log_events;
 use crate::{db_error, Conn};
 
@@ -203,29 +204,19 @@ pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>,
             limit: q.scan_limit,
         });
     }
-    let hour = chrono::Duration::hours(1);
-    // the whole hours of the window, when buckets are whole hours (each hour then lies in one
-    // bucket) and every filter is one the hourly counts have
-    let first_hour = bucket_start(q.from + hour - chrono::Duration::microseconds(1), hour);
-    let end_hour = bucket_start(q.to, hour);
     let f = &q.filters;
-    let by_hour = q
-        .bucket
-        .num_microseconds()
-        .is_some_and(|m| m % 3_600_000_000 == 0)
-        && f.message.is_none()
-        && f.player_id.is_none()
-        && f.identifier.is_none()
-        && f.data.is_none()
-        && first_hour < end_hour;
     let mut rows = Vec::new();
-    if by_hour {
-        if q.from < first_hour {
-            rows.extend(raw_counts(conn, q, (q.from, first_hour, &Within::Window)).await?);
+    if let Some((kept, unit)) = kept_counts(q) {
+        // the whole units of the window from the kept counts, the partial ones at its ends
+        // from the events
+        let first = bucket_start(q.from + unit - chrono::Duration::microseconds(1), unit);
+        let end = bucket_start(q.to, unit);
+        if q.from < first {
+            rows.extend(raw_counts(conn, q, (q.from, first, &Within::Window)).await?);
         }
-        rows.extend(hourly_counts(conn, q, first_hour, end_hour).await?);
-        if end_hour < q.to {
-            rows.extend(raw_counts(conn, q, (end_hour, q.to, &Within::Window)).await?);
+        rows.extend(table_counts(conn, q, kept, first, end).await?);
+        if end < q.to {
+            rows.extend(raw_counts(conn, q, (end, q.to, &Within::Window)).await?);
         }
     } else if f.message.is_some() {
         // day by day, as pages are read: each day reads its own candidate spans, or the
@@ -299,29 +290,57 @@ fn raw_counts_sql(q: &CountQuery, from: DateTime<Utc>, to: DateTime<Utc>) -> Sql
     sql
 }
 
-/// Counts per bucket and level for the whole hours `[from, to)`: from `log_level_counts_hourly`
-/// (a row per hour and level) when only levels are filtered, else from `log_counts_hourly` (a
-/// row per hour, level, type and resource).
-async fn hourly_counts(
+/// A table of counts kept by ingestion, and its time column.
+struct KeptCounts {
+    table: &'static str,
+    column: &'static str,
+}
+
+/// The kept counts that answer `q` for the whole units of its window, and their unit, if any:
+/// with no filter but levels and buckets of whole 15-minute slots, `log_level_counts_15m` (a
+/// row per slot and level); with level, event type and resource filters only and buckets of
+/// whole hours, `log_counts_hourly` (a row per hour, level, type and resource). Each unit then
+/// lies in one bucket. A window shorter than two units reads the events.
+fn kept_counts(q: &CountQuery) -> Option<(KeptCounts, chrono::Duration)> {
+    let f = &q.filters;
+    if f.message.is_some() || f.player_id.is_some() || f.identifier.is_some() || f.data.is_some() {
+        return None;
+    }
+    let (kept, unit) = if f.event_type.is_none() && f.resource.is_none() {
+        let kept = KeptCounts {
+            table: "log_level_counts_15m",
+            column: "slot",
+        };
+        (kept, LEVEL_SLOT)
+    } else {
+        let kept = KeptCounts {
+            table: "log_counts_hourly",
+            column: "hour",
+        };
+        (kept, chrono::Duration::hours(1))
+    };
+    let micros = |d: chrono::Duration| d.num_microseconds().unwrap_or(1);
+    (micros(q.bucket) % micros(unit) == 0 && q.to - q.from >= unit * 2).then_some((kept, unit))
+}
+
+/// Counts per bucket and level from kept counts, for the whole units `[from, to)`.
+async fn table_counts(
     conn: &mut Conn,
     q: &CountQuery,
+    kept: KeptCounts,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<Vec<CountRow>, SearchError> {
-    let table = if q.filters.event_type.is_none() && q.filters.resource.is_none() {
-        "log_level_counts_hourly"
-    } else {
-        "log_counts_hourly"
-    };
+    let KeptCounts { table, column } = kept;
     let mut sql = Sql::default();
-    bucket_of(&mut sql, q, "hour");
+    bucket_of(&mut sql, q, column);
     sql.push(&format!(
         "level, sum(n)::bigint AS n FROM {table} WHERE server_id = "
     ))
     .text(q.server_id.0.clone())
-    .push(" AND hour >= ")
+    .push(&format!(" AND {column} >= "))
     .time(from)
-    .push(" AND hour < ")
+    .push(&format!(" AND {column} < "))
     .time(to)
     .facet_filters(&q.filters)
     .push(" GROUP BY 1, 2");

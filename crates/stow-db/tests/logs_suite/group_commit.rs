@@ -200,7 +200,7 @@ async fn a_group_answers_each_batch_as_if_it_came_alone() {
         .await,
         2
     );
-    for table in ["log_counts_hourly", "log_level_counts_hourly"] {
+    for table in ["log_counts_hourly", "log_level_counts_15m"] {
         assert_eq!(
             total(&f, &format!("SELECT sum(n)::int8 AS n FROM {table}")).await,
             9,
@@ -218,14 +218,15 @@ async fn a_group_answers_each_batch_as_if_it_came_alone() {
             3
         );
     }
-    // one row per server, hour and level in the level counts
+    // one row per server, 15-minute slot and level in the level counts
     assert_eq!(
         total(
             &f,
-            "SELECT count(*) AS n FROM (SELECT DISTINCT server_id, hour, level FROM log_counts_hourly) k"
+            "SELECT count(*) AS n FROM (SELECT DISTINCT server_id, level, \
+             date_bin('15 minutes', occurred_at, timestamptz '1970-01-01Z') FROM log_events) k"
         )
         .await,
-        total(&f, "SELECT count(*) AS n FROM log_level_counts_hourly").await
+        total(&f, "SELECT count(*) AS n FROM log_level_counts_15m").await
     );
     assert_eq!(
         f.logs.monthly_usage(&f.org, now).await.unwrap(),
