@@ -406,6 +406,7 @@ impl<'a> EventColumns<'a> {
     /// concurrent groups lock the rows they share in one order.
     fn hourly(&self) -> HourlyCounts<'a> {
         let mut hourly: BTreeMap<(&str, DateTime<Utc>, &str, &str, &str), i64> = BTreeMap::new();
+        let mut levels: BTreeMap<LevelKey, i64> = BTreeMap::new();
         for i in 0..self.occurred_at.len() {
             let hour = bucket_start(self.occurred_at[i], chrono::Duration::hours(1));
             *hourly
@@ -417,9 +418,6 @@ impl<'a> EventColumns<'a> {
                     self.resource[i].unwrap_or(""),
                 ))
                 .or_default() += 1;
-        }
-        let mut levels: BTreeMap<LevelKey, i64> = BTreeMap::new();
-        for i in 0..self.occurred_at.len() {
             let slot = bucket_start(self.occurred_at[i], LEVEL_SLOT);
             *levels
                 .entry((self.server_id[i], slot, self.level[i]))
@@ -503,7 +501,7 @@ type LevelKey<'a> = (&'a str, DateTime<Utc>, &'a str);
 impl HourlyCounts<'_> {
     /// Adds the rows to `log_counts_hourly`, then to `log_level_counts_15m`.
     async fn upsert(&self, conn: &mut AsyncPgConnection) -> QueryResult<()> {
-        self.upsert_each(conn).await?;
+        self.upsert_hourly(conn).await?;
         let levels = &self.levels;
         diesel::sql_query(
             "INSERT INTO log_level_counts_15m (server_id, slot, level, n) \
@@ -511,7 +509,7 @@ impl HourlyCounts<'_> {
              ON CONFLICT (server_id, slot, level) DO UPDATE SET n = log_level_counts_15m.n + EXCLUDED.n",
         )
         .bind::<Array<Text>, _>(levels.iter().map(|((s, _, _), _)| *s).collect::<Vec<_>>())
-        .bind::<Array<Timestamptz>, _>(levels.iter().map(|((_, h, _), _)| *h).collect::<Vec<_>>())
+        .bind::<Array<Timestamptz>, _>(levels.iter().map(|((_, t, _), _)| *t).collect::<Vec<_>>())
         .bind::<Array<Text>, _>(levels.iter().map(|((_, _, l), _)| *l).collect::<Vec<_>>())
         .bind::<Array<BigInt>, _>(levels.iter().map(|(_, n)| *n).collect::<Vec<_>>())
         .execute(conn)
@@ -520,7 +518,7 @@ impl HourlyCounts<'_> {
     }
 
     /// Adds the rows to `log_counts_hourly`.
-    async fn upsert_each(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {
+    async fn upsert_hourly(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {
         diesel::sql_query(
             "INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n) \
              SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], \
