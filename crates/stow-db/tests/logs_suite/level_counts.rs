@@ -55,7 +55,7 @@ async fn the_migrations_level_counts_are_ingestions() {
     let levels = ["debug", "info", "warn", "error", "fatal"];
     let types = ["tick", "chat", "economy.transfer"];
     // 3 batches per server of 20 events, one every 5 minutes over the last 5 hours, two of each
-    // level in a row: slots that count 1, 2 and 3 events of a level
+    // level in a row: 3 events a slot, a level counting 1 or 2 in it
     let mut pending = Vec::new();
     for (server, cfx) in [(&a, &a_cfx), (&b, &b_cfx)] {
         for batch in 0..3 {
