@@ -195,7 +195,7 @@ async fn store_together(
                 let events = EventColumns::new(batches, &accepted);
                 events.insert(conn).await?;
                 Runs::new(batches, &accepted).insert(conn).await?;
-                events.hourly().upsert(conn).await?;
+                events.counts().upsert(conn).await?;
                 Usage::new(batches, &accepted).upsert(conn).await?;
             }
             Ok(batches
@@ -404,7 +404,7 @@ impl<'a> EventColumns<'a> {
     /// The events per server, hour, level, type and resource (`log_counts_hourly`) and per
     /// server, 15-minute slot and level (`log_level_counts_15m`), in key order so that
     /// concurrent groups lock the rows they share in one order.
-    fn hourly(&self) -> HourlyCounts<'a> {
+    fn counts(&self) -> Counts<'a> {
         let mut hourly: BTreeMap<(&str, DateTime<Utc>, &str, &str, &str), i64> = BTreeMap::new();
         let mut levels: BTreeMap<LevelKey, i64> = BTreeMap::new();
         for i in 0..self.occurred_at.len() {
@@ -423,9 +423,9 @@ impl<'a> EventColumns<'a> {
                 .entry((self.server_id[i], slot, self.level[i]))
                 .or_default() += 1;
         }
-        let mut counts = HourlyCounts {
+        let mut counts = Counts {
             levels: levels.into_iter().collect(),
-            ..HourlyCounts::default()
+            ..Counts::default()
         };
         for ((server_id, hour, level, event_type, resource), n) in hourly {
             counts.server_id.push(server_id);
@@ -485,7 +485,7 @@ impl<'a> Runs<'a> {
 
 /// Rows of `log_counts_hourly` to add, one array per column, and of `log_level_counts_15m`.
 #[derive(Default)]
-struct HourlyCounts<'a> {
+struct Counts<'a> {
     server_id: Vec<&'a str>,
     hour: Vec<DateTime<Utc>>,
     level: Vec<&'a str>,
@@ -498,7 +498,7 @@ struct HourlyCounts<'a> {
 /// The key of a `log_level_counts_15m` row: server, slot and level.
 type LevelKey<'a> = (&'a str, DateTime<Utc>, &'a str);
 
-impl HourlyCounts<'_> {
+impl Counts<'_> {
     /// Adds the rows to `log_counts_hourly`, then to `log_level_counts_15m`.
     async fn upsert(&self, conn: &mut AsyncPgConnection) -> QueryResult<()> {
         self.upsert_hourly(conn).await?;

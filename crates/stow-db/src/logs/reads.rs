@@ -206,9 +206,10 @@ pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>,
     }
     let f = &q.filters;
     let mut rows = Vec::new();
-    if let Some((kept, unit)) = kept_counts(q) {
+    if let Some(kept) = kept_counts(q) {
         // the whole units of the window from the kept counts, the partial ones at its ends
         // from the events
+        let unit = kept.unit;
         let first = bucket_start(q.from + unit - chrono::Duration::microseconds(1), unit);
         let end = bucket_start(q.to, unit);
         if q.from < first {
@@ -290,48 +291,54 @@ fn raw_counts_sql(q: &CountQuery, from: DateTime<Utc>, to: DateTime<Utc>) -> Sql
     sql
 }
 
-/// A table of counts kept by ingestion, and its time column.
+/// A table of counts kept by ingestion: its time column and the length of its units.
 struct KeptCounts {
     table: &'static str,
     column: &'static str,
+    unit: chrono::Duration,
 }
 
-/// The kept counts that answer `q` for the whole units of its window, and their unit, if any:
-/// with no filter but levels and buckets of whole 15-minute slots, `log_level_counts_15m` (a
-/// row per slot and level); with level, event type and resource filters only and buckets of
-/// whole hours, `log_counts_hourly` (a row per hour, level, type and resource). Each unit then
-/// lies in one bucket. A window shorter than two units reads the events.
-fn kept_counts(q: &CountQuery) -> Option<(KeptCounts, chrono::Duration)> {
+/// A row per server, 15-minute slot and level (migration 14).
+const LEVEL_SLOTS: KeptCounts = KeptCounts {
+    table: "log_level_counts_15m",
+    column: "slot",
+    unit: LEVEL_SLOT,
+};
+
+/// A row per server, hour, level, event type and resource (migration 11).
+const HOURS: KeptCounts = KeptCounts {
+    table: "log_counts_hourly",
+    column: "hour",
+    unit: chrono::Duration::hours(1),
+};
+
+/// The kept counts that answer `q` for the whole units of its window, if any: with no filter
+/// but levels and buckets of whole 15-minute slots, [`LEVEL_SLOTS`]; with level, event type and
+/// resource filters only and buckets of whole hours, [`HOURS`]. Each unit then lies in one
+/// bucket. A window shorter than two units reads the events.
+fn kept_counts(q: &CountQuery) -> Option<&'static KeptCounts> {
     let f = &q.filters;
     if f.message.is_some() || f.player_id.is_some() || f.identifier.is_some() || f.data.is_some() {
         return None;
     }
-    let (kept, unit) = if f.event_type.is_none() && f.resource.is_none() {
-        let kept = KeptCounts {
-            table: "log_level_counts_15m",
-            column: "slot",
-        };
-        (kept, LEVEL_SLOT)
+    let kept = if f.event_type.is_none() && f.resource.is_none() {
+        &LEVEL_SLOTS
     } else {
-        let kept = KeptCounts {
-            table: "log_counts_hourly",
-            column: "hour",
-        };
-        (kept, chrono::Duration::hours(1))
+        &HOURS
     };
     let micros = |d: chrono::Duration| d.num_microseconds().unwrap_or(1);
-    (micros(q.bucket) % micros(unit) == 0 && q.to - q.from >= unit * 2).then_some((kept, unit))
+    (micros(q.bucket) % micros(kept.unit) == 0 && q.to - q.from >= kept.unit * 2).then_some(kept)
 }
 
 /// Counts per bucket and level from kept counts, for the whole units `[from, to)`.
 async fn table_counts(
     conn: &mut Conn,
     q: &CountQuery,
-    kept: KeptCounts,
+    kept: &KeptCounts,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<Vec<CountRow>, SearchError> {
-    let KeptCounts { table, column } = kept;
+    let KeptCounts { table, column, .. } = kept;
     let mut sql = Sql::default();
     bucket_of(&mut sql, q, column);
     sql.push(&format!(
