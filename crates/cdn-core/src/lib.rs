@@ -4,6 +4,7 @@
 
 pub mod content_type;
 pub mod folder;
+pub mod folder_move;
 pub mod idempotency;
 pub mod listing;
 pub mod memory;

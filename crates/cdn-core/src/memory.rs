@@ -8,6 +8,7 @@ use auth_core::{prefix_matches, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::folder::{self, FolderEntry, FolderQuery, Slot};
+use crate::folder_move::{self, MoveBatch};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::is_hidden;
 use crate::placeholder::{Placeholder, PlaceholderStore, Put};
@@ -138,6 +139,37 @@ impl ObjectRecordStore for MemoryObjectRecords {
             rows.insert(slot(to), record);
         }
         Ok(Renamed::Moved { replaced })
+    }
+
+    async fn folder_move_batch(
+        &self,
+        org_id: &str,
+        from: &str,
+        to: &str,
+        replace: bool,
+        limit: usize,
+    ) -> Result<MoveBatch, StoreError> {
+        let rows = lock(&self.rows);
+        let mut batch = MoveBatch::default();
+        let under = rows
+            .range((org_id.to_owned(), format!("{from}/"))..)
+            .take_while(|((org, key), _)| org == org_id && prefix_matches(from, key))
+            .map(|((_, key), _)| key)
+            .filter(|key| !is_hidden(key));
+        for key in under {
+            let taken =
+                rows.contains_key(&(org_id.to_owned(), folder_move::destination(from, to, key)));
+            if taken && !replace {
+                if batch.blocked.len() < limit {
+                    batch.blocked.push(key.clone());
+                }
+            } else if batch.movable.len() < limit {
+                batch.movable.push(key.clone());
+            } else {
+                batch.more_movable = true;
+            }
+        }
+        Ok(batch)
     }
 
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {

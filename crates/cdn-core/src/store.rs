@@ -6,6 +6,7 @@ use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 
 use crate::folder::{FolderEntry, FolderQuery};
+use crate::folder_move::MoveBatch;
 use crate::metadata::Metadata;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +86,18 @@ pub trait ObjectRecordStore: Send + Sync {
         to: &str,
         replace: bool,
     ) -> Result<Renamed, StoreError>;
+    /// The next batch of a folder move from `from` to `to` (normalized folders, apart; see
+    /// [`crate::folder_move`]): up to `limit` keys under `from` whose destination has no object
+    /// (every key, when `replace`) and up to `limit` whose destination has one (none, when
+    /// `replace`), each in key order; dot-named keys and an object named like `from` itself never.
+    async fn folder_move_batch(
+        &self,
+        org_id: &str,
+        from: &str,
+        to: &str,
+        replace: bool,
+        limit: usize,
+    ) -> Result<MoveBatch, StoreError>;
     /// Whether any row points at this storage path (garbage collection).
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError>;
 }

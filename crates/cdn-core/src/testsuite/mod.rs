@@ -74,6 +74,7 @@ macro_rules! cdn_store_suite {
             folder_view_pages_across_folder_boundaries,
             records_delete_many_in_one_step,
             records_rename_atomically_and_replace_only_when_asked,
+            records_folder_move_batches_skip_taken_destinations,
             idempotency_scope_includes_route_and_credential,
             idempotency_completion_is_the_owners_and_kept_as_bytes,
             idempotency_release_is_the_owners,

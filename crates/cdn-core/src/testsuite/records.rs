@@ -387,3 +387,61 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
     );
     assert!(repo.get(&f.org_a, "top.png").await.unwrap().is_some());
 }
+
+pub async fn records_folder_move_batches_skip_taken_destinations(f: &Fixture) {
+    let repo = f.records.as_ref();
+    for k in [
+        "src",
+        "src/a",
+        "src/b",
+        "src/c",
+        "src/d/e",
+        "src/.hidden",
+        "src-x/z",
+        "dst/b",
+        "dst/d/e",
+    ] {
+        repo.upsert(&f.org_a, &record(k, &format!("p-{k}")))
+            .await
+            .unwrap();
+    }
+    // another organization's object at a destination takes nothing
+    repo.upsert(&f.org_b, &record("dst/a", "px")).await.unwrap();
+    let batch = |replace, limit| repo.folder_move_batch(&f.org_a, "src", "dst", replace, limit);
+
+    let all = batch(false, 10).await.unwrap();
+    assert_eq!(all.movable, ["src/a", "src/c"]);
+    assert_eq!(all.blocked, ["src/b", "src/d/e"]);
+    assert!(!all.more_movable && all.done());
+
+    // a limit cuts both lists, and says when movable keys remain
+    let first = batch(false, 1).await.unwrap();
+    assert_eq!(
+        (first.movable.as_slice(), first.blocked.as_slice()),
+        (&["src/a".to_owned()][..], &["src/b".to_owned()][..])
+    );
+    assert!(first.more_movable && !first.done());
+    let exact = batch(false, 2).await.unwrap();
+    assert!(!exact.more_movable, "exactly the limit left: nothing more");
+
+    // replacing: every key is movable, none blocked
+    let replacing = batch(true, 3).await.unwrap();
+    assert_eq!(replacing.movable, ["src/a", "src/b", "src/c"]);
+    assert!(replacing.blocked.is_empty() && replacing.more_movable);
+
+    // after the movable ones have moved, only conflicts are left: done
+    for k in ["src/a", "src/c"] {
+        let to = crate::folder_move::destination("src", "dst", k);
+        repo.rename(&f.org_a, k, &to, false).await.unwrap();
+    }
+    let rest = batch(false, 10).await.unwrap();
+    assert!(rest.movable.is_empty() && rest.done());
+    assert_eq!(rest.blocked, ["src/b", "src/d/e"]);
+    // an empty or missing folder
+    assert_eq!(
+        repo.folder_move_batch(&f.org_a, "nothing", "dst", false, 10)
+            .await
+            .unwrap(),
+        Default::default()
+    );
+}

@@ -3,7 +3,7 @@
 use actix_web::{web, HttpResponse};
 use auth_core::Permission;
 use cdn_core::metadata::Metadata;
-use cdn_core::path::{is_hidden, normalize_key};
+use cdn_core::path::normalize_key;
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
@@ -46,7 +46,7 @@ pub struct DetailsResponse {
     get, path = "/v1/objects/details", tag = "objects", params(DetailsParams), security(("bearer" = [])),
     responses(
         (status = 200, description = "The object", body = DetailsResponse),
-        (status = 400, description = "INVALID_PATH, or INVALID_REQUEST (no `path`)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH (an invalid key, a dot-named segment included), or INVALID_REQUEST (no `path`)", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
         (status = 404, description = "NOT_FOUND: no object has this key", body = stow_http::error::CdnErrorBody),
         stow_http::error::KeyedRouteErrors,
@@ -70,9 +70,6 @@ pub async fn details(
         ));
     }
     let not_found = || ApiError::new(Code::NotFound, format!("no object has the key `{key}`"));
-    if is_hidden(&key) {
-        return Err(not_found());
-    }
     let r = state
         .records
         .get(&auth.org.id, &key)

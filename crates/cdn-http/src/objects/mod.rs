@@ -50,7 +50,7 @@ pub(crate) fn typed<T: serde::Serialize>(body: &T) -> Result<Value, ApiError> {
 }
 
 /// Objects a folder delete or folder move handles per request at most.
-pub const FOLDER_BATCH: usize = 1000;
+pub const FOLDER_BATCH: usize = cdn_core::folder_move::BATCH;
 
 /// The next batch of keys under `folder` (at most [`FOLDER_BATCH`]; an object whose key is the
 /// folder's own name is its parent's and not among them) and whether they are all that is left.

@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::{prefix_matches, PathScope, Permission};
+use auth_core::{PathScope, Permission};
+use cdn_core::folder_move;
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::{normalize_folder, normalize_key};
 use cdn_core::store::Renamed;
@@ -19,7 +20,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use crate::idempotency;
-use crate::objects::{folder_batch, outside_scope, typed};
+use crate::objects::{outside_scope, typed, FOLDER_BATCH};
 use crate::state::{outlast_row_caches, CdnState};
 
 #[derive(Deserialize, Serialize, ToSchema)]
@@ -53,9 +54,11 @@ pub struct MoveResponse {
     pub to: String,
     /// Objects this request moved.
     pub moved: usize,
-    /// Folder moves: objects left in place because their destination exists (send `replace`).
+    /// Folder moves: objects left in place because their destination exists (send `replace`);
+    /// at most 1,000 are named.
     pub conflicts: Vec<MoveConflict>,
-    /// False when a folder move has more to do: call again.
+    /// False when a folder move has more objects it can move: call again. True when every
+    /// object left under `from` (if any) is a conflict.
     pub done: bool,
     pub request_id: String,
 }
@@ -134,23 +137,12 @@ fn keys(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiEr
 
 fn folders(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiError> {
     let folder = |raw: &str, field: &str| {
-        let f = normalize_folder(raw)
-            .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid {field}: {e}")))?;
-        if f.is_empty() {
-            return Err(ApiError::new(
-                Code::InvalidPath,
-                format!("{field} must name a folder, not the root"),
-            ));
-        }
-        Ok(f)
+        normalize_folder(raw)
+            .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid {field}: {e}")))
     };
     let (from, to) = (folder(&body.from, "from")?, folder(&body.to, "to")?);
-    if prefix_matches(&from, &to) || prefix_matches(&to, &from) {
-        return Err(ApiError::new(
-            Code::InvalidPath,
-            format!("`{from}` and `{to}` contain one another; a folder cannot move into itself"),
-        ));
-    }
+    folder_move::check_folders(&from, &to)
+        .map_err(|e| ApiError::new(Code::InvalidPath, e.to_string()))?;
     for f in [&from, &to] {
         if let Some(part) = scope.outside_part(f) {
             return Err(outside_scope(part, "move"));
@@ -194,26 +186,36 @@ async fn move_folder(
     to: String,
     replace: bool,
 ) -> Result<MoveResponse, ApiError> {
-    let (keys, done) = folder_batch(state, org_id, &from).await?;
+    let batch = state
+        .records
+        .folder_move_batch(org_id, &from, &to, replace, FOLDER_BATCH)
+        .await?;
     let (mut moved, mut conflicts) = (0, Vec::new());
-    for key in keys {
-        let dest = format!("{to}{}", &key[from.len()..]);
-        match rename(state, org_id, &key, &dest, replace).await? {
+    for key in &batch.movable {
+        let dest = folder_move::destination(&from, &to, key);
+        match rename(state, org_id, key, &dest, replace).await? {
             Renamed::Moved { .. } => moved += 1,
+            // taken since the batch was read
             Renamed::DestinationExists => conflicts.push(MoveConflict {
-                from: key,
+                from: key.clone(),
                 to: dest,
             }),
             // deleted meanwhile: nothing to move
             Renamed::SourceMissing => {}
         }
     }
+    let done = batch.done();
+    conflicts.extend(batch.blocked.into_iter().map(|key| MoveConflict {
+        to: folder_move::destination(&from, &to, &key),
+        from: key,
+    }));
+    conflicts.truncate(FOLDER_BATCH);
     Ok(MoveResponse {
         success: true,
         from,
         to,
         moved,
-        done: done && conflicts.is_empty(),
+        done,
         conflicts,
         request_id: current_request_id(),
     })

@@ -3,13 +3,15 @@
 use async_trait::async_trait;
 use auth_core::StoreError;
 use cdn_core::folder::{FolderEntry, FolderQuery};
+use cdn_core::folder_move::MoveBatch;
 use cdn_core::metadata::Metadata;
 use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore, Renamed};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::AsyncConnection;
 use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::Value;
 
 use crate::schema::objects;
@@ -74,49 +76,58 @@ impl ObjectRecordStore for PgObjectRecords {
         let metadata = serde_json::to_value(&r.metadata).unwrap_or(Value::Null);
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                // Lock the current row (if any) so the replaced path we return is exactly the one
-                // this write replaces, even with concurrent writers to the same key.
-                let inserted = diesel::insert_into(objects::table)
-                    .values((
-                        objects::org_id.eq(org_id),
-                        objects::key.eq(&r.key),
-                        objects::size.eq(r.size),
-                        objects::content_type.eq(&r.content_type),
-                        objects::etag.eq(&r.etag),
-                        objects::metadata.eq(&metadata),
-                        objects::storage_path.eq(&r.storage_path),
-                        objects::updated_at.eq(r.last_modified),
-                        objects::created_at.eq(r.created_at),
-                    ))
-                    .on_conflict_do_nothing()
-                    .execute(conn)
-                    .await?;
-                if inserted == 1 {
-                    return Ok(None);
+                // Each statement sees what committed before it began (READ COMMITTED), so a
+                // concurrent delete or move can take the row away between the insert that found
+                // it and the lock that wants it; look again, a bounded number of times.
+                for _ in 0..RACE_ATTEMPTS {
+                    let inserted = diesel::insert_into(objects::table)
+                        .values((
+                            objects::org_id.eq(org_id),
+                            objects::key.eq(&r.key),
+                            objects::size.eq(r.size),
+                            objects::content_type.eq(&r.content_type),
+                            objects::etag.eq(&r.etag),
+                            objects::metadata.eq(&metadata),
+                            objects::storage_path.eq(&r.storage_path),
+                            objects::updated_at.eq(r.last_modified),
+                            objects::created_at.eq(r.created_at),
+                        ))
+                        .on_conflict_do_nothing()
+                        .execute(conn)
+                        .await?;
+                    if inserted == 1 {
+                        return Ok(Some(None));
+                    }
+                    // Lock the current row so the replaced path we return is exactly the one this
+                    // write replaces, even with concurrent writers to the same key.
+                    let old: Option<String> = objects::table
+                        .find((org_id, &r.key))
+                        .select(objects::storage_path)
+                        .for_update()
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(old) = old else { continue };
+                    diesel::update(objects::table.find((org_id, &r.key)))
+                        .set((
+                            objects::size.eq(r.size),
+                            objects::content_type.eq(&r.content_type),
+                            objects::etag.eq(&r.etag),
+                            objects::metadata.eq(&metadata),
+                            objects::storage_path.eq(&r.storage_path),
+                            objects::updated_at.eq(r.last_modified),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    return Ok(Some(Some(old)));
                 }
-                let old: String = objects::table
-                    .find((org_id, &r.key))
-                    .select(objects::storage_path)
-                    .for_update()
-                    .first(conn)
-                    .await?;
-                diesel::update(objects::table.find((org_id, &r.key)))
-                    .set((
-                        objects::size.eq(r.size),
-                        objects::content_type.eq(&r.content_type),
-                        objects::etag.eq(&r.etag),
-                        objects::metadata.eq(&metadata),
-                        objects::storage_path.eq(&r.storage_path),
-                        objects::updated_at.eq(r.last_modified),
-                    ))
-                    .execute(conn)
-                    .await?;
-                Ok(Some(old))
+                Ok(None)
             }
             .scope_boxed()
         })
         .await
-        .map_err(db_error)
+        .map_err(db_error)?
+        .ok_or_else(|| StoreError::Conflict(KEY_CHANGED.to_owned()))
     }
 
     async fn get(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
@@ -224,48 +235,58 @@ impl ObjectRecordStore for PgObjectRecords {
         replace: bool,
     ) -> Result<Renamed, StoreError> {
         let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                let source: Option<String> = objects::table
-                    .find((org_id, from))
-                    .select(objects::key)
-                    .for_update()
-                    .first(conn)
-                    .await
-                    .optional()?;
-                if source.is_none() {
-                    return Ok(Renamed::SourceMissing);
-                }
-                if from == to {
-                    return Ok(Renamed::Moved { replaced: None });
-                }
-                let existing: Option<String> = objects::table
-                    .find((org_id, to))
-                    .select(objects::storage_path)
-                    .for_update()
-                    .first(conn)
-                    .await
-                    .optional()?;
-                if existing.is_some() && !replace {
-                    return Ok(Renamed::DestinationExists);
-                }
-                if existing.is_some() {
-                    diesel::delete(objects::table.find((org_id, to)))
-                        .execute(conn)
-                        .await?;
-                }
-                // a row inserted at `to` after the check makes this a unique violation: the
-                // transaction fails as a conflict and nothing moved
-                diesel::update(objects::table.find((org_id, from)))
-                    .set(objects::key.eq(to))
-                    .execute(conn)
-                    .await?;
-                Ok(Renamed::Moved { replaced: existing })
+        for _ in 0..RACE_ATTEMPTS {
+            match rename_once(&mut conn, org_id, from, to, replace).await {
+                // a row came to `to` after the check (an upload, another move): nothing moved;
+                // look again, and this time it is seen (replaced, or a conflict)
+                Err(diesel::result::Error::DatabaseError(
+                    diesel::result::DatabaseErrorKind::UniqueViolation,
+                    _,
+                )) => continue,
+                other => return other.map_err(db_error),
             }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+        }
+        Err(StoreError::Conflict(KEY_CHANGED.to_owned()))
+    }
+
+    async fn folder_move_batch(
+        &self,
+        org_id: &str,
+        from: &str,
+        to: &str,
+        replace: bool,
+        limit: usize,
+    ) -> Result<MoveBatch, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let keys = |destination: &'static str, limit: usize| {
+            diesel::sql_query(format!(
+                "{FOLDER_MOVE_KEYS} {destination} ORDER BY s.key LIMIT $6"
+            ))
+            .bind::<Text, _>(org_id)
+            .bind::<Text, _>(format!("{from}/"))
+            .bind::<Text, _>(folder_upper_bound(from))
+            .bind::<Text, _>(from)
+            .bind::<Text, _>(to)
+            .bind::<BigInt, _>(limit as i64)
+        };
+        let mut batch = MoveBatch::default();
+        let (movable, blocked) = if replace {
+            (keys("AND $4 = $4 AND $5 = $5", limit + 1), None)
+        } else {
+            (
+                keys(DESTINATION_FREE, limit + 1),
+                Some(keys(DESTINATION_TAKEN, limit)),
+            )
+        };
+        let movable: Vec<KeyRow> = movable.load(&mut conn).await.map_err(db_error)?;
+        batch.movable = movable.into_iter().map(|r| r.key).collect();
+        batch.more_movable = batch.movable.len() > limit;
+        batch.movable.truncate(limit);
+        if let Some(blocked) = blocked {
+            let blocked: Vec<KeyRow> = blocked.load(&mut conn).await.map_err(db_error)?;
+            batch.blocked = blocked.into_iter().map(|r| r.key).collect();
+        }
+        Ok(batch)
     }
 
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {
@@ -277,4 +298,79 @@ impl ObjectRecordStore for PgObjectRecords {
         .await
         .map_err(db_error)
     }
+}
+
+#[derive(QueryableByName)]
+struct KeyRow {
+    #[diesel(sql_type = Text)]
+    key: String,
+}
+
+/// Keys under a folder (`$2` = `folder/` ≤ key < `$3`), never dot-named ones, with one of the
+/// destination conditions below appended. A destination is `$5` (the new folder) followed by the
+/// key's part after `$4` (the old folder).
+const FOLDER_MOVE_KEYS: &str = r#"
+SELECT s.key FROM objects s
+ WHERE s.org_id = $1 AND s.key >= $2 AND s.key < $3
+   AND s.key NOT LIKE '.%' AND s.key NOT LIKE '%/.%'"#;
+const DESTINATION_FREE: &str = r#"AND NOT EXISTS (SELECT 1 FROM objects d
+     WHERE d.org_id = $1 AND d.key = $5 || substr(s.key, char_length($4) + 1))"#;
+const DESTINATION_TAKEN: &str = r#"AND EXISTS (SELECT 1 FROM objects d
+     WHERE d.org_id = $1 AND d.key = $5 || substr(s.key, char_length($4) + 1))"#;
+
+/// How often a write looks again when a concurrent write changed its key between two statements.
+const RACE_ATTEMPTS: usize = 3;
+
+/// The answer when that kept happening (only under a storm of writes to one key).
+const KEY_CHANGED: &str =
+    "the object at this key kept changing while this request wrote it; try again";
+
+async fn rename_once(
+    conn: &mut AsyncPgConnection,
+    org_id: &str,
+    from: &str,
+    to: &str,
+    replace: bool,
+) -> Result<Renamed, diesel::result::Error> {
+    conn.transaction::<_, diesel::result::Error, _>(|conn| {
+        async move {
+            let source: Option<String> = objects::table
+                .find((org_id, from))
+                .select(objects::key)
+                .for_update()
+                .first(conn)
+                .await
+                .optional()?;
+            if source.is_none() {
+                return Ok(Renamed::SourceMissing);
+            }
+            if from == to {
+                return Ok(Renamed::Moved { replaced: None });
+            }
+            let existing: Option<String> = objects::table
+                .find((org_id, to))
+                .select(objects::storage_path)
+                .for_update()
+                .first(conn)
+                .await
+                .optional()?;
+            if existing.is_some() && !replace {
+                return Ok(Renamed::DestinationExists);
+            }
+            if existing.is_some() {
+                diesel::delete(objects::table.find((org_id, to)))
+                    .execute(conn)
+                    .await?;
+            }
+            // a row inserted at `to` after the check makes this a unique violation: the
+            // transaction rolls back, nothing moved, and the caller looks again
+            diesel::update(objects::table.find((org_id, from)))
+                .set(objects::key.eq(to))
+                .execute(conn)
+                .await?;
+            Ok(Renamed::Moved { replaced: existing })
+        }
+        .scope_boxed()
+    })
+    .await
 }

@@ -101,3 +101,20 @@ async fn details_refuse_like_the_other_reads() {
         .refused(403, "FORBIDDEN")
         .await;
 }
+
+/// A dot-named segment is an invalid path here as on every route (docs/api.md, "Paths"): the
+/// docs once said 404 for this route while it answered 400.
+#[tokio::test]
+async fn a_dot_named_key_is_an_invalid_path() {
+    let app = spawn().await;
+    for path in [".env", "shots/.cache/a.png", "shots/.a.png"] {
+        let url = format!("/v1/objects/details?path={}", urlencode(path));
+        expect_error_mentioning(
+            app.get(&url, &app.dev_key).send().await.unwrap(),
+            400,
+            "INVALID_PATH",
+            "invalid path",
+        )
+        .await;
+    }
+}

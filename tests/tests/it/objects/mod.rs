@@ -15,6 +15,7 @@ mod listing_and_bulk;
 mod moves;
 mod placeholders;
 mod purge;
+mod races;
 mod upload;
 
 pub(crate) fn file_part(bytes: Vec<u8>, name: &str) -> Part {

@@ -223,7 +223,7 @@ async fn a_folder_moves_whole_and_reports_what_it_could_not_move() {
         first["conflicts"],
         json!([{ "from": "old/a.txt", "to": "new/a.txt" }])
     );
-    assert_eq!(first["done"], false);
+    assert_eq!(first["done"], true, "only a conflict is left: {first}");
     assert_eq!(
         app.list_keys(&app.dev_key, None).await,
         ["new/a.txt", "new/deep/er/b.txt", "old", "old/a.txt"],
@@ -284,5 +284,74 @@ async fn a_move_racing_an_upload_to_its_destination_keeps_one_object_and_no_orph
         app.settle_locations(live).await.len(),
         live,
         "no orphan bytes"
+    );
+}
+
+/// More conflicts than a batch holds: before, every call answered `moved: 0`, the same 1,000
+/// conflicts and `done: false`, since each batch restarted at the folder's first key.
+#[tokio::test]
+async fn a_folder_move_gets_past_more_conflicts_than_a_batch_and_ends() {
+    let app = spawn().await;
+    let row = |key: String| cdn_core::ObjectRecord {
+        storage_path: format!("o/{}/{key}", app.org.id),
+        key,
+        size: 1,
+        content_type: Some("text/plain".into()),
+        etag: "e".into(),
+        metadata: Default::default(),
+        last_modified: chrono::Utc::now(),
+        created_at: chrono::Utc::now(),
+    };
+    let records = &app.cdn_state.records;
+    for i in 0..1001 {
+        for folder in ["r/src", "r/dst"] {
+            records
+                .upsert(&app.org.id, &row(format!("{folder}/c{i:04}")))
+                .await
+                .unwrap();
+        }
+    }
+    records
+        .upsert(&app.org.id, &row("r/src/z.txt".into()))
+        .await
+        .unwrap();
+    let body = json!({ "from": "r/src", "to": "r/dst", "folder": true });
+    let first = mv(&app, &app.dev_key, body.clone()).json_body().await;
+    assert_eq!(first["moved"], 1, "{}", first["moved"]);
+    assert_eq!(first["done"], true, "only conflicts are left");
+    let conflicts = first["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1000, "at most 1000 named");
+    assert_eq!(
+        conflicts[0],
+        json!({ "from": "r/src/c0000", "to": "r/dst/c0000" })
+    );
+    assert!(records
+        .get(&app.org.id, "r/dst/z.txt")
+        .await
+        .unwrap()
+        .is_some());
+    // calling again changes nothing and still ends
+    let again = mv(&app, &app.dev_key, body).json_body().await;
+    assert_eq!(
+        (again["moved"].as_u64(), again["done"].as_bool()),
+        (Some(0), Some(true))
+    );
+    // with more movable objects than a batch: not done until they have all moved
+    for i in 0..1001 {
+        records
+            .upsert(&app.org.id, &row(format!("r/more/m{i:04}")))
+            .await
+            .unwrap();
+    }
+    let body = json!({ "from": "r/more", "to": "r/dst", "folder": true });
+    let first = mv(&app, &app.dev_key, body.clone()).json_body().await;
+    assert_eq!(
+        (first["moved"].as_u64(), first["done"].as_bool()),
+        (Some(1000), Some(false))
+    );
+    let second = mv(&app, &app.dev_key, body).json_body().await;
+    assert_eq!(
+        (second["moved"].as_u64(), second["done"].as_bool()),
+        (Some(1), Some(true))
     );
 }
