@@ -303,32 +303,6 @@ async fn validation_is_atomic_and_detailed() {
         "invalid_request",
     )
     .await;
-    // U+0000 cannot be stored (Postgres text and jsonb): a named 400, not a 500 that clients
-    // would retry for ever
-    let nul = batch(
-        "batch-nul-01",
-        vec![
-            json!({"level": "info", "message": "a\u{0}b"}),
-            json!({"level": "info", "message": "ok", "data": {"k": ["\u{0}"]}}),
-            json!({"level": "info", "message": "ok", "player_identifiers": {"license": "\u{0}"}}),
-        ],
-    );
-    let body = expect_ingest_error(
-        post(&app, "/v1/servers/abc123/logs", &app.dev_key, &nul).await,
-        400,
-        "invalid_request",
-    )
-    .await;
-    for (index, field) in [(0, "message"), (1, "data"), (2, "player_identifiers")] {
-        assert!(
-            body["details"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|d| d["index"] == index && d["field"] == field),
-            "{body}"
-        );
-    }
     let just_right: Vec<Value> = (0..500).map(|i| event(&format!("{i}"))).collect();
     assert_eq!(
         post(
@@ -554,4 +528,127 @@ async fn gzip_bodies_are_read_with_the_limit_on_the_json() {
     .await;
     assert!(body["message"].as_str().unwrap().contains("`br`"), "{body}");
     assert_eq!(event_count(&app).await, 3);
+}
+
+/// Text PostgreSQL cannot hold (decisions.md, pinned): a NUL escape, or half an emoji as the
+/// FiveMesh SDK's truncation leaves it, is stored as U+FFFD and the batch is accepted; before, the
+/// batch was a 400 and the SDK dropped every event in it.
+#[tokio::test]
+async fn nul_and_unpaired_surrogates_are_stored_as_the_replacement_character() {
+    let app = spawn().await;
+    let body = r#"{"batch_id":"batch-repair-1","events":[
+        {"level":"info","message":"a\u0000b","event_id":"evt-repair-1"},
+        {"level":"info","message":"paid 5 \ud83d","event_id":"evt-repair-2","data":{"k\u0000":["\u0000","\ude00"],"ok":"\ud83d\ude00"}},
+        {"level":"info","message":"ok","event_id":"evt-repair-3","player_id":"p\u0000","player_identifiers":{"license":"abc\ud83d"}}
+    ]}"#;
+    let send = || {
+        app.client
+            .post(format!("{}/v1/servers/abc123/logs", app.logs))
+            .bearer_auth(&app.dev_key)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+    };
+    let res = send().await.unwrap();
+    assert_eq!(res.status(), 202);
+    let first: Value = res.json().await.unwrap();
+    assert_eq!(first["accepted_events"], 3, "{first}");
+    // a retry is the same batch (the repair is part of parsing, so the digest matches)
+    let again: Value = send().await.unwrap().json().await.unwrap();
+    assert_eq!(again["replayed"], true, "{again}");
+
+    let now = chrono::Utc::now();
+    let pages = app
+        .query_pages(&json!({
+            "serverId": "abc123",
+            "from": (now - chrono::Duration::hours(1)).to_rfc3339(),
+            "to": (now + chrono::Duration::minutes(1)).to_rfc3339(),
+        }))
+        .await;
+    let events = pages[0]["events"].as_array().unwrap();
+    let by_id = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["event_id"] == id)
+            .unwrap_or_else(|| panic!("{id} stored: {events:?}"))
+    };
+    assert_eq!(by_id("evt-repair-1")["message"], "a\u{fffd}b");
+    let second = by_id("evt-repair-2");
+    assert_eq!(second["message"], "paid 5 \u{fffd}");
+    assert_eq!(
+        second["data"],
+        json!({"k\u{fffd}": ["\u{fffd}", "\u{fffd}"], "ok": "😀"})
+    );
+    let third = by_id("evt-repair-3");
+    assert_eq!(third["player_id"], "p\u{fffd}");
+    assert_eq!(
+        third["player_identifiers"],
+        json!({"license": "abc\u{fffd}"})
+    );
+    // and it is found by what it holds
+    let found = app
+        .query_pages(&json!({
+            "serverId": "abc123",
+            "from": (now - chrono::Duration::hours(1)).to_rfc3339(),
+            "to": (now + chrono::Duration::minutes(1)).to_rfc3339(),
+            "message": "5 \u{fffd}",
+        }))
+        .await;
+    assert_eq!(event_messages(&found), vec!["paid 5 \u{fffd}"]);
+}
+
+/// `log_batches` is pruned with the events it describes: a batch accepted before the longest
+/// retention (plus the day partitions keep) is forgotten by maintenance, one inside it is kept
+/// and still replays (docs/api.md: how long a `batch_id` is remembered).
+#[tokio::test]
+async fn maintenance_forgets_batches_past_the_replay_window_and_keeps_the_rest() {
+    let app = spawn().await;
+    let event = |m: &str| json!({"level": "info", "message": m});
+    app.ingest_logs("batch-old-0001", vec![event("old")]).await;
+    app.ingest_logs("batch-edge-001", vec![event("edge")]).await;
+    app.ingest_logs("batch-new-0001", vec![event("new")]).await;
+    let longest = app
+        .count("SELECT max(retention_days)::bigint AS n FROM plans")
+        .await;
+    // the window is the longest retention plus one day, from the day it ends on (UTC)
+    let mut conn = app.db.conn().await.unwrap();
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(format!(
+            "UPDATE log_batches SET ingested_at = CASE batch_id \
+               WHEN 'batch-old-0001' THEN date_trunc('day', now()) - interval '{} days' - interval '1 second' \
+               WHEN 'batch-edge-001' THEN date_trunc('day', now()) - interval '{} days' \
+               ELSE ingested_at END",
+            longest + 1,
+            longest + 1
+        )),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    let report = stow_db::logs::maintain_partitions(&app.db).await.unwrap();
+    assert_eq!(report.batches_pruned, 1, "{report:?}");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM log_batches WHERE batch_id IN ('batch-edge-001', 'batch-new-0001')")
+            .await,
+        2
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM log_batches WHERE batch_id = 'batch-old-0001'")
+            .await,
+        0
+    );
+    let send = |id: &'static str, m: &'static str| {
+        app.client
+            .post(format!("{}/v1/servers/abc123/logs", app.logs))
+            .bearer_auth(&app.dev_key)
+            .json(&json!({"batch_id": id, "events": [event(m)]}))
+            .json_body()
+    };
+    assert_eq!(send("batch-new-0001", "new").await["replayed"], true);
+    assert_eq!(send("batch-edge-001", "edge").await["replayed"], true);
+    assert_eq!(
+        send("batch-old-0001", "old").await["replayed"],
+        false,
+        "forgotten: a new batch"
+    );
 }

@@ -21,9 +21,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::fields::{
-    has_nul, identifier_problem, label_problem, message_problem, occurred_at_problem,
-};
+use super::fields::{identifier_problem, label_problem, message_problem, occurred_at_problem};
 use super::{
     valid_event_type, valid_id, Batch, Event, Level, DEFAULT_EVENT_TYPE, MAX_EVENTS,
     MAX_EVENT_BYTES, MAX_IDENTIFIERS,
@@ -341,7 +339,6 @@ impl Sent {
             None => None,
         };
         let data = match self.data.flatten() {
-            Some(v) if has_nul(&v) => return None,
             Some(Value::Object(m)) => Some(m),
             Some(_) => return None,
             None => None,
@@ -479,14 +476,12 @@ mod tests {
             r#"{"level":"INFO","message":"m"}"#.to_owned(),
             r#"{"level":"info","message":""}"#.to_owned(),
             r#"{"level":"info"}"#.to_owned(),
-            r#"{"level":"info","message":"m\u0000"}"#.to_owned(),
             r#"{"level":"info","message":"m","resource":"a\u0007"}"#.to_owned(),
             r#"{"level":"info","message":"m","event_type":"Upper"}"#.to_owned(),
             r#"{"level":"info","message":"m","event_id":"short"}"#.to_owned(),
             r#"{"level":"info","message":"m","occurred_at":"yesterday"}"#.to_owned(),
             r#"{"level":"info","message":"m","occurred_at":"2026-11-01T00:00:00Z"}"#.to_owned(),
             r#"{"level":"info","message":"m","data":[1]}"#.to_owned(),
-            r#"{"level":"info","message":"m","data":{"k":"\u0000"}}"#.to_owned(),
             r#"{"level":"info","message":"m","player_identifiers":{"":"x"}}"#.to_owned(),
             r#"{"level":"info","message":"m","player_identifiers":{"k":1}}"#.to_owned(),
             format!(r#"{{"level":"info","message":"{long}"}}"#),

@@ -36,30 +36,12 @@ pub(super) fn label(f: &mut Findings, i: usize, field: &str, v: &Value) -> Optio
     }
 }
 
-/// Postgres `text` and `jsonb` cannot hold U+0000, so no stored event can contain it: a string
-/// with one is refused by name rather than failing the insert.
-const NUL_REASON: &str = "must not contain NUL (U+0000) characters";
-
-/// Whether any key or string anywhere in `v` contains U+0000.
-pub(super) fn has_nul(v: &Value) -> bool {
-    match v {
-        Value::String(s) => s.contains('\0'),
-        Value::Array(items) => items.iter().any(has_nul),
-        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
-        _ => false,
-    }
-}
-
 /// What is wrong with one identifier (kind and string value), if anything.
 pub(super) fn identifier_problem(k: &str, val: &str) -> Option<String> {
     if k.is_empty() || k.chars().count() > MAX_IDENTIFIER_KEY_CHARS {
         Some(format!(
             "identifier kinds must be 1 to {MAX_IDENTIFIER_KEY_CHARS} characters"
         ))
-    } else if k.contains('\0') {
-        Some(format!("identifier kinds {NUL_REASON}"))
-    } else if val.contains('\0') {
-        Some(format!("value of `{k}` {NUL_REASON}"))
     } else if val.chars().count() > MAX_LABEL_CHARS {
         Some(format!(
             "value of `{k}` must be at most {MAX_LABEL_CHARS} characters"
@@ -141,7 +123,7 @@ pub(super) fn level(f: &mut Findings, i: usize, v: &Value) -> Option<Level> {
     }
 }
 
-/// What is wrong with a message, if anything: 1 to `MAX_MESSAGE_CHARS` characters, no NUL.
+/// What is wrong with a message, if anything: 1 to `MAX_MESSAGE_CHARS` characters.
 pub(super) fn message_problem(s: &str) -> Option<String> {
     let n = s.chars().count();
     if n == 0 {
@@ -150,8 +132,6 @@ pub(super) fn message_problem(s: &str) -> Option<String> {
         Some(format!(
             "must be at most {MAX_MESSAGE_CHARS} characters (got {n})"
         ))
-    } else if s.contains('\0') {
-        Some(NUL_REASON.into())
     } else {
         None
     }
@@ -263,18 +243,10 @@ pub(super) fn occurred_at(
     }
 }
 
-/// `data`: optional JSON object without NUL anywhere.
+/// `data`: optional JSON object.
 pub(super) fn data(f: &mut Findings, i: usize, v: &Value) -> Option<Map<String, Value>> {
     match v {
         Value::Null => None,
-        v @ Value::Object(_) if has_nul(v) => {
-            f.add(
-                Some(i),
-                "data",
-                format!("{NUL_REASON} in any key or string"),
-            );
-            None
-        }
         Value::Object(m) => Some(m.clone()),
         _ => {
             f.add(Some(i), "data", "must be a JSON object");

@@ -301,10 +301,14 @@ fn parse_event(
 /// Parses and validates a whole ingestion body at `now` (the receive time). A batch valid as
 /// sent takes the fast path ([`fast`]); anything else is parsed again by the slow path, which
 /// names every problem.
+///
+/// Escapes of text PostgreSQL cannot hold are repaired first ([`repair`]): such an event is stored
+/// with U+FFFD in their place, never refused.
 pub fn parse_batch(body: &[u8], now: DateTime<Utc>) -> Result<Batch, BatchError> {
-    match fast::parse(body, now) {
+    let body = repair::repair_unstorable_escapes(body);
+    match fast::parse(&body, now) {
         Some(batch) => Ok(batch),
-        None => parse_batch_slowly(body, now),
+        None => parse_batch_slowly(&body, now),
     }
 }
 
@@ -403,6 +407,7 @@ pub(crate) fn parse_batch_slowly(body: &[u8], now: DateTime<Utc>) -> Result<Batc
 
 pub(crate) mod fast;
 mod fields;
+pub mod repair;
 
 #[cfg(test)]
 mod tests;

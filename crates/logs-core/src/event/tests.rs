@@ -277,27 +277,55 @@ fn integers_beyond_64_bits_become_doubles() {
 }
 
 #[test]
-fn nul_is_refused_wherever_it_would_be_stored() {
-    // Postgres text and jsonb cannot hold U+0000: a named 400, never a failed insert
-    field_error(one(with("message", json!("a\u{0}b"))), "message");
-    field_error(one(with("message", json!("\u{0}"))), "message");
+fn nul_and_unpaired_surrogates_are_stored_as_the_replacement_character() {
+    // Postgres text and jsonb cannot hold U+0000, and a truncated emoji leaves a lone surrogate
+    // escape: both become U+FFFD and the batch is accepted (decisions.md, pinned)
+    let event = |msg: &str, rest: &str| {
+        format!(
+            r#"{{"batch_id":"batch-0001","events":[{{"level":"info","message":"{msg}"{rest}}}]}}"#
+        )
+    };
+    let parsed = |body: String| {
+        parse_batch(body.as_bytes(), now())
+            .unwrap()
+            .events
+            .remove(0)
+    };
+    assert_eq!(parsed(event(r"a\u0000b", "")).message, "a\u{fffd}b");
+    assert_eq!(parsed(event(r"\u0000", "")).message, "\u{fffd}");
+    assert_eq!(parsed(event(r"money \ud83d", "")).message, "money \u{fffd}");
+    assert_eq!(parsed(event(r"ok \ud83d\ude00", "")).message, "ok 😀");
     for field in ["player_identifiers", "target_player_identifiers"] {
-        field_error(one(with(field, json!({"license": "a\u{0}"}))), field);
-        field_error(one(with(field, json!({"lic\u{0}": "x"}))), field);
-    }
-    for data in [
-        json!({"k": "a\u{0}b"}),
-        json!({"k\u{0}": 1}),
-        json!({"deep": {"list": [1, {"x": ["\u{0}"]}]}}),
-    ] {
-        let d = details(one(with("data", data)));
-        assert!(
-            d.iter()
-                .any(|d| d.field == "data" && d.index == Some(0) && d.reason.contains("NUL")),
-            "{d:?}"
+        let e = parsed(event(
+            "m",
+            &format!(r#","{field}":{{"lic\u0000":"a\ud83d"}}"#),
+        ));
+        let ids = if field == "player_identifiers" {
+            e.player_identifiers
+        } else {
+            e.target_player_identifiers
+        };
+        assert_eq!(
+            ids.unwrap().get("lic\u{fffd}").map(String::as_str),
+            Some("a\u{fffd}")
         );
     }
-    // U+0001 and other control characters are data, not refused there
+    let e = parsed(event(
+        "m",
+        r#","player_id":"p\u0000","resource":"r\udc00","data":{"k\u0000":"a\u0000b","deep":{"list":[1,{"x":["\ud83d"]}]}}"#,
+    ));
+    assert_eq!(e.player_id.as_deref(), Some("p\u{fffd}"));
+    assert_eq!(e.resource.as_deref(), Some("r\u{fffd}"));
+    assert_eq!(
+        Value::Object(e.data.unwrap()),
+        json!({"k\u{fffd}": "a\u{fffd}b", "deep": {"list": [1, {"x": ["\u{fffd}"]}]}})
+    );
+    // the same as the fast path's answer when the body comes from a serializer
+    assert_eq!(
+        one(with("message", json!("a\u{0}b"))).unwrap().events[0].message,
+        "a\u{fffd}b"
+    );
+    // U+0001 and other control characters are data, kept as sent
     assert!(one(with("message", json!("a\u{1}b"))).is_ok());
     assert!(one(with("data", json!({"k": "a\u{1}b", "n": null}))).is_ok());
 }

@@ -1,11 +1,11 @@
 //! Daily partitions of `log_events`: created ahead, dropped past retention, vacuumed once closed;
 //! stray rows moved out of the default partition.
 
-use chrono::{Duration, NaiveDate, Utc};
+use chrono::{DateTime, Duration, NaiveDate, Utc};
 use diesel::sql_types::{BigInt, Text};
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, RunQueryDsl, SimpleAsyncConnection};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 
 use auth_core::StoreError;
 
@@ -28,6 +28,41 @@ pub struct MaintenanceReport {
     pub vacuumed: Vec<String>,
     /// Events moved out of the default partition into the day partitions created for them.
     pub moved_from_default: u64,
+    /// Batch rows (`log_batches`) deleted because they were accepted before the cutoff.
+    pub batches_pruned: u64,
+}
+
+/// Batch rows deleted per statement, so a day of batches never makes one long statement.
+const PRUNE_CHUNK: i64 = 5000;
+
+/// Deletes the batch rows accepted before `expired`, the day the events kept longest start at:
+/// a batch's events occurred at most 5 minutes after it was accepted, so none of them is left,
+/// and its `batch_id` is no longer remembered for replay (docs/api.md). In chunks, each its own
+/// statement; a failure is logged and left to the next run.
+async fn prune_batches(conn: &mut AsyncPgConnection, expired: DateTime<Utc>) -> u64 {
+    let mut pruned = 0;
+    loop {
+        let deleted = diesel::sql_query(
+            "DELETE FROM log_batches WHERE ctid = ANY (ARRAY(SELECT ctid FROM log_batches \
+             WHERE ingested_at < $1 LIMIT $2))",
+        )
+        .bind::<diesel::sql_types::Timestamptz, _>(expired)
+        .bind::<BigInt, _>(PRUNE_CHUNK)
+        .execute(conn)
+        .await;
+        match deleted {
+            Ok(n) => {
+                pruned += n as u64;
+                if (n as i64) < PRUNE_CHUNK {
+                    return pruned;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "deleting expired log batches failed");
+                return pruned;
+            }
+        }
+    }
 }
 
 #[derive(QueryableByName)]
@@ -138,6 +173,7 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             tracing::warn!(error = %e, "deleting expired {what} failed");
         }
     }
+    report.batches_pruned = prune_batches(&mut conn, expired).await;
     // Closed partitions with inserts since their last vacuum (names sort by day; today's excluded).
     let unvacuumed: Vec<NameRow> = diesel::sql_query(
         "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
