@@ -18,7 +18,7 @@ use futures_util::StreamExt;
 use percent_encoding::percent_decode_str;
 use stow_http::{ApiError, Code};
 
-use crate::state::CdnState;
+use crate::state::{CdnState, StaleMark};
 
 pub const CACHE_CONTROL: &str = "public, max-age=300";
 
@@ -102,9 +102,13 @@ pub async fn deliver(
     if is_hidden(&key) {
         return Err(not_found());
     }
-    let org = state.org_by_slug(slug).await?.ok_or_else(not_found)?;
-    let Some(record) = state.delivery_row(&org.id, &key).await? else {
-        return placeholder(&req, &state, &org.id, &key).await;
+    let stale = StaleMark::default();
+    let org = state
+        .org_by_slug(slug, &stale)
+        .await?
+        .ok_or_else(not_found)?;
+    let Some(record) = state.delivery_row(&org.id, &key, &stale).await? else {
+        return placeholder(&req, &state, &org.id, &key, &stale).await;
     };
     let size = record.size as u64;
     let quoted = format!("\"{}\"", record.etag);
@@ -175,13 +179,14 @@ async fn placeholder(
     state: &CdnState,
     org_id: &str,
     key: &str,
+    stale: &StaleMark,
 ) -> Result<HttpResponse, ApiError> {
-    let set = state.placeholder_set(org_id).await?;
+    let set = state.placeholder_set(org_id, stale).await?;
     let Some((_, fallback)) = set.fallback_for(key) else {
         return Err(not_found());
     };
     let record = state
-        .delivery_row(org_id, fallback)
+        .delivery_row(org_id, fallback, stale)
         .await?
         .ok_or_else(not_found)?;
     // a key is UTF-8 and a header value visible ASCII: the key goes percent-encoded, `/` kept

@@ -43,6 +43,9 @@ pub async fn outlast_row_caches(started: Instant) {
 /// How long delivery keeps serving a cached row or workspace while the database is unreachable
 /// (stale-if-error): a short outage does not take every cached image off every in-game screen.
 pub const STALE_IF_ERROR: Duration = Duration::from_secs(600);
+/// How long a lookup that has a cached value to fall back on waits for the database before it
+/// serves that value (stale-if-error), when the database accepts requests but does not answer.
+pub const STALE_LOOKUP_DEADLINE: Duration = Duration::from_millis(500);
 /// After a failed lookup, delivery answers from the caches without asking the database for this
 /// long, so a cached image is not held up by a connection attempt per request during an outage.
 const OUTAGE_BACKOFF: Duration = Duration::from_secs(2);
@@ -91,6 +94,49 @@ pub struct CdnState {
     signing: Mutex<Option<(Instant, SigningKeys)>>,
     /// When delivery last found the database unreachable.
     outage_at: Mutex<Option<Instant>>,
+}
+
+/// Where a looked-up value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Freshness {
+    /// The cache, within its time to live.
+    Cached,
+    /// The database, at this moment (cache it).
+    Loaded(Instant),
+    /// The cache, past its time to live, because the database did not answer (stale-if-error).
+    Stale,
+}
+
+/// Marks one delivery that served anything stale-if-error, and counts it once
+/// (`delivery_stale_if_error_total`) when the delivery is over, however many of its lookups
+/// (workspace, row, placeholders, fallback row) were stale.
+#[derive(Debug, Default)]
+pub struct StaleMark(std::sync::atomic::AtomicBool);
+
+impl StaleMark {
+    /// Notes a lookup's freshness; the time to cache a loaded value at.
+    fn note(&self, freshness: Freshness) -> Option<Instant> {
+        match freshness {
+            Freshness::Loaded(at) => Some(at),
+            Freshness::Stale => {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+                None
+            }
+            Freshness::Cached => None,
+        }
+    }
+
+    pub fn is_stale(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for StaleMark {
+    fn drop(&mut self) {
+        if self.is_stale() {
+            metrics::counter!("delivery_stale_if_error_total").increment(1);
+        }
+    }
 }
 
 const SLUG_CACHE_TTL: Duration = Duration::from_secs(30);
@@ -152,13 +198,17 @@ impl CdnState {
 
     /// The organization behind a workspace slug (cached briefly; slugs never change; served
     /// stale while the database is unreachable, see [`STALE_IF_ERROR`]).
-    pub async fn org_by_slug(&self, slug: &str) -> Result<Option<Org>, auth_core::StoreError> {
+    pub async fn org_by_slug(
+        &self,
+        slug: &str,
+        stale: &StaleMark,
+    ) -> Result<Option<Org>, auth_core::StoreError> {
         let cached = self.slugs.get(slug);
         let lookup = self.lookup(cached, SLUG_CACHE_TTL, || {
             self.accounts.find_org_by_slug(slug)
         });
-        let (org, fresh) = lookup.await?;
-        if let Some(at) = fresh {
+        let (org, freshness) = lookup.await?;
+        if let Some(at) = stale.note(freshness) {
             self.slugs.insert(slug.to_owned(), (at, org.clone()));
         }
         Ok(org)
@@ -177,30 +227,41 @@ impl CdnState {
     }
 
     /// A cached value while it is younger than `ttl`; else `load`'s answer (with the time to
-    /// cache it at); else, when the database is unreachable, the cached value while it is
-    /// younger than [`STALE_IF_ERROR`].
+    /// cache it at); else, when the database is unreachable or does not answer within
+    /// [`STALE_LOOKUP_DEADLINE`], the cached value while it is younger than [`STALE_IF_ERROR`].
     async fn lookup<T, F>(
         &self,
         cached: Option<(Instant, T)>,
         ttl: Duration,
         load: impl FnOnce() -> F,
-    ) -> Result<(T, Option<Instant>), auth_core::StoreError>
+    ) -> Result<(T, Freshness), auth_core::StoreError>
     where
         F: std::future::Future<Output = Result<T, auth_core::StoreError>>,
     {
         let now = Instant::now();
         if let Some((at, value)) = cached {
             let age = now.duration_since(at);
-            if age < ttl || (age < STALE_IF_ERROR && self.in_outage(now)) {
-                return Ok((value, None));
+            if age < ttl {
+                return Ok((value, Freshness::Cached));
             }
-            return match load().await {
-                Ok(fresh) => Ok((fresh, Some(now))),
+            if age < STALE_IF_ERROR && self.in_outage(now) {
+                return Ok((value, Freshness::Stale));
+            }
+            // A database that accepts connections but does not answer (frozen, swapping, a
+            // lock storm) would hold the request as long as it stays that way: with a value to
+            // fall back on, wait only a short while.
+            let loaded = match tokio::time::timeout(STALE_LOOKUP_DEADLINE, load()).await {
+                Ok(loaded) => loaded,
+                Err(_) => Err(auth_core::StoreError::Unavailable(
+                    format!("no answer within {STALE_LOOKUP_DEADLINE:?}").into(),
+                )),
+            };
+            return match loaded {
+                Ok(fresh) => Ok((fresh, Freshness::Loaded(now))),
                 Err(auth_core::StoreError::Unavailable(e)) if age < STALE_IF_ERROR => {
                     tracing::warn!(error = %e, "database unreachable; delivery serves its cached state");
                     self.mark_outage(now);
-                    metrics::counter!("delivery_stale_if_error_total").increment(1);
-                    Ok((value, None))
+                    Ok((value, Freshness::Stale))
                 }
                 Err(e) => Err(e),
             };
@@ -209,7 +270,7 @@ impl CdnState {
         if matches!(fresh, Err(auth_core::StoreError::Unavailable(_))) {
             self.mark_outage(now);
         }
-        Ok((fresh?, Some(now)))
+        Ok((fresh?, Freshness::Loaded(now)))
     }
 
     /// A slot of the organization's concurrent-search limit (per instance), or `None` when all
@@ -235,13 +296,14 @@ impl CdnState {
         &self,
         org_id: &str,
         key: &str,
+        stale: &StaleMark,
     ) -> Result<Option<ObjectRecord>, auth_core::StoreError> {
         let cache_key = (org_id.to_owned(), key.to_owned());
         let cached = self.rows.get(&cache_key);
-        let (row, fresh) = self
+        let (row, freshness) = self
             .lookup(cached, DELIVERY_ROW_TTL, || self.records.get(org_id, key))
             .await?;
-        if let Some(at) = fresh {
+        if let Some(at) = stale.note(freshness) {
             self.rows.insert(cache_key, (at, row.clone()));
         }
         Ok(row)
@@ -252,15 +314,16 @@ impl CdnState {
     pub async fn placeholder_set(
         &self,
         org_id: &str,
+        stale: &StaleMark,
     ) -> Result<Arc<PlaceholderSet>, auth_core::StoreError> {
         let cached = self.placeholder_sets.get(org_id);
-        let (set, fresh) = self
+        let (set, freshness) = self
             .lookup(cached, PLACEHOLDER_TTL, || async {
                 let list = self.placeholders.list(org_id).await?;
                 Ok(Arc::new(PlaceholderSet::new(&list)))
             })
             .await?;
-        if let Some(at) = fresh {
+        if let Some(at) = stale.note(freshness) {
             self.placeholder_sets
                 .insert(org_id.to_owned(), (at, Arc::clone(&set)));
         }
@@ -280,12 +343,12 @@ impl CdnState {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let (keys, fresh) = self
+        let (keys, freshness) = self
             .lookup(cached, self.config.signing_keys_ttl, || {
                 self.signing_secrets.keys(Utc::now())
             })
             .await?;
-        if let Some(at) = fresh {
+        if let Freshness::Loaded(at) = freshness {
             *self.signing.lock().unwrap_or_else(|e| e.into_inner()) = Some((at, keys.clone()));
         }
         Ok(keys)

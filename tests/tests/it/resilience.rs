@@ -137,11 +137,35 @@ fn unsafe_free_kill(pid: i32) -> i32 {
         .unwrap_or(-1)
 }
 
-/// A TCP proxy in front of Postgres that the test can cut and restore.
+/// A TCP proxy in front of Postgres that the test can cut and restore, or freeze (connections
+/// stay open and nothing moves, as with a `SIGSTOP`ped server) and thaw.
 struct Proxy {
     port: u16,
     up: Arc<AtomicBool>,
     generation: Arc<tokio::sync::watch::Sender<u64>>,
+    frozen: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+/// Copies `from` to `to`, holding every read and write while `frozen` says so.
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut frozen: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        if frozen.wait_for(|f| !*f).await.is_err() {
+            return;
+        }
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if frozen.wait_for(|f| !*f).await.is_err() || to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
 }
 
 impl Proxy {
@@ -151,7 +175,8 @@ impl Proxy {
         let up = Arc::new(AtomicBool::new(true));
         let (tx, _) = tokio::sync::watch::channel(0u64);
         let generation = Arc::new(tx);
-        let (up2, gen2) = (up.clone(), generation.clone());
+        let frozen = Arc::new(tokio::sync::watch::channel(false).0);
+        let (up2, gen2, frozen2) = (up.clone(), generation.clone(), frozen.clone());
         tokio::spawn(async move {
             loop {
                 let Ok((mut inbound, _)) = listener.accept().await else {
@@ -163,12 +188,16 @@ impl Proxy {
                 }
                 let target = target.clone();
                 let mut cut = gen2.subscribe();
+                let frozen = frozen2.subscribe();
                 tokio::spawn(async move {
-                    let Ok(mut outbound) = TcpStream::connect(&target).await else {
+                    let Ok(outbound) = TcpStream::connect(&target).await else {
                         return;
                     };
+                    let (in_read, in_write) = inbound.into_split();
+                    let (out_read, out_write) = outbound.into_split();
                     tokio::select! {
-                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = pump(in_read, out_write, frozen.clone()) => {}
+                        _ = pump(out_read, in_write, frozen) => {}
                         _ = cut.changed() => {}
                     }
                 });
@@ -178,7 +207,25 @@ impl Proxy {
             port,
             up,
             generation,
+            frozen,
         }
+    }
+
+    /// `app`'s configuration with its database reached through this proxy.
+    fn config_for(&self, app: &TestApp) -> stow_http::Config {
+        let mut config = app.config.clone();
+        config.database_url = app
+            .db_url
+            .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", self.port));
+        config
+    }
+
+    fn freeze(&self) {
+        self.frozen.send_replace(true);
+    }
+
+    fn thaw(&self) {
+        self.frozen.send_replace(false);
     }
 
     fn cut(&self) {
@@ -195,11 +242,7 @@ impl Proxy {
 async fn database_outage_gives_503_then_recovers() {
     let direct = spawn().await;
     let proxy = Proxy::start("127.0.0.1:5432".into()).await;
-    let proxied_url = direct
-        .db_url
-        .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port));
-    let mut config = direct.config.clone();
-    config.database_url = proxied_url;
+    let mut config = proxy.config_for(&direct);
     config.db_acquire_timeout = Duration::from_millis(1500);
     let cdn = spawn_cdn(config.clone());
     let logs_base = spawn_logs(config);
@@ -302,10 +345,7 @@ async fn a_retry_after_a_crash_takes_over_the_idempotency_key_within_seconds() {
 async fn cached_objects_are_delivered_through_a_database_outage() {
     let direct = spawn().await;
     let proxy = Proxy::start("127.0.0.1:5432".into()).await;
-    let mut config = direct.config.clone();
-    config.database_url = direct
-        .db_url
-        .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port));
+    let mut config = proxy.config_for(&direct);
     config.db_acquire_timeout = Duration::from_millis(1500);
     let cdn = spawn_cdn(config);
     let png = png_bytes();
@@ -351,4 +391,65 @@ async fn hot_etag(app: &TestApp, key: &str) -> String {
         .json_body()
         .await;
     format!("\"{}\"", body["objects"][0]["etag"].as_str().unwrap())
+}
+
+/// A database that accepts connections but never answers (a `SIGSTOP`ped Postgres) holds a
+/// cached delivery only for the short stale-lookup deadline, and each stale delivery is counted
+/// once. Before, each such delivery waited for the database as long as it stayed frozen.
+#[tokio::test]
+async fn cached_objects_are_delivered_promptly_while_the_database_is_frozen() {
+    let direct = spawn().await;
+    let proxy = Proxy::start("127.0.0.1:5432".into()).await;
+    let config = proxy.config_for(&direct);
+    let cdn = spawn_cdn(config);
+    let png = png_bytes();
+    assert_eq!(
+        direct
+            .upload(&direct.dev_key, "hot.png", png.clone(), Some("icons"))
+            .await
+            .status(),
+        200
+    );
+    let get = || {
+        direct
+            .client
+            .get(format!("{cdn}/cdn/test-org/icons/hot.png"))
+            .timeout(Duration::from_secs(20))
+            .send()
+    };
+    assert_eq!(get().await.unwrap().status(), 200);
+    let stale_count = || async {
+        let text = direct
+            .client
+            .get(format!("{cdn}/metrics"))
+            .text_body()
+            .await;
+        text.lines()
+            .find(|l| l.starts_with("delivery_stale_if_error_total"))
+            .and_then(|l| l.rsplit(' ').next())
+            .map_or(0, |n| n.parse::<u64>().unwrap())
+    };
+    let before = stale_count().await;
+    // past the row cache's freshness, so every request below must ask the database first
+    tokio::time::sleep(cdn_http::state::DELIVERY_ROW_TTL + Duration::from_millis(100)).await;
+
+    proxy.freeze();
+    let deliveries = 12;
+    for _ in 0..deliveries {
+        let started = Instant::now();
+        let res = get().await.unwrap();
+        assert_eq!(res.status(), 200, "served from the caches");
+        assert_eq!(res.bytes().await.unwrap().to_vec(), png);
+        assert!(
+            started.elapsed() < cdn_http::state::STALE_LOOKUP_DEADLINE + Duration::from_secs(1),
+            "a stale delivery took {:?}",
+            started.elapsed()
+        );
+    }
+    proxy.thaw();
+    assert_eq!(
+        stale_count().await - before,
+        deliveries,
+        "every stale delivery is counted, once"
+    );
 }
