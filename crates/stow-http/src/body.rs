@@ -72,14 +72,8 @@ where
 /// The answer to a request body that could not be read: 408 `REQUEST_TIMEOUT` when it stopped
 /// arriving (see [`crate::idle`]), else 400.
 pub fn payload_error(e: PayloadError) -> ApiError {
-    match crate::idle::idle_timeout_of(&e) {
-        Some(timeout) => ApiError::new(
-            Code::RequestTimeout,
-            format!(
-                "no request body bytes arrived for {} s (the body idle timeout); send the body without pauses",
-                timeout.as_secs()
-            ),
-        ),
+    match crate::idle::too_slow(&e) {
+        Some(why) => ApiError::new(Code::RequestTimeout, why.to_string()),
         None => ApiError::invalid_request(format!("could not read the request body: {e}")),
     }
 }
@@ -235,9 +229,13 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
             let body = read_limited(&req, payload, limit).await?;
             // the path names the field a type error is about (`levels`, `events[3].level`)
             let mut json = serde_json::Deserializer::from_slice(&body);
-            serde_path_to_error::deserialize(&mut json)
-                .map(Json)
-                .map_err(|e| ApiError::from_serde_json_at(&e.path().to_string(), e.inner()))
+            let value = serde_path_to_error::deserialize(&mut json)
+                .map_err(|e| ApiError::from_serde_json_at(&e.path().to_string(), e.inner()))?;
+            // one JSON value and nothing after it but whitespace (`{…} xyz` is refused, as
+            // ingestion refuses it)
+            json.end()
+                .map_err(|e| ApiError::invalid_request(format!("invalid JSON body: {e}")))?;
+            Ok(Json(value))
         })
     }
 }

@@ -66,9 +66,15 @@ pub struct Config {
     pub tail_poll: Duration,
     /// A live tail with nothing to send sends a comment this often (`LOGS_TAIL_HEARTBEAT_SECONDS`).
     pub tail_heartbeat: Duration,
+    /// An export or live tail whose client stops reading gives its slot up after this long
+    /// (`LOGS_STREAM_STALL_SECONDS`).
+    pub stream_stall: Duration,
     pub shutdown_timeout: Duration,
     /// A request body that sends no byte for this long is answered 408 (`BODY_IDLE_TIMEOUT_SECONDS`).
     pub body_idle_timeout: Duration,
+    /// Past `body_idle_timeout` from its start, a request body must average this many bytes per
+    /// second, or it is answered 408 (`BODY_MIN_RATE_BYTES_PER_SECOND`).
+    pub body_min_rate: u32,
     /// A request head (request line and headers) that has not fully arrived this long after the
     /// connection opened is answered 408 (`REQUEST_HEAD_TIMEOUT_SECONDS`).
     pub request_head_timeout: Duration,
@@ -115,6 +121,29 @@ pub fn parse_proxies(list: &str) -> Result<Vec<ipnet::IpNet>, ConfigError> {
         .collect()
 }
 
+/// `PUBLIC_BASE_URL` without trailing slashes: an absolute `http` or `https` URL with a host and no
+/// query or fragment. It becomes every `publicUrl` and the console's "Open" links, so anything
+/// else (`javascript:…`, a relative path) is refused at start-up.
+pub fn public_base_url(raw: &str) -> Result<String, ConfigError> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let refuse = |why: &str| {
+        ConfigError(format!(
+            "PUBLIC_BASE_URL must be an absolute http:// or https:// URL such as https://cdn.example.com/cdn ({why}; got {raw:?})"
+        ))
+    };
+    let url = url::Url::parse(trimmed).map_err(|e| refuse(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(refuse("the scheme is not http or https"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(refuse("it has no host"));
+    }
+    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+        return Err(refuse("it has a query, a fragment or credentials"));
+    }
+    Ok(trimmed.to_owned())
+}
+
 /// A whole number of `unit`s, at least 1 (0 would refuse every body or end every session).
 fn positive(name: &str, default: u64, unit: &str) -> Result<u64, ConfigError> {
     match parsed(name, default)? {
@@ -125,6 +154,16 @@ fn positive(name: &str, default: u64, unit: &str) -> Result<u64, ConfigError> {
 
 fn positive_secs(name: &str, default: u64) -> Result<Duration, ConfigError> {
     positive(name, default, "seconds").map(Duration::from_secs)
+}
+
+impl Config {
+    /// How request bodies must arrive ([`crate::idle`]).
+    pub fn body_pace(&self) -> crate::idle::BodyPace {
+        crate::idle::BodyPace {
+            idle: self.body_idle_timeout,
+            min_rate: self.body_min_rate,
+        }
+    }
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/stowage";
@@ -153,10 +192,9 @@ impl Config {
         }
         let cdn_addr = var("CDN_API_ADDR").unwrap_or_else(|| "127.0.0.1:8080".into());
         let object_store_url = var("OBJECT_STORE_URL");
-        let public_base_url = var("PUBLIC_BASE_URL")
-            .unwrap_or_else(|| format!("http://{cdn_addr}/cdn"))
-            .trim_end_matches('/')
-            .to_owned();
+        let public_base_url = public_base_url(
+            &var("PUBLIC_BASE_URL").unwrap_or_else(|| format!("http://{cdn_addr}/cdn")),
+        )?;
         let signing_secret = match var("STOWAGE_SIGNING_SECRET") {
             Some(s) if s.len() >= 16 => Some(SecretSlice::from(s.into_bytes())),
             Some(_) => {
@@ -221,8 +259,12 @@ impl Config {
             tail_limit: parsed("LOGS_TAIL_LIMIT", 10)?,
             tail_poll: Duration::from_millis(parsed::<u64>("LOGS_TAIL_POLL_MS", 100)?.max(10)),
             tail_heartbeat: positive_secs("LOGS_TAIL_HEARTBEAT_SECONDS", 15)?,
+            stream_stall: positive_secs("LOGS_STREAM_STALL_SECONDS", 30)?,
             shutdown_timeout: Duration::from_secs(parsed("SHUTDOWN_TIMEOUT_SECONDS", 30)?),
             body_idle_timeout: positive_secs("BODY_IDLE_TIMEOUT_SECONDS", 30)?,
+            body_min_rate: positive("BODY_MIN_RATE_BYTES_PER_SECOND", 500, "bytes per second")?
+                .try_into()
+                .map_err(|_| ConfigError("BODY_MIN_RATE_BYTES_PER_SECOND is too large".into()))?,
             request_head_timeout: positive_secs("REQUEST_HEAD_TIMEOUT_SECONDS", 30)?,
             log_format,
             workers: parsed(
@@ -265,8 +307,10 @@ impl Config {
             tail_limit: 10,
             tail_poll: Duration::from_millis(50),
             tail_heartbeat: Duration::from_secs(15),
+            stream_stall: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(5),
             body_idle_timeout: Duration::from_secs(30),
+            body_min_rate: 500,
             request_head_timeout: Duration::from_secs(30),
             log_format: LogFormat::Human,
             workers: 2,
@@ -286,6 +330,37 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn public_base_url_must_be_an_absolute_http_url() {
+        for (raw, want) in [
+            (
+                "https://cdn.example.com/cdn/",
+                "https://cdn.example.com/cdn",
+            ),
+            ("http://127.0.0.1:8080/cdn", "http://127.0.0.1:8080/cdn"),
+            (" https://media.example.com ", "https://media.example.com"),
+            ("https://[::1]:8080/cdn//", "https://[::1]:8080/cdn"),
+        ] {
+            assert_eq!(public_base_url(raw).unwrap(), want, "{raw}");
+        }
+        for raw in [
+            "javascript:alert(1)",
+            "JavaScript://%0Aalert(1)",
+            "data:text/html,x",
+            "ftp://cdn.example.com/cdn",
+            "/cdn",
+            "cdn.example.com/cdn",
+            "https://",
+            "https://cdn.example.com/cdn?x=1",
+            "https://cdn.example.com/cdn#top",
+            "https://user:pw@cdn.example.com/cdn",
+            "",
+        ] {
+            let e = public_base_url(raw).unwrap_err().to_string();
+            assert!(e.contains("PUBLIC_BASE_URL"), "{raw}: {e}");
+        }
+    }
 
     #[test]
     fn debug_never_prints_the_signing_secret() {

@@ -6,9 +6,10 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::Instant;
 
-use actix_web::body::{EitherBody, MessageBody};
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::Payload;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::PayloadError;
@@ -18,7 +19,7 @@ use actix_web::middleware::Next;
 use actix_web::HttpMessage;
 use percent_encoding::percent_decode_str;
 
-use crate::idle::{BodyIdleTimeout, IdleBody};
+use crate::idle::{BodyEnd, BodyPace, IdleBody};
 use crate::{ApiError, Code};
 
 /// Which error envelope and code spelling a host uses.
@@ -98,11 +99,12 @@ async fn with_context(
     flavor: Flavor,
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+) -> Result<ServiceResponse<EitherBody<EitherBody<impl MessageBody>, HoldUnread>>, actix_web::Error>
+{
     let id = new_request_id();
     let started = Instant::now();
     let method = req.method().clone();
-    limit_body_idle_time(&mut req);
+    let body = pace_body(&mut req);
     req.extensions_mut().insert(RequestId(id.clone()));
     let ctx = RequestCtx {
         id: id.clone(),
@@ -124,6 +126,20 @@ async fn with_context(
     if let Ok(v) = HeaderValue::from_str(&shown_id) {
         res.headers_mut().insert(X_REQUEST_ID, v);
     }
+    let res = match body {
+        // Answered before the body was read (a 401, a 404, a refusal). actix-http would read and
+        // discard the rest of a chunked body for as long as the client sends it, keeping the
+        // connection; with the payload still held when the answer is finished, it closes the
+        // connection after the answer instead (a short linger, then shutdown). The answer's
+        // body holds it until then.
+        Some((end, payload)) if !end.reached() => res.map_body(|_, body| {
+            EitherBody::right(HoldUnread {
+                body: BoxBody::new(body),
+                _payload: payload,
+            })
+        }),
+        _ => res.map_into_left_body(),
+    };
     let route = match res.request().extensions().get::<RouteLabel>() {
         Some(label) => label.0.to_owned(),
         None => res
@@ -156,6 +172,34 @@ async fn with_context(
     Ok(res)
 }
 
+/// The client's address: the peer's, or, when the peer is one of `trusted` proxies, the last
+/// address in `X-Forwarded-For` that is not a trusted proxy (addresses further left were sent by
+/// the client itself and prove nothing; nginx appends the peer it saw on the right).
+pub fn client_ip(
+    req: &actix_web::HttpRequest,
+    trusted: &[ipnet::IpNet],
+) -> Option<std::net::IpAddr> {
+    let peer = req.peer_addr()?.ip();
+    let is_trusted = |ip: &std::net::IpAddr| trusted.iter().any(|net| net.contains(ip));
+    if !is_trusted(&peer) {
+        return Some(peer);
+    }
+    let forwarded: Vec<std::net::IpAddr> = req
+        .headers()
+        .get_all(header::HeaderName::from_static("x-forwarded-for"))
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|a| a.trim().parse().ok())
+        .collect();
+    Some(
+        forwarded
+            .into_iter()
+            .rev()
+            .find(|ip| !is_trusted(ip))
+            .unwrap_or(peer),
+    )
+}
+
 /// A query string whose percent-decoded names or values are not UTF-8 is refused for every
 /// route, before any handler sees it: decoders replace such bytes with U+FFFD, and a `path` of
 /// `a%FFb` would otherwise become a different key (or path lock) than the one sent.
@@ -181,25 +225,64 @@ fn query_not_utf8(query: &str) -> Option<ApiError> {
     None
 }
 
-/// Puts the [`BodyIdleTimeout`] in app data around a request's body, when it has one (a bodiless
-/// GET, such as every delivery, is left alone).
-fn limit_body_idle_time(req: &mut ServiceRequest) {
+/// An answer's body, holding the request's unread payload until the answer is sent (see
+/// `with_context`).
+pub struct HoldUnread {
+    body: BoxBody,
+    _payload: SharedPayload,
+}
+
+impl MessageBody for HoldUnread {
+    type Error = <BoxBody as MessageBody>::Error;
+
+    fn size(&self) -> actix_web::body::BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<actix_web::web::Bytes, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_next(cx)
+    }
+}
+
+/// The request's payload, shared between the stream the handlers read and the middleware.
+#[derive(Clone)]
+struct SharedPayload(Rc<RefCell<Payload>>);
+
+impl futures_util::Stream for SharedPayload {
+    type Item = Result<actix_web::web::Bytes, PayloadError>;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        std::pin::Pin::new(&mut *self.0.borrow_mut()).poll_next(cx)
+    }
+}
+
+/// Puts the [`BodyPace`] in app data around a request's body, when it has one (a bodiless GET,
+/// such as every delivery, is left alone); the flag that says whether it was read to its end,
+/// and the payload itself.
+fn pace_body(req: &mut ServiceRequest) -> Option<(BodyEnd, SharedPayload)> {
     let headers = req.headers();
     let has_body = headers.contains_key(header::TRANSFER_ENCODING)
         || headers
             .get(header::CONTENT_LENGTH)
             .is_some_and(|v| v.as_bytes() != b"0");
     if !has_body {
-        return;
+        return None;
     }
-    let Some(BodyIdleTimeout(timeout)) = req.app_data::<BodyIdleTimeout>().copied() else {
-        return;
-    };
-    let payload = req.take_payload();
-    let limited: std::pin::Pin<
+    let pace = req.app_data::<BodyPace>().copied()?;
+    let payload = SharedPayload(Rc::new(RefCell::new(req.take_payload())));
+    let body = IdleBody::new(payload.clone(), pace);
+    let end = body.end();
+    let paced: std::pin::Pin<
         Box<dyn futures_util::Stream<Item = Result<actix_web::web::Bytes, PayloadError>>>,
-    > = Box::pin(IdleBody::new(payload, timeout));
-    req.set_payload(Payload::from(limited));
+    > = Box::pin(body);
+    req.set_payload(Payload::from(paced));
+    Some((end, payload))
 }
 
 /// The method as a metrics label: a standard method by name, any extension method `other`, so

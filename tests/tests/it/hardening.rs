@@ -337,6 +337,69 @@ async fn a_body_that_stops_arriving_is_answered_408_and_leaves_nothing() {
     );
 }
 
+/// A body that never pauses long enough to be idle but arrives slower than the minimum rate
+/// (10 bytes every 300 ms, against 100 bytes a second after 2 s of grace) is answered 408 and
+/// leaves nothing. Before, it held its connection for as long as the client kept trickling.
+#[tokio::test]
+async fn a_body_that_trickles_below_the_minimum_rate_is_answered_408_and_leaves_nothing() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_with(Options {
+        tweak: |c| {
+            c.body_idle_timeout = Duration::from_secs(2);
+            c.body_min_rate = 100;
+        },
+        ..Options::default()
+    })
+    .await;
+    let form_type = format!("multipart/form-data; boundary={BOUNDARY}");
+    let head = request_head(
+        "POST",
+        "/v1/objects",
+        Some(&app.dev_key),
+        &form_type,
+        1 << 20,
+    );
+    let mut conn = tokio::net::TcpStream::connect(app.cdn.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    conn.write_all(head.as_bytes()).await.unwrap();
+    conn.write_all(format!("--{BOUNDARY}\r\n{DISPOSITION}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut response = Vec::new();
+    let trickle = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if conn.write_all(b"0123456789").await.is_err() {
+                break;
+            }
+            let mut buf = [0u8; 4096];
+            match tokio::time::timeout(Duration::from_millis(1), conn.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => break,
+                Ok(Ok(n)) => response.extend_from_slice(&buf[..n]),
+                Err(_) => {}
+            }
+            if response.ends_with(b"}") {
+                break;
+            }
+        }
+    };
+    let bounded = tokio::time::timeout(Duration::from_secs(20), trickle).await;
+    assert!(bounded.is_ok(), "still reading a trickle after 20 s");
+    let response = String::from_utf8_lossy(&response).into_owned();
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    assert!(response.contains("minimum body rate"), "{response}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "not before the grace"
+    );
+    assert!(
+        app.settle_locations(0).await.is_empty(),
+        "staged bytes are removed"
+    );
+}
+
 #[tokio::test]
 async fn upload_urls_ignore_forwarded_hosts_from_untrusted_peers() {
     let app = spawn().await;
@@ -466,4 +529,34 @@ async fn the_frameworks_own_answers_carry_the_envelope_and_a_request_id() {
             }
         }
     }
+}
+
+/// A JSON body is one value: anything after it but whitespace is refused on the API host, as
+/// ingestion refuses it. Before, `{"paths":["a"]} xyz` was accepted.
+#[tokio::test]
+async fn trailing_data_after_a_json_body_is_refused() {
+    let app = spawn().await;
+    for body in [
+        r#"{"paths":["a"]} xyz"#,
+        r#"{"paths":["a"]}{"paths":["b"]}"#,
+        r#"{"paths":["a"]}]"#,
+    ] {
+        let res = app
+            .post("/v1/objects/purge", &app.dev_key)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        expect_error_mentioning(res, 400, "INVALID_REQUEST", "trailing").await;
+    }
+    // whitespace after the value is fine
+    let res = app
+        .post("/v1/objects/purge", &app.dev_key)
+        .header("Content-Type", "application/json")
+        .body("{\"paths\":[\"a\"]} \n\t ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
 }

@@ -35,7 +35,10 @@ pub(crate) async fn wait_ready(client: &reqwest::Client, url: &str) {
 
 /// `cdn-api` as a real process on `app`'s database and store (with `env` added), ready; the
 /// child and its base URL.
-async fn start_process(app: &TestApp, env: &[(&str, &str)]) -> (tokio::process::Child, String) {
+pub(crate) async fn start_process(
+    app: &TestApp,
+    env: &[(&str, &str)],
+) -> (tokio::process::Child, String) {
     let port = free_port();
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdn_api_test_shim"));
     command
@@ -452,4 +455,73 @@ async fn cached_objects_are_delivered_promptly_while_the_database_is_frozen() {
         deliveries,
         "every stale delivery is counted, once"
     );
+}
+
+/// Sends a request head announcing a chunked body and one chunk, never the end of the body, and
+/// reads the answer to the end of the connection (bounded); the answer's status line.
+async fn never_ending_body(base: &str, head: &str) -> Result<String, String> {
+    use tokio::io::AsyncReadExt;
+    let mut conn = TcpStream::connect(base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    conn.write_all(head.as_bytes()).await.unwrap();
+    conn.write_all(b"5\r\nhello\r\n").await.unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut answer)).await;
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    match read {
+        Ok(Ok(_)) => Ok(text.lines().next().unwrap_or_default().to_owned()),
+        _ => Err(format!("the connection stayed open after {text:?}")),
+    }
+}
+
+/// A request answered before its body was read (401, 404, 405) closes its connection: a client
+/// whose chunked body never ends cannot keep a socket, and a file descriptor, open. Before, 200
+/// such requests left 200 open files in the API host, minutes later.
+#[tokio::test]
+async fn requests_answered_before_their_body_is_read_close_their_connections() {
+    let app = spawn().await;
+    let (child, base) = start_process(&app, &[]).await;
+    let pid = child.id().unwrap();
+    let open_files = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .count()
+    };
+    let before = open_files();
+    let key = app.dev_key.clone();
+    let heads = [
+        // no credentials: 401 before the upload reads anything
+        "POST /v1/objects HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\nContent-Type: multipart/form-data; boundary=b\r\n\r\n".to_owned(),
+        // no such route: 404
+        format!("POST /v1/nothing-here HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        // a route without that method: 405
+        format!("PUT /v1/whoami HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nTransfer-Encoding: chunked\r\n\r\n"),
+    ];
+    let answers = futures::future::join_all(
+        (0..200).map(|i| never_ending_body(&base, &heads[i % heads.len()])),
+    )
+    .await;
+    for (i, answer) in answers.iter().enumerate() {
+        let status = answer
+            .as_ref()
+            .unwrap_or_else(|e| panic!("request {i}: {e}"));
+        let want = ["401", "404", "405"][i % 3];
+        assert!(status.contains(want), "request {i}: {status}");
+    }
+    // the server closed every one; its descriptors go with them (closing is not instant)
+    let mut now = open_files();
+    for _ in 0..100 {
+        if now <= before + 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        now = open_files();
+    }
+    assert!(now <= before + 2, "{before} open files before, {now} after");
+    // the ingestion host's listener does the same
+    let head = "POST /v1/servers/abc123/logs HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n";
+    let status = never_ending_body(&app.logs, head).await.unwrap();
+    assert!(status.contains("401"), "{status}");
+    drop(child);
 }
