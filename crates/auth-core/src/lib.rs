@@ -13,6 +13,7 @@ pub mod memory;
 pub mod model;
 pub mod permission;
 pub mod policy;
+pub mod rate;
 pub mod secret;
 pub mod signing;
 pub mod signing_secrets;

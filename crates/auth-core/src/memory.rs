@@ -384,6 +384,36 @@ mod tests {
     }
 
     crate::console_session_suite!(futures::executor::block_on, sessions);
+
+    async fn buckets() -> Box<dyn crate::rate::RateBucketStore> {
+        Box::new(super::MemoryRateBuckets::default())
+    }
+
+    crate::rate_bucket_suite!(futures::executor::block_on, buckets);
+}
+
+/// Token buckets in memory (one process: what a single instance would count).
+#[derive(Default)]
+pub struct MemoryRateBuckets {
+    buckets: Mutex<HashMap<String, (f64, std::time::Instant)>>,
+}
+
+#[async_trait]
+impl crate::rate::RateBucketStore for MemoryRateBuckets {
+    async fn take(
+        &self,
+        bucket: &str,
+        want: u32,
+        quota: crate::rate::Quota,
+    ) -> Result<crate::rate::Taken, StoreError> {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        let before = buckets.get(bucket).copied();
+        let elapsed = before.map_or(0.0, |(_, at)| now.duration_since(at).as_secs_f64());
+        let taken = crate::rate::refill_and_take(before.map(|(t, _)| t), elapsed, want, quota);
+        buckets.insert(bucket.to_owned(), (taken.left, now));
+        Ok(taken)
+    }
 }
 
 /// Console sessions in memory, by token hash.

@@ -545,3 +545,77 @@ pub async fn console_sessions_end_per_key_and_by_sweep(
     assert_eq!(swept, 2, "the idle one and the one past its absolute limit");
     assert!(sessions.get(&b.id_hash).await.unwrap().is_some());
 }
+
+/// One `#[test]` per case of the rate-bucket store suite, each on a fresh store. `$store` is an
+/// `async fn() -> Box<dyn RateBucketStore>`.
+#[macro_export]
+macro_rules! rate_bucket_suite {
+    ($run:path, $store:path) => {
+        $crate::rate_bucket_suite!(@cases $run, $store;
+            rate_buckets_start_full_and_give_no_more_than_they_hold,
+            rate_buckets_refill_at_their_rate,
+            rate_buckets_never_give_more_than_they_hold_to_concurrent_takes);
+    };
+    (@cases $run:path, $store:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                $run(async {
+                    let store = $store().await;
+                    $crate::testsuite::$case(store.as_ref()).await;
+                })
+            }
+        )*
+    };
+}
+
+/// A quota that refills nothing within a test.
+const FROZEN: crate::rate::Quota = crate::rate::Quota {
+    per_second: 1e-9,
+    burst: 5,
+};
+
+pub async fn rate_buckets_start_full_and_give_no_more_than_they_hold(
+    store: &dyn crate::rate::RateBucketStore,
+) {
+    let first = store.take("key:a", 3, FROZEN).await.unwrap();
+    assert_eq!(first.granted, 3);
+    assert!((first.left - 2.0).abs() < 1e-3, "{first:?}");
+    assert_eq!(store.take("key:a", 5, FROZEN).await.unwrap().granted, 2);
+    let empty = store.take("key:a", 1, FROZEN).await.unwrap();
+    assert_eq!(empty.granted, 0);
+    assert!(empty.left < 1.0, "{empty:?}");
+    // buckets are apart by name
+    assert_eq!(store.take("key:b", 9, FROZEN).await.unwrap().granted, 5);
+    assert_eq!(
+        store
+            .take("signin:127.0.0.1", 1, FROZEN)
+            .await
+            .unwrap()
+            .granted,
+        1
+    );
+}
+
+pub async fn rate_buckets_refill_at_their_rate(store: &dyn crate::rate::RateBucketStore) {
+    let quota = crate::rate::Quota {
+        per_second: 100.0,
+        burst: 4,
+    };
+    assert_eq!(store.take("key:r", 4, quota).await.unwrap().granted, 4);
+    // 100 ms at 100 a second is 10 tokens, of which the bucket holds 4
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(store.take("key:r", 10, quota).await.unwrap().granted, 4);
+}
+
+pub async fn rate_buckets_never_give_more_than_they_hold_to_concurrent_takes(
+    store: &dyn crate::rate::RateBucketStore,
+) {
+    let takes = (0..12).map(|_| store.take("key:c", 1, FROZEN));
+    let granted: u32 = futures::future::join_all(takes)
+        .await
+        .into_iter()
+        .map(|t| t.unwrap().granted)
+        .sum();
+    assert_eq!(granted, FROZEN.burst);
+}

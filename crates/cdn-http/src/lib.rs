@@ -23,7 +23,7 @@ use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use stow_db::{Db, PgAccounts, PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
 use stow_http::health::Readiness;
-use stow_http::idle::BodyIdleTimeout;
+
 use stow_http::{not_found, path_config, query_config, Authenticator, BodyLimit, Config};
 use stow_objects::Objects;
 use utoipa::OpenApi;
@@ -62,7 +62,8 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         Arc::new(PgPlaceholders::new(db.clone())),
         Arc::new(stow_db::PgSigningSecrets::new(db.clone())),
         Arc::new(stow_db::logs::PgLogs::new(db.clone())),
-        Arc::new(stow_db::PgConsoleSessions::new(db)),
+        Arc::new(stow_db::PgConsoleSessions::new(db.clone())),
+        Arc::new(stow_db::PgRateBuckets::new(db)),
     ))
 }
 
@@ -135,6 +136,7 @@ impl Application {
         let config = Arc::clone(&state.config);
         let authenticator = web::Data::new(Authenticator::new(
             Arc::clone(&state.accounts),
+            Arc::clone(&state.rate_buckets),
             config.key_cache_ttl,
             config.rate_limit_per_second,
             config.rate_limit_burst,
@@ -147,14 +149,14 @@ impl Application {
         let state = web::Data::new(state);
         let app_state = state.clone();
         let api_authenticator = authenticator.clone();
-        let body_idle_timeout = config.body_idle_timeout;
+        let body_pace = config.body_pace();
         let server = HttpServer::new(move || {
             // runs on every worker thread: the parser's own answers get our envelope there
             stow_http::framework_error::register(stow_http::Flavor::Cdn);
             App::new()
                 .wrap(from_fn(stow_http::request::cdn_context))
                 .app_data(BodyLimit(JSON_LIMIT))
-                .app_data(BodyIdleTimeout(body_idle_timeout))
+                .app_data(body_pace)
                 .app_data(query_config())
                 .app_data(path_config())
                 .app_data(app_state.clone())
@@ -174,7 +176,7 @@ impl Application {
                 port,
                 &state,
                 &authenticator,
-                body_idle_timeout,
+                body_pace,
                 listener,
             )?),
             None => None,
@@ -253,7 +255,7 @@ fn console_server(
     api_port: u16,
     state: &web::Data<CdnState>,
     authenticator: &web::Data<Authenticator>,
-    body_idle_timeout: Duration,
+    body_pace: stow_http::idle::BodyPace,
     listener: TcpListener,
 ) -> Result<(u16, actix_web::dev::Server), StartError> {
     let port = listener
@@ -269,6 +271,7 @@ fn console_server(
         },
         &config.public_base_url,
         api_port,
+        Arc::clone(&state.rate_buckets),
     ));
     let (state, authenticator) = (state.clone(), authenticator.clone());
     let server = HttpServer::new(move || {
@@ -277,7 +280,7 @@ fn console_server(
             .wrap(from_fn(console::security_headers))
             .wrap(from_fn(stow_http::request::cdn_context))
             .app_data(BodyLimit(JSON_LIMIT))
-            .app_data(BodyIdleTimeout(body_idle_timeout))
+            .app_data(body_pace)
             .app_data(query_config())
             .app_data(path_config())
             .app_data(state.clone())

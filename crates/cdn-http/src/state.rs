@@ -1,6 +1,5 @@
 //! Shared state of the API host.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -81,7 +80,8 @@ pub struct CdnState {
     pub logs: Arc<dyn logs_core::LogStore>,
     /// Web console sign-ins (docs/console.md).
     pub console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
-    searches: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
+    /// Token buckets every instance shares (the per-key rate limit, the sign-in throttle).
+    pub rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
     rows: RowCache,
     /// Bytes of small objects by storage location (locations are never rewritten).
     pub small_objects: BytesCache,
@@ -158,6 +158,7 @@ impl CdnState {
         signing_secrets: Arc<dyn SigningSecretStore>,
         logs: Arc<dyn logs_core::LogStore>,
         console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
+        rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
     ) -> Self {
         Self {
             config,
@@ -171,7 +172,7 @@ impl CdnState {
             signing_secrets,
             logs,
             console_sessions,
-            searches: Mutex::new(HashMap::new()),
+            rate_buckets,
             rows: RowCache::new(100_000),
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
             slugs: SlugCache::new(10_000),
@@ -271,23 +272,6 @@ impl CdnState {
             self.mark_outage(now);
         }
         Ok((fresh?, Freshness::Loaded(now)))
-    }
-
-    /// A slot of the organization's concurrent-search limit (per instance), or `None` when all
-    /// are taken.
-    pub fn try_search_slot(
-        &self,
-        org_id: &str,
-        limit: i32,
-    ) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        let sem =
-            {
-                let mut map = self.searches.lock().unwrap_or_else(|e| e.into_inner());
-                Arc::clone(map.entry(org_id.to_owned()).or_insert_with(|| {
-                    Arc::new(tokio::sync::Semaphore::new(limit.max(1) as usize))
-                }))
-            };
-        sem.try_acquire_owned().ok()
     }
 
     /// The row behind a public key, reused for [`DELIVERY_ROW_TTL`] (and served stale while the

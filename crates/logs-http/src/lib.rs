@@ -16,7 +16,7 @@ use stow_db::logs::PgLogs;
 use stow_db::{Db, PgAccounts};
 use stow_http::api_routes::BearerAuth;
 use stow_http::health::Readiness;
-use stow_http::idle::BodyIdleTimeout;
+
 use stow_http::{not_found, path_config, query_config, Authenticator, BodyLimit, Config};
 use utoipa::OpenApi;
 
@@ -103,6 +103,7 @@ impl Application {
         });
         let authenticator = web::Data::new(Authenticator::new(
             accounts,
+            Arc::new(stow_db::PgRateBuckets::new(db.clone())),
             config.key_cache_ttl,
             config.rate_limit_per_second,
             config.rate_limit_burst,
@@ -112,14 +113,14 @@ impl Application {
             objects: None,
             gates: vec![("logPartitions", partitions)],
         });
-        let body_idle_timeout = config.body_idle_timeout;
+        let body_pace = config.body_pace();
         let server = HttpServer::new(move || {
             // runs on every worker thread: the parser's own answers get our envelope there
             stow_http::framework_error::register(stow_http::Flavor::Ingest);
             App::new()
                 .wrap(from_fn(stow_http::request::ingest_context))
                 .app_data(BodyLimit(logs_core::event::MAX_BODY_BYTES))
-                .app_data(BodyIdleTimeout(body_idle_timeout))
+                .app_data(body_pace)
                 .app_data(query_config())
                 .app_data(path_config())
                 .app_data(state.clone())

@@ -12,6 +12,7 @@ pub mod cdn;
 pub mod console_sessions;
 pub mod logs;
 pub mod migrate;
+pub mod rate_buckets;
 pub mod schema;
 pub mod signing_secrets;
 pub mod testing;
@@ -28,6 +29,7 @@ use futures_util::FutureExt;
 pub use accounts::PgAccounts;
 pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
 pub use console_sessions::PgConsoleSessions;
+pub use rate_buckets::PgRateBuckets;
 pub use signing_secrets::PgSigningSecrets;
 
 pub type Conn = Object<AsyncPgConnection>;

@@ -43,6 +43,18 @@ mod postgres_console_sessions {
     auth_core::console_session_suite!(testing::run_case, sessions);
 }
 
+/// The token buckets of a fresh, migrated database.
+async fn buckets() -> Box<dyn auth_core::rate::RateBucketStore> {
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    Box::new(stow_db::PgRateBuckets::new(db))
+}
+
+mod postgres_rate_buckets {
+    use super::*;
+    auth_core::rate_bucket_suite!(testing::run_case, buckets);
+}
+
 #[tokio::test]
 async fn pooled_connections_plan_every_statement_for_its_values() {
     use diesel::sql_types::Text;

@@ -4,18 +4,17 @@
 //! request is refused without reading its body. Validated keys are cached for
 //! `KEY_CACHE_SECONDS` (default 5 s): disabling or deleting a key takes effect within that window.
 
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+use auth_core::rate::{Quota, RateBucketStore};
 use auth_core::{secret, AccountStore, AuthContext, AuthError};
 use futures_util::future::LocalBoxFuture;
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use crate::error::{ApiError, Code};
+use crate::rate_limit::{retry_after_secs, SharedLimiter};
 use crate::request::KeyId;
 
 type CacheEntry = (Instant, Arc<AuthContext>);
@@ -28,18 +27,27 @@ pub struct Authenticator {
     store: Arc<dyn AccountStore>,
     cache: quick_cache::sync::Cache<[u8; 32], CacheEntry>,
     ttl: Duration,
-    limiter: DefaultKeyedRateLimiter<String>,
+    /// The per-key token buckets, shared by every instance (`key:<key id>`).
+    limiter: SharedLimiter,
 }
 
 impl Authenticator {
-    pub fn new(store: Arc<dyn AccountStore>, ttl: Duration, per_second: u32, burst: u32) -> Self {
-        let per_second = NonZeroU32::new(per_second.max(1)).unwrap_or(NonZeroU32::MIN);
-        let burst = NonZeroU32::new(burst.max(1)).unwrap_or(NonZeroU32::MIN);
+    pub fn new(
+        store: Arc<dyn AccountStore>,
+        buckets: Arc<dyn RateBucketStore>,
+        ttl: Duration,
+        per_second: u32,
+        burst: u32,
+    ) -> Self {
+        let quota = Quota {
+            per_second: f64::from(per_second.max(1)),
+            burst: burst.max(1),
+        };
         Self {
             store,
             cache: quick_cache::sync::Cache::new(KEY_CACHE_ENTRIES),
             ttl,
-            limiter: RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst)),
+            limiter: SharedLimiter::new(buckets, quota),
         }
     }
 
@@ -96,24 +104,18 @@ impl Authenticator {
         });
     }
 
-    /// Token-bucket check for one key; `Err` carries `Retry-After`.
-    pub fn rate_limit(&self, key_id: &str) -> Result<(), ApiError> {
-        // keep the per-key state bounded: forget keys whose buckets are full again
-        if self.limiter.len() > 10_000 {
-            self.limiter.retain_recent();
-        }
-        match self.limiter.check_key(&key_id.to_owned()) {
-            Ok(()) => Ok(()),
-            Err(not_until) => {
-                let wait = not_until.wait_time_from(DefaultClock::default().now());
-                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-                Err(ApiError::new(
+    /// Token-bucket check for one key, across instances; `Err` carries `Retry-After`.
+    pub async fn rate_limit(&self, key_id: &str) -> Result<(), ApiError> {
+        self.limiter
+            .check(&format!("key:{key_id}"))
+            .await
+            .map_err(|wait| {
+                ApiError::new(
                     Code::RateLimited,
                     "rate limit exceeded for this API key; retry after the Retry-After delay",
                 )
-                .with_retry_after(secs))
-            }
-        }
+                .with_retry_after(retry_after_secs(wait))
+            })
     }
 
     /// Full check for a request: bearer header, key, usability, rate limit.
@@ -135,7 +137,7 @@ impl Authenticator {
             }
         };
         req.extensions_mut().insert(KeyId(ctx.key.id.clone()));
-        self.rate_limit(&ctx.key.id)?;
+        self.rate_limit(&ctx.key.id).await?;
         Ok(ctx)
     }
 }

@@ -18,6 +18,7 @@ pub mod framework_error;
 pub mod health;
 pub mod idle;
 pub mod metrics;
+pub mod rate_limit;
 pub mod request;
 pub mod telemetry;
 pub mod whoami;

@@ -597,7 +597,7 @@ async fn nul_and_unpaired_surrogates_are_stored_as_the_replacement_character() {
     assert_eq!(event_messages(&found), vec!["paid 5 \u{fffd}"]);
 }
 
-/// `log_batches` is pruned with the events it describes: a batch accepted before the longest
+/// `log_batches` (and idle rate buckets) are pruned: a batch row with the events it describes: a batch accepted before the longest
 /// retention (plus the day partitions keep) is forgotten by maintenance, one inside it is kept
 /// and still replays (docs/api.md: how long a `batch_id` is remembered).
 #[tokio::test]
@@ -625,8 +625,25 @@ async fn maintenance_forgets_batches_past_the_replay_window_and_keeps_the_rest()
     )
     .await
     .unwrap();
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(
+            "INSERT INTO rate_buckets (bucket, tokens, updated_at) VALUES \
+             ('key:idle', 1, now() - interval '25 hours'), ('key:busy', 1, now())",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
     let report = stow_db::logs::maintain_partitions(&app.db).await.unwrap();
     assert_eq!(report.batches_pruned, 1, "{report:?}");
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM rate_buckets WHERE bucket IN ('key:idle', 'key:busy')"
+        )
+        .await,
+        1,
+        "a bucket idle for a day is full again, and dropped"
+    );
     assert_eq!(
         app.count("SELECT count(*) AS n FROM log_batches WHERE batch_id IN ('batch-edge-001', 'batch-new-0001')")
             .await,

@@ -12,6 +12,7 @@ mod foundation;
 mod hardening;
 mod ingest;
 mod ingest_concurrency;
+mod instances;
 mod objects;
 mod query;
 mod resilience;

@@ -530,16 +530,46 @@ async fn concurrent_search_limit() {
     let mut plan = app.accounts.get_plan("pro").await.unwrap().unwrap();
     plan.concurrent_searches = 1;
     app.accounts.upsert_plan(&plan).await.unwrap();
-    // hold the organization's only slot, as a long search would
-    let held = app
-        .cdn_state
-        .try_search_slot(&app.org.id, 1)
-        .expect("a free slot");
-    let res = query(&app, &app.dev_key, &window()).await;
-    assert!(res.headers().contains_key("retry-after"));
-    expect_error(res, 429, "RATE_LIMITED").await;
+    // hold the organization's only slot, as a long search on another instance would
+    let held = cdn_http::logs::slots::SlotLease::acquire(
+        &app.db,
+        stow_db::logs::LeaseKind::Search,
+        &app.org.id,
+        1,
+    )
+    .await
+    .unwrap()
+    .expect("a free slot");
+    let second = app.second_cdn();
+    for base in [&app.cdn, &second] {
+        let res = app
+            .client
+            .post(format!("{base}/v1/logs/query"))
+            .bearer_auth(&app.dev_key)
+            .json(&window())
+            .send()
+            .await
+            .unwrap();
+        assert!(res.headers().contains_key("retry-after"));
+        expect_error(res, 429, "RATE_LIMITED").await;
+    }
     drop(held);
+    // the release is sent in the background: wait (bounded) for it to land
+    let no_lease_left = || async {
+        for _ in 0..100 {
+            if app.count("SELECT count(*) AS n FROM log_searches").await == 0 {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        false
+    };
+    assert!(no_lease_left().await);
     assert_eq!(query(&app, &app.dev_key, &window()).await.status(), 200);
+    assert!(
+        no_lease_left().await,
+        "a finished search gives its slot back"
+    );
 }
 
 #[tokio::test]

@@ -25,7 +25,17 @@ pub struct Console {
     /// The API listener's port: upload URLs made through the console name the API host
     /// (`API_BASE_URL` when set, else this port on the host the console was reached by).
     pub api_port: u16,
+    /// Sign-in attempts per client address ([`SIGN_IN_QUOTA`]), across instances.
+    pub sign_ins: stow_http::rate_limit::SharedLimiter,
 }
+
+/// Sign-in attempts one address may make: 10 at once, then one every 6 seconds (10 a minute).
+/// Enough for a person who mistypes, far too few to guess a 256-bit key, and a flood of wrong keys
+/// from one address costs the database nothing past the first ten.
+pub const SIGN_IN_QUOTA: auth_core::rate::Quota = auth_core::rate::Quota {
+    per_second: 1.0 / 6.0,
+    burst: 10,
+};
 
 impl Console {
     pub fn new(
@@ -33,12 +43,14 @@ impl Console {
         lifetimes: Lifetimes,
         public_base_url: &str,
         api_port: u16,
+        buckets: Arc<dyn auth_core::rate::RateBucketStore>,
     ) -> Self {
         Self {
             sessions,
             lifetimes,
             csp: content_security_policy(public_base_url),
             api_port,
+            sign_ins: stow_http::rate_limit::SharedLimiter::new(buckets, SIGN_IN_QUOTA),
         }
     }
 }

@@ -5,7 +5,8 @@ use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::console_session::{new_token, token_hash, Session};
 use serde::{Deserialize, Serialize};
-use stow_http::{ApiError, Authenticator, Json};
+use stow_http::rate_limit::retry_after_secs;
+use stow_http::{ApiError, Authenticator, Code, Json};
 
 use super::guard::{check_state_change, resume, same_origin, COOKIE};
 use super::Console;
@@ -59,12 +60,32 @@ pub async fn sign_in(
     body: Json<SignIn>,
 ) -> Result<HttpResponse, ApiError> {
     same_origin(&req)?;
+    let trusted = req
+        .app_data::<web::Data<crate::state::CdnState>>()
+        .map(|s| s.config.trusted_proxies.clone())
+        .unwrap_or_default();
+    let address = stow_http::request::client_ip(&req, &trusted)
+        .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+    console
+        .sign_ins
+        .check(&format!("signin:{address}"))
+        .await
+        .map_err(|wait| {
+            ApiError::new(
+                Code::RateLimited,
+                format!(
+                    "too many sign-in attempts from this address; try again in {} s",
+                    retry_after_secs(wait)
+                ),
+            )
+            .with_retry_after(retry_after_secs(wait))
+        })?;
     let ctx = authenticator.authenticate_secret(body.key.trim()).await?;
     // signing in again replaces this browser's session rather than leaving it behind
     if let Some(previous) = req.cookie(COOKIE) {
         console.sessions.end(&token_hash(previous.value())).await?;
     }
-    authenticator.rate_limit(&ctx.key.id)?;
+    authenticator.rate_limit(&ctx.key.id).await?;
     let token = new_token();
     let now = chrono::Utc::now();
     let session = Session {

@@ -85,7 +85,7 @@ pub async fn counts(
     let rows = if opened.empty() {
         Vec::new()
     } else {
-        let _slot = search_slot(&state, &auth)?;
+        let _slot = search_slot(&state, &auth).await?;
         state
             .logs
             .counts(&CountQuery {

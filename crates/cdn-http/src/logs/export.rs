@@ -10,6 +10,7 @@ use logs_core::store::{EventQuery, LogStore};
 use std::sync::Arc;
 use stow_http::{ApiError, Auth, Code};
 
+use super::slots::watched;
 use super::{open, EventOut};
 use crate::state::CdnState;
 
@@ -126,8 +127,6 @@ struct Export {
     done: bool,
     /// The request's id, for the log line of a failure after the status was sent.
     request_id: String,
-    /// Held until the stream ends or is dropped (the client went away).
-    _lock: stow_db::logs::ExportLock,
 }
 
 impl Export {
@@ -223,9 +222,13 @@ pub async fn export(
         started: false,
         done: opened.empty(),
         request_id: stow_http::current_request_id(),
-        _lock: lock,
     };
-    let body = futures_util::stream::unfold(export, Export::next_page);
+    // the lock is held while the client takes the answer (slots::watched)
+    let body = watched(
+        Box::pin(futures_util::stream::unfold(export, Export::next_page)),
+        lock,
+        state.config.stream_stall,
+    );
     Ok(HttpResponse::Ok()
         .content_type(content_type)
         .insert_header(("Cache-Control", "private, no-store"))

@@ -69,7 +69,7 @@ pub async fn facets(
     let facets = if opened.empty() {
         Facets::default()
     } else {
-        let _slot = search_slot(&state, &auth)?;
+        let _slot = search_slot(&state, &auth).await?;
         state
             .logs
             .facets(&FacetQuery {

@@ -6,6 +6,7 @@ pub mod counts;
 pub mod export;
 pub mod facets;
 pub mod query;
+pub mod slots;
 pub mod tail;
 
 use actix_web::web;
@@ -213,18 +214,24 @@ pub(crate) fn search_error(e: SearchError) -> ApiError {
     }
 }
 
-/// A slot of the organization's concurrent-search limit, or 429.
-pub(crate) fn search_slot(
+/// A slot of the organization's concurrent-search limit (across instances), or 429.
+pub(crate) async fn search_slot(
     state: &web::Data<CdnState>,
     auth: &Auth,
-) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
-    state
-        .try_search_slot(&auth.org.id, auth.plan.concurrent_searches)
-        .ok_or_else(|| {
-            ApiError::new(
-                Code::RateLimited,
-                "too many concurrent searches for this organization; retry shortly",
-            )
-            .with_retry_after(1)
-        })
+) -> Result<slots::SlotLease, ApiError> {
+    let limit = usize::try_from(auth.plan.concurrent_searches.max(1)).unwrap_or(1);
+    slots::SlotLease::acquire(
+        &state.db,
+        stow_db::logs::LeaseKind::Search,
+        &auth.org.id,
+        limit,
+    )
+    .await?
+    .ok_or_else(|| {
+        ApiError::new(
+            Code::RateLimited,
+            "too many concurrent searches for this organization; retry shortly",
+        )
+        .with_retry_after(1)
+    })
 }

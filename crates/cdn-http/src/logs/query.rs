@@ -66,7 +66,7 @@ pub async fn query(
             },
         )?),
     };
-    let _slot = search_slot(&state, &auth)?;
+    let _slot = search_slot(&state, &auth).await?;
     let search_started = std::time::Instant::now();
     let mut rows = if opened.empty() {
         Vec::new()

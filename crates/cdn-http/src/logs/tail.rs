@@ -18,20 +18,16 @@ use chrono::Utc;
 use logs_core::search::validate_filters;
 use logs_core::store::{Filters, LogStore, ServerId, TailPosition, TailQuery};
 use logs_core::tail::{TailParams, RESUME_MINUTES};
-use stow_db::Db;
+use std::sync::atomic::{AtomicBool, Ordering};
+use stow_db::logs::LeaseKind;
 use stow_http::{ApiError, Auth, Code};
 
+use super::slots::{watched, SlotLease};
 use super::{target_server, EventOut};
 use crate::state::CdnState;
 
-/// How long a lease lasts without renewal (an instance that died frees its tails by then).
-const LEASE: Duration = Duration::from_secs(30);
 /// Batches read per poll.
 const BATCHES_PER_POLL: usize = 100;
-
-fn lease_end() -> chrono::DateTime<Utc> {
-    Utc::now() + chrono::Duration::from_std(LEASE).unwrap_or(chrono::Duration::seconds(30))
-}
 
 /// One SSE frame.
 fn frame(event: &str, id: Option<&str>, data: &str) -> String {
@@ -58,26 +54,6 @@ fn end_frame(reason: &str) -> Bytes {
     ))
 }
 
-/// Frees the lease when the stream is dropped (ended, or the client went away).
-struct Lease {
-    db: Db,
-    id: String,
-}
-
-impl Drop for Lease {
-    fn drop(&mut self) {
-        let (db, id) = (self.db.clone(), std::mem::take(&mut self.id));
-        // best effort: a lease not released (no runtime left, database away) expires in LEASE
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(e) = stow_db::logs::release_tail(&db, &id).await {
-                    tracing::warn!(error = %e, "a live tail's lease was not released; it expires");
-                }
-            });
-        }
-    }
-}
-
 struct Tail {
     logs: Arc<dyn LogStore>,
     accounts: Arc<dyn auth_core::AccountStore>,
@@ -88,11 +64,11 @@ struct Tail {
     /// Frames to send before polling again.
     pending: Option<Bytes>,
     last_sent: Instant,
-    last_renewed: Instant,
     last_key_check: Instant,
     polls: u64,
     ended: bool,
-    lease: Lease,
+    /// Set when the tail's lease is gone (expired and taken back, or given up by the watchdog).
+    lease_lost: Arc<AtomicBool>,
 }
 
 impl Tail {
@@ -107,12 +83,8 @@ impl Tail {
                 Err(_) => {}
             }
         }
-        if self.last_renewed.elapsed() >= LEASE / 3 {
-            match stow_db::logs::renew_tail(&self.lease.db, &self.lease.id, lease_end()).await {
-                Ok(true) => self.last_renewed = Instant::now(),
-                Ok(false) => return Some("lease_expired"),
-                Err(_) => {}
-            }
+        if self.lease_lost.load(Ordering::Relaxed) {
+            return Some("lease_expired");
         }
         None
     }
@@ -209,11 +181,11 @@ pub async fn tail(
             _ => (state.logs.tail_start(&server_id).await?, true),
         },
     };
-    let lease = stow_db::logs::acquire_tail(
+    let lease = SlotLease::acquire(
         &state.db,
+        LeaseKind::Tail,
         &auth.org.id,
         state.config.tail_limit,
-        lease_end(),
     )
     .await?
     .ok_or_else(|| {
@@ -252,19 +224,21 @@ pub async fn tail(
         heartbeat: state.config.tail_heartbeat,
         pending: Some(Bytes::from(first)),
         last_sent: now,
-        last_renewed: now,
         last_key_check: now,
         polls: 0,
         ended: false,
-        lease: Lease {
-            db: state.db.clone(),
-            id: lease,
-        },
+        lease_lost: lease.lost(),
     };
+    // the lease is held while the client takes the stream (slots::watched)
+    let body = watched(
+        Box::pin(futures_util::stream::unfold(tail, Tail::next)),
+        lease,
+        state.config.stream_stall,
+    );
     Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-store"))
         // nginx: pass events through as they come instead of buffering the response
         .insert_header(("X-Accel-Buffering", "no"))
-        .streaming(futures_util::stream::unfold(tail, Tail::next)))
+        .streaming(body))
 }

@@ -19,6 +19,19 @@ struct Locked {
     locked: bool,
 }
 
+impl ExportLock {
+    /// Releases the lock now, so the next export can have it as soon as this returns (dropping
+    /// the lock releases it too, once Postgres notices the connection closed).
+    pub async fn unlock(mut self) {
+        if let Err(e) = diesel::sql_query("SELECT pg_advisory_unlock_all()")
+            .execute(&mut self._conn)
+            .await
+        {
+            tracing::debug!(error = %e, "unlocking an export; closing its connection releases it");
+        }
+    }
+}
+
 /// The organization's export lock, or `None` while another export holds it.
 pub async fn try_export_lock(db: &Db, org_id: &str) -> Result<Option<ExportLock>, StoreError> {
     let mut conn = db.conn().await?;

@@ -1,5 +1,6 @@
-//! Open live tails, leased (`log_tails`, migration 10): the per-organization limit holds across
-//! instances, and the tails of an instance that died expire with their leases.
+//! Leases on an organization's limited slots: open live tails (`log_tails`, migration 10) and
+//! running searches (`log_searches`, migration 15). Each limit holds across instances, and the
+//! leases of an instance that died expire.
 
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
@@ -15,15 +16,46 @@ struct Count {
     n: i64,
 }
 
-/// A lease for a new tail of `org_id` until `expires_at`, unless `limit` are open already.
-pub async fn acquire_tail(
+/// What a lease is for: its table and its ids' prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseKind {
+    /// An open live tail (`LOGS_TAIL_LIMIT` per organization).
+    Tail,
+    /// A running query, count or facets request (the plan's concurrent searches).
+    Search,
+}
+
+impl LeaseKind {
+    fn table(self) -> &'static str {
+        match self {
+            LeaseKind::Tail => "log_tails",
+            LeaseKind::Search => "log_searches",
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            LeaseKind::Tail => "tail",
+            LeaseKind::Search => "search",
+        }
+    }
+}
+
+/// A lease of `kind` for `org_id` until `expires_at`, unless `limit` are held already.
+pub async fn acquire_lease(
     db: &Db,
+    kind: LeaseKind,
     org_id: &str,
     limit: usize,
     expires_at: DateTime<Utc>,
 ) -> Result<Option<String>, StoreError> {
     let mut conn = db.conn().await?;
-    let id = format!("tail_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let id = format!(
+        "{}_{}",
+        kind.prefix(),
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    let table = kind.table();
     let org = org_id.to_owned();
     let lease = id.clone();
     let granted = conn
@@ -34,21 +66,24 @@ pub async fn acquire_tail(
                     .bind::<Text, _>(&org)
                     .execute(conn)
                     .await?;
-                diesel::sql_query("DELETE FROM log_tails WHERE org_id = $1 AND expires_at < now()")
-                    .bind::<Text, _>(&org)
-                    .execute(conn)
-                    .await?;
-                let open: Count =
-                    diesel::sql_query("SELECT count(*) AS n FROM log_tails WHERE org_id = $1")
-                        .bind::<Text, _>(&org)
-                        .get_result(conn)
-                        .await?;
+                diesel::sql_query(format!(
+                    "DELETE FROM {table} WHERE org_id = $1 AND expires_at < now()"
+                ))
+                .bind::<Text, _>(&org)
+                .execute(conn)
+                .await?;
+                let open: Count = diesel::sql_query(format!(
+                    "SELECT count(*) AS n FROM {table} WHERE org_id = $1"
+                ))
+                .bind::<Text, _>(&org)
+                .get_result(conn)
+                .await?;
                 if open.n >= limit as i64 {
                     return Ok(false);
                 }
-                diesel::sql_query(
-                    "INSERT INTO log_tails (id, org_id, expires_at) VALUES ($1, $2, $3)",
-                )
+                diesel::sql_query(format!(
+                    "INSERT INTO {table} (id, org_id, expires_at) VALUES ($1, $2, $3)"
+                ))
                 .bind::<Text, _>(&lease)
                 .bind::<Text, _>(&org)
                 .bind::<Timestamptz, _>(expires_at)
@@ -64,9 +99,15 @@ pub async fn acquire_tail(
 }
 
 /// Extends the lease; `false` when it is gone (expired and taken back).
-pub async fn renew_tail(db: &Db, id: &str, expires_at: DateTime<Utc>) -> Result<bool, StoreError> {
+pub async fn renew_lease(
+    db: &Db,
+    kind: LeaseKind,
+    id: &str,
+    expires_at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
     let mut conn = db.conn().await?;
-    let n = diesel::sql_query("UPDATE log_tails SET expires_at = $2 WHERE id = $1")
+    let table = kind.table();
+    let n = diesel::sql_query(format!("UPDATE {table} SET expires_at = $2 WHERE id = $1"))
         .bind::<Text, _>(id)
         .bind::<Timestamptz, _>(expires_at)
         .execute(&mut conn)
@@ -75,9 +116,9 @@ pub async fn renew_tail(db: &Db, id: &str, expires_at: DateTime<Utc>) -> Result<
     Ok(n == 1)
 }
 
-pub async fn release_tail(db: &Db, id: &str) -> Result<(), StoreError> {
+pub async fn release_lease(db: &Db, kind: LeaseKind, id: &str) -> Result<(), StoreError> {
     let mut conn = db.conn().await?;
-    diesel::sql_query("DELETE FROM log_tails WHERE id = $1")
+    diesel::sql_query(format!("DELETE FROM {} WHERE id = $1", kind.table()))
         .bind::<Text, _>(id)
         .execute(&mut conn)
         .await

@@ -4,22 +4,22 @@
 mod batch_commit;
 mod event_store;
 mod export_lock;
+mod leases;
 mod message_runs;
 mod partitions;
 mod reads;
 mod search_sql;
 mod tail;
-mod tail_leases;
 mod usage;
 mod writers;
 
 pub use batch_commit::PendingBatch;
 pub use export_lock::{try_export_lock, ExportLock};
+pub use leases::{acquire_lease, release_lease, renew_lease, LeaseKind};
 pub use message_runs::{within as message_within, Within, MAX_RUNS};
 pub use partitions::{
     maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
 };
-pub use tail_leases::{acquire_tail, release_tail, renew_tail};
 pub use usage::{last_batches, org_usage, Usage};
 pub use writers::WRITERS;
 

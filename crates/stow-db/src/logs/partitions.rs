@@ -174,6 +174,14 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
         }
     }
     report.batches_pruned = prune_batches(&mut conn, expired).await;
+    // rate buckets untouched for a day are full again: a new one is the same (auth_core::rate)
+    if let Err(e) =
+        diesel::sql_query("DELETE FROM rate_buckets WHERE updated_at < now() - interval '1 day'")
+            .execute(&mut conn)
+            .await
+    {
+        tracing::warn!(error = %e, "deleting idle rate buckets failed");
+    }
     // Closed partitions with inserts since their last vacuum (names sort by day; today's excluded).
     let unvacuumed: Vec<NameRow> = diesel::sql_query(
         "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \

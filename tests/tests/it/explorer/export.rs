@@ -234,3 +234,63 @@ async fn an_export_read_to_its_end_has_freed_the_slot_for_the_next() {
         assert_eq!(res.text().await.unwrap(), "");
     }
 }
+
+/// A client that keeps its connection open but stops reading (the socket's buffers fill, and
+/// the server stops writing) holds the organization's only export slot for the stall deadline
+/// (`LOGS_STREAM_STALL_SECONDS`), not for as long as it keeps the connection. Before, the next
+/// export was refused for minutes.
+#[tokio::test]
+async fn an_export_the_client_stops_reading_frees_the_slot_after_the_stall_deadline() {
+    use tokio::io::AsyncWriteExt;
+    let app = spawn_with(Options {
+        tweak: |c| c.stream_stall = std::time::Duration::from_secs(2),
+        ..Options::default()
+    })
+    .await;
+    // far more than the socket buffers hold
+    insert_events(&app, 60_000, Utc::now() - Duration::minutes(1)).await;
+    let params = vec![
+        ("serverId", "abc123".to_owned()),
+        ("from", ago(60)),
+        ("to", ago(0)),
+    ];
+    let url = url::Url::parse(&export_url(&app.cdn, &params)).unwrap();
+    let mut stalled = tokio::net::TcpStream::connect(app.cdn.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let head = format!(
+        "GET {}?{} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\r\n",
+        url.path(),
+        url.query().unwrap(),
+        app.dev_key
+    );
+    stalled.write_all(head.as_bytes()).await.unwrap();
+    // its answer has begun (it holds the slot); after its first bytes it is never read again
+    let mut first = [0u8; 12];
+    tokio::io::AsyncReadExt::read_exact(&mut stalled, &mut first)
+        .await
+        .unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    let started = std::time::Instant::now();
+    let res = get(&app, &export_url(&app.cdn, &params)).await;
+    expect_error(res, 429, "RATE_LIMITED").await;
+    let full = loop {
+        let res = get(&app, &export_url(&app.cdn, &params)).await;
+        if res.status() == 200 {
+            break res.text().await.unwrap();
+        }
+        assert_eq!(res.status(), 429);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the stalled export still holds the slot after {:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "not before the deadline"
+    );
+    assert_eq!(full.lines().count(), 60_000);
+    drop(stalled);
+}

@@ -1,0 +1,2 @@
+DROP TABLE log_searches;
+DROP TABLE rate_buckets;
