@@ -22,7 +22,7 @@ run:
     @echo "Public delivery: http://${CDN_API_ADDR:-127.0.0.1:8080}/cdn/dev/<key>"
     @echo "Web console:     http://${CONSOLE_ADDR:-127.0.0.1:8082}/   (sign in with the developer key above)"
     @echo "Stop with Ctrl-C."
-    scripts/run-services.sh target/debug
+    scripts/run-services.sh target/debug target/dev-keys.json
 
 # Everything CI checks: formatting, lints, crate boundaries, unused dependencies, dependency licences and sources (cargo-deny) and every test against real Postgres.
 test:

@@ -8,7 +8,9 @@ missing.png). What is rewritten before running: lines that set KEY, API or LOGS 
 stack's values are in the environment), and the documented addresses 127.0.0.1:8080 and :8081
 become the stack's. `curl` is a function that records each answer's status and fails the block on
 anything but 2xx, unless the line ends with a comment giving the expected status (`# 404 …`). A
-request the recipe cuts itself with `--max-time` (a stream) counts as answered.
+request the recipe cuts itself with `--max-time` (a stream) counts as answered. A block followed
+by `<!-- docs-check: finds TEXT -->` lines (invisible when rendered) must also print each TEXT, so a recipe
+that answers 200 with nothing in it (an empty search) fails too.
 """
 import os, re, subprocess, sys, zlib, struct
 
@@ -45,10 +47,11 @@ def png(width, height, rgb):
 
 def blocks(path):
     text = open(path).read()
-    for m in re.finditer(r"^```sh\n(.*?)^```", text, re.S | re.M):
+    for m in re.finditer(r"^```sh\n(.*?)^```\n((?:<!-- docs-check: finds .+? -->\n)*)", text, re.S | re.M):
         code = m.group(1)
         if "curl" in code:
-            yield text[: m.start()].count("\n") + 1, code
+            finds = re.findall(r"<!-- docs-check: finds (.+?) -->", m.group(2))
+            yield text[: m.start()].count("\n") + 1, code, finds
 
 
 def prepare(code):
@@ -75,13 +78,15 @@ def main():
     open(log, "w").close()
     ran = 0
     for doc in sys.argv[1:]:
-        for line, code in blocks(doc):
+        for line, code, finds in blocks(doc):
             before = sum(1 for _ in open(log))
             r = subprocess.run(["bash", "-c", PRELUDE + prepare(code)], cwd=work, text=True, capture_output=True,
                                env={**os.environ, "DOCS_CHECK_LOG": log})
             calls = sum(1 for _ in open(log)) - before
-            if r.returncode != 0 or calls == 0:
-                print(f"docs-check: {doc}:{line}: the recipe failed (exit {r.returncode}, {calls} requests)\n{code}", file=sys.stderr)
+            missing = [f for f in finds if f not in r.stdout]
+            if r.returncode != 0 or calls == 0 or missing:
+                why = f"its answers do not contain {missing}" if missing and r.returncode == 0 else f"exit {r.returncode}"
+                print(f"docs-check: {doc}:{line}: the recipe failed ({why}, {calls} requests)\n{code}", file=sys.stderr)
                 print(r.stdout[-4000:], r.stderr[-4000:], sep="\n", file=sys.stderr)
                 sys.exit(1)
             print(f"docs-check: {doc}:{line}: {calls} request(s) answered as documented", file=sys.stderr)

@@ -64,7 +64,7 @@ pub enum Command {
     },
     /// Usage of an organization this month.
     Usage {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
     },
@@ -145,7 +145,7 @@ pub enum OrgCmd {
     /// Move an organization to another plan.
     #[command(name = "set-plan")]
     SetPlan {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
         /// Plan name.
@@ -171,7 +171,7 @@ pub enum SigningSecretCmd {
 pub enum PlaceholderCmd {
     /// Set the fallback object of a key pattern (creates or replaces).
     Set {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
         /// Key pattern: `*` within a segment, `**` across segments, `?`, `[abc]`, `{a,b}`.
@@ -183,13 +183,13 @@ pub enum PlaceholderCmd {
     },
     /// List an organization's placeholders.
     List {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
     },
     /// Remove a placeholder.
     Remove {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
         /// The pattern, as set.
@@ -202,13 +202,13 @@ pub enum PlaceholderCmd {
 pub enum ServerCmd {
     /// List an organization's servers with their Logs source state.
     List {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
     },
     /// Register a game server by its join code.
     Register {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
         /// The server's cfx.re join code (compared case-insensitively).
@@ -248,7 +248,7 @@ pub enum KeyType {
 pub enum KeyCmd {
     /// Create an API key (the secret is printed once and never stored).
     Create {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
         /// Join code of the server a `server` key is bound to.
@@ -278,7 +278,7 @@ pub enum KeyCmd {
     },
     /// List an organization's keys (never their secrets), with last use.
     List {
-        /// Organization id (`org_…`).
+        /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
         org: String,
     },
@@ -312,4 +312,29 @@ pub enum KeyCmd {
 pub enum LogsCmd {
     /// Create upcoming daily partitions and drop those past the longest retention.
     Maintain,
+}
+
+impl Command {
+    /// The organization the command names, if it names one (to resolve before it runs).
+    pub fn org_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Command::Usage { org }
+            | Command::Org {
+                cmd: OrgCmd::SetPlan { org, .. },
+            }
+            | Command::Placeholder {
+                cmd:
+                    PlaceholderCmd::Set { org, .. }
+                    | PlaceholderCmd::List { org }
+                    | PlaceholderCmd::Remove { org, .. },
+            }
+            | Command::Server {
+                cmd: ServerCmd::List { org } | ServerCmd::Register { org, .. },
+            }
+            | Command::Key {
+                cmd: KeyCmd::Create { org, .. } | KeyCmd::List { org },
+            } => Some(org),
+            _ => None,
+        }
+    }
 }

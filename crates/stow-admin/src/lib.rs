@@ -63,15 +63,54 @@ impl Ctx {
 impl Ctx {
     /// The organization with this id, or the refusal every command gives for an unknown one.
     pub async fn org(&self, id: &str) -> Result<auth_core::Org, CliError> {
-        self.accounts
-            .get_org(id)
+        self.accounts.get_org(id).await?.ok_or_else(|| {
+            CliError(format!(
+                "unknown organization \"{id}\" (no id, workspace or name; `stowctl org list` shows them)"
+            ))
+        })
+    }
+
+    /// The id of the organization an operator named: by id (`org_…`), workspace (`dev`) or name
+    /// (`Local Dev`, any case); `None` when nothing has that id, workspace or name (the command
+    /// then refuses it where it checks its organization, after its other input). A name two
+    /// organizations share is refused, listing their ids.
+    pub async fn find_org(&self, named: &str) -> Result<Option<String>, CliError> {
+        if let Some(org) = self.accounts.get_org(named).await? {
+            return Ok(Some(org.id));
+        }
+        if let Some(org) = self.accounts.find_org_by_slug(named).await? {
+            return Ok(Some(org.id));
+        }
+        let mut same_name: Vec<auth_core::Org> = self
+            .accounts
+            .list_orgs()
             .await?
-            .ok_or_else(|| CliError(format!("unknown organization \"{id}\"")))
+            .into_iter()
+            .filter(|o| o.name.eq_ignore_ascii_case(named.trim()))
+            .collect();
+        match same_name.len() {
+            1 => Ok(Some(same_name.remove(0).id)),
+            0 => Ok(None),
+            _ => Err(CliError(format!(
+                "{} organizations are named \"{named}\"; name one by its id: {}",
+                same_name.len(),
+                same_name
+                    .iter()
+                    .map(|o| o.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 }
 
 /// Runs one command; returns the JSON result and its human rendering.
-pub async fn run(ctx: &Ctx, command: Command) -> Result<(Value, String), CliError> {
+pub async fn run(ctx: &Ctx, mut command: Command) -> Result<(Value, String), CliError> {
+    if let Some(org) = command.org_mut() {
+        if let Some(id) = ctx.find_org(org).await? {
+            *org = id;
+        }
+    }
     match command {
         Command::Migrate => maintenance::migrate(ctx).await,
         Command::Plan { cmd } => plans::run(ctx, cmd).await,

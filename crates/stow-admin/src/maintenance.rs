@@ -28,8 +28,11 @@ pub(crate) async fn usage(ctx: &Ctx, org: String) -> Result<(Value, String), Cli
     Ok((
         json!({ "orgId": org, "month": u.month, "logEvents": u.log_events, "objects": u.objects, "storageBytes": u.storage_bytes }),
         format!(
-            "{}: {} log events, {} objects, {} bytes stored",
-            u.month, u.log_events, u.objects, u.storage_bytes
+            "{}: {}, {}, {} stored",
+            u.month,
+            crate::table::counted(u.log_events, "log event", "log events"),
+            crate::table::counted(u.objects, "object", "objects"),
+            crate::table::counted(u.storage_bytes, "byte", "bytes")
         ),
     ))
 }

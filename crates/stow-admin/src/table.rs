@@ -55,3 +55,18 @@ mod tests {
         assert_eq!(or_dash(Some(String::new())), "-");
     }
 }
+
+/// `1 object`, `2 objects`, `0 objects`: a count with the word that agrees with it.
+pub(crate) fn counted(n: i64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod counted_tests {
+    #[test]
+    fn one_is_singular_and_everything_else_plural() {
+        assert_eq!(super::counted(1, "object", "objects"), "1 object");
+        assert_eq!(super::counted(0, "object", "objects"), "0 objects");
+        assert_eq!(super::counted(2, "byte", "bytes"), "2 bytes");
+    }
+}

@@ -982,3 +982,58 @@ async fn signing_secrets_are_rotated_with_a_grace_period_and_listed() {
         "the secret ended at once is gone: {list}"
     );
 }
+
+/// `--org` takes what people see: the id, the workspace or the name (any case); a name two
+/// organizations share is refused with their ids. `usage` says "1 object", not "1 objects".
+#[tokio::test]
+async fn organizations_are_named_by_id_workspace_or_name() {
+    let db = empty_db().await;
+    let id = new_org(&db, "Los Santos RP", "pro");
+    let slug = json_of(&succeeded(&db, &["--json", "org", "list"]))["organizations"][0]["slug"]
+        .as_str()
+        .map(str::to_owned);
+    let mut names = vec![
+        id.clone(),
+        "Los Santos RP".to_owned(),
+        "los santos rp".to_owned(),
+    ];
+    names.extend(slug);
+    for named in &names {
+        let out = succeeded(&db, &["--json", "usage", "--org", named]);
+        assert_eq!(json_of(&out)["orgId"], id.as_str(), "{named}");
+        let out = succeeded(&db, &["--json", "server", "list", "--org", named]);
+        assert!(
+            json_of(&out).is_object() || json_of(&out).is_array(),
+            "{named}"
+        );
+    }
+    let human = succeeded(&db, &["usage", "--org", "Los Santos RP"]);
+    assert!(
+        human.contains("0 log events, 0 objects, 0 bytes stored"),
+        "{human}"
+    );
+
+    let twin = json_of(&succeeded(
+        &db,
+        &[
+            "--json",
+            "org",
+            "create",
+            "--name",
+            "los santos rp",
+            "--plan",
+            "free",
+            "--allow-duplicate-name",
+        ],
+    ))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let err = refused(&db, &["usage", "--org", "Los Santos RP"]);
+    assert!(err.contains("2 organizations are named"), "{err}");
+    assert!(err.contains(&id) && err.contains(&twin), "{err}");
+    // the id still names exactly one
+    succeeded(&db, &["usage", "--org", &twin]);
+    let err = refused(&db, &["usage", "--org", "Vinewood"]);
+    assert!(err.contains("unknown organization"), "{err}");
+}
