@@ -76,7 +76,7 @@ bench-quick:
 contract:
     scripts/contract.sh
 
-# Only the CDN tests against an S3-protocol server (moto; also part of `just test`).
+# Only the CDN tests against a real S3-compatible server (SeaweedFS from PyPI; also part of `just test`).
 s3:
     scripts/s3-tests.sh
 

@@ -45,9 +45,14 @@ pub(crate) async fn start_process(
         .env("DATABASE_URL", &app.db_url)
         .env("CDN_API_ADDR", format!("127.0.0.1:{port}"))
         .env("CONSOLE_ADDR", "off")
+        // the app's own store: its directory, or its S3 bucket and prefix under scripts/s3-tests.sh
+        // (the AWS_* variables are inherited)
         .env(
             "OBJECT_STORE_URL",
-            format!("file://{}", app.objects_dir.display()),
+            app.config
+                .object_store_url
+                .clone()
+                .unwrap_or_else(|| format!("file://{}", app.objects_dir.display())),
         )
         .env("RUST_LOG", "warn")
         .envs(env.iter().copied())
@@ -340,6 +345,17 @@ async fn a_retry_after_a_crash_takes_over_the_idempotency_key_within_seconds() {
     };
     eprintln!("the retry went through {waited:?} after the crash");
     assert_eq!(app.list_keys(&app.dev_key, None).await, vec!["slow.bin"]);
+    // what is served is the retry's whole file, nothing of the upload the crash cut
+    let served = app
+        .client
+        .get(format!("{}/cdn/test-org/slow.bin", app.cdn))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status(), 200);
+    let bytes = served.bytes().await.unwrap();
+    assert_eq!(bytes.len(), 64 * 1024);
+    assert!(bytes.iter().all(|b| *b == b'x'));
 }
 
 /// Stale-if-error: during a database outage, delivery serves what its caches hold (a short
