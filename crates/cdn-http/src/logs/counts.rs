@@ -8,7 +8,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{open, search_error, search_slot, ts, Range};
+use super::{in_search_slot, open, search_error, ts, Range};
 use crate::state::CdnState;
 
 /// Events per level in one bucket.
@@ -85,19 +85,18 @@ pub async fn counts(
     let rows = if opened.empty() {
         Vec::new()
     } else {
-        let _slot = search_slot(&state, &auth).await?;
-        state
-            .logs
-            .counts(&CountQuery {
-                server_id: logs_core::ServerId(opened.server.id.clone()),
-                from,
-                to,
-                filters: opened.search.filters.clone(),
-                bucket,
-                scan_limit: state.config.data_scan_limit,
-            })
-            .await
-            .map_err(search_error)?
+        let query = CountQuery {
+            server_id: logs_core::ServerId(opened.server.id.clone()),
+            from,
+            to,
+            filters: opened.search.filters.clone(),
+            bucket,
+            scan_limit: state.config.data_scan_limit,
+        };
+        in_search_slot(&state, &auth, async {
+            state.logs.counts(&query).await.map_err(search_error)
+        })
+        .await?
     };
     let starts = if opened.empty() {
         Vec::new()

@@ -7,7 +7,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{open, search_error, search_slot, Range};
+use super::{in_search_slot, open, search_error, Range};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -69,19 +69,18 @@ pub async fn facets(
     let facets = if opened.empty() {
         Facets::default()
     } else {
-        let _slot = search_slot(&state, &auth).await?;
-        state
-            .logs
-            .facets(&FacetQuery {
-                server_id: logs_core::ServerId(opened.server.id.clone()),
-                from: opened.search.from,
-                to: opened.search.to,
-                filters: opened.search.filters.clone(),
-                sample: SAMPLE,
-                top,
-            })
-            .await
-            .map_err(search_error)?
+        let query = FacetQuery {
+            server_id: logs_core::ServerId(opened.server.id.clone()),
+            from: opened.search.from,
+            to: opened.search.to,
+            filters: opened.search.filters.clone(),
+            sample: SAMPLE,
+            top,
+        };
+        in_search_slot(&state, &auth, async {
+            state.logs.facets(&query).await.map_err(search_error)
+        })
+        .await?
     };
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "private, no-store"))

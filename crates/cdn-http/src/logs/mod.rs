@@ -214,8 +214,22 @@ pub(crate) fn search_error(e: SearchError) -> ApiError {
     }
 }
 
+/// Runs `search` in a slot of the organization's concurrent-search limit (across instances; 429
+/// when none is free). The slot is released before the answer goes out, so the client's next
+/// search finds it free; a search cut short (the client left) releases it in the background.
+pub(crate) async fn in_search_slot<T>(
+    state: &web::Data<CdnState>,
+    auth: &Auth,
+    search: impl std::future::Future<Output = Result<T, ApiError>>,
+) -> Result<T, ApiError> {
+    let slot = search_slot(state, auth).await?;
+    let found = search.await;
+    slot.release().await;
+    found
+}
+
 /// A slot of the organization's concurrent-search limit (across instances), or 429.
-pub(crate) async fn search_slot(
+async fn search_slot(
     state: &web::Data<CdnState>,
     auth: &Auth,
 ) -> Result<slots::SlotLease, ApiError> {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
-use super::{open, search_error, search_slot, EventOut, Range};
+use super::{in_search_slot, open, search_error, EventOut, Range};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -66,28 +66,28 @@ pub async fn query(
             },
         )?),
     };
-    let _slot = search_slot(&state, &auth).await?;
-    let search_started = std::time::Instant::now();
     let mut rows = if opened.empty() {
         Vec::new()
     } else {
-        state
-            .logs
-            .query(&EventQuery {
-                server_id: logs_core::ServerId(opened.server.id.clone()),
-                from: opened.search.from,
-                to: opened.search.to,
-                filters: opened.search.filters.clone(),
-                after,
-                limit: valid.limit + 1,
-                scan_limit: Some(state.config.data_scan_limit),
-                enough: valid.limit,
-            })
-            .await
-            .map_err(search_error)?
+        let query = EventQuery {
+            server_id: logs_core::ServerId(opened.server.id.clone()),
+            from: opened.search.from,
+            to: opened.search.to,
+            filters: opened.search.filters.clone(),
+            after,
+            limit: valid.limit + 1,
+            scan_limit: Some(state.config.data_scan_limit),
+            enough: valid.limit,
+        };
+        in_search_slot(&state, &auth, async {
+            let started = std::time::Instant::now();
+            let rows = state.logs.query(&query).await.map_err(search_error);
+            metrics::histogram!("logs_query_duration_seconds")
+                .record(started.elapsed().as_secs_f64());
+            rows
+        })
+        .await?
     };
-    metrics::histogram!("logs_query_duration_seconds")
-        .record(search_started.elapsed().as_secs_f64());
     let has_more = rows.len() > valid.limit;
     rows.truncate(valid.limit);
     let next_cursor = match (has_more, rows.last()) {
