@@ -22,6 +22,11 @@ struct Allowance {
 
 /// Allowances kept at most before the expired ones are dropped.
 const MAX_ALLOWANCES: usize = 10_000;
+/// How long a take from the shared store may wait before this instance counts on its own.
+const TAKE_DEADLINE: Duration = Duration::from_millis(500);
+/// After a failed take, how long this instance counts on its own before asking the store again
+/// (so an outage does not add a wait to every request).
+const OUTAGE_BACKOFF: Duration = Duration::from_secs(2);
 
 pub struct SharedLimiter {
     store: Arc<dyn RateBucketStore>,
@@ -29,6 +34,8 @@ pub struct SharedLimiter {
     allowances: Mutex<HashMap<String, Allowance>>,
     /// This instance's own count, for while the store is unreachable.
     fallback: DefaultKeyedRateLimiter<String>,
+    /// Until when the store is taken to be unreachable.
+    outage_until: Mutex<Option<Instant>>,
 }
 
 impl SharedLimiter {
@@ -44,6 +51,7 @@ impl SharedLimiter {
             quota,
             allowances: Mutex::new(HashMap::new()),
             fallback: RateLimiter::keyed(fallback_quota),
+            outage_until: Mutex::new(None),
         }
     }
 
@@ -60,11 +68,25 @@ impl SharedLimiter {
                 return Ok(());
             }
         }
-        match self
-            .store
-            .take(bucket, self.quota.chunk(), self.quota)
-            .await
-        {
+        let in_outage = self
+            .outage_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|until| now < until);
+        let taken = if in_outage {
+            Err(auth_core::StoreError::Unavailable(
+                "in outage backoff".into(),
+            ))
+        } else {
+            let take = self.store.take(bucket, self.quota.chunk(), self.quota);
+            match tokio::time::timeout(TAKE_DEADLINE, take).await {
+                Ok(taken) => taken,
+                Err(_) => Err(auth_core::StoreError::Unavailable(
+                    format!("no answer within {TAKE_DEADLINE:?}").into(),
+                )),
+            }
+        };
+        match taken {
             Ok(taken) if taken.granted > 0 => {
                 let mut allowances = self.allowances();
                 if allowances.len() >= MAX_ALLOWANCES {
@@ -81,7 +103,11 @@ impl SharedLimiter {
             }
             Ok(taken) => Err(self.quota.wait(taken.left)),
             Err(e) => {
-                tracing::debug!(error = %e, bucket, "shared rate bucket unreachable; counting on this instance");
+                if !in_outage {
+                    tracing::warn!(error = %e, "shared rate buckets unreachable; each instance counts on its own for a while");
+                    *self.outage_until.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(now + OUTAGE_BACKOFF);
+                }
                 if self.fallback.len() > MAX_ALLOWANCES {
                     self.fallback.retain_recent();
                 }
@@ -148,6 +174,39 @@ mod tests {
             assert!(l.check("key:c").await.is_ok());
         }
         assert_eq!(l.allowances()["key:c"].tokens, 0);
+    }
+
+    /// A store that never answers.
+    struct Hung;
+
+    #[async_trait::async_trait]
+    impl RateBucketStore for Hung {
+        async fn take(
+            &self,
+            _: &str,
+            _: u32,
+            _: Quota,
+        ) -> Result<auth_core::rate::Taken, auth_core::StoreError> {
+            std::future::pending().await
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswering_store_costs_one_short_wait_then_each_instance_counts_alone() {
+        let l = SharedLimiter::new(
+            Arc::new(Hung),
+            Quota {
+                per_second: 1e-3,
+                burst: 2,
+            },
+        );
+        let started = tokio::time::Instant::now();
+        assert!(l.check("key:h").await.is_ok());
+        assert_eq!(started.elapsed(), TAKE_DEADLINE);
+        // within the backoff the store is not asked: no more waiting, and the local bucket counts
+        assert!(l.check("key:h").await.is_ok());
+        assert!(l.check("key:h").await.is_err());
+        assert_eq!(started.elapsed(), TAKE_DEADLINE);
     }
 
     #[test]
