@@ -560,3 +560,49 @@ async fn trailing_data_after_a_json_body_is_refused() {
         .unwrap();
     assert_eq!(res.status(), 200);
 }
+
+/// A request whose body was read to its end keeps its connection for the next request (only a
+/// body left unread closes it): uploads, JSON bodies and ingestion batches answer without
+/// `Connection: close`.
+#[tokio::test]
+async fn requests_whose_body_was_read_keep_their_connection() {
+    let app = spawn().await;
+    let closes = |res: &reqwest::Response| {
+        res.headers()
+            .get("connection")
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"))
+    };
+    let res = app
+        .upload(&app.dev_key, "a.png", png_bytes(), Some("keep"))
+        .await;
+    assert_eq!(res.status(), 200);
+    assert!(!closes(&res), "multipart upload: {:?}", res.headers());
+    let res = app
+        .post("/v1/objects/base64", &app.dev_key)
+        .json(&json!({"path": "keep", "filename": "b.txt", "data": "aGVsbG8="}))
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    assert!(!closes(&res), "JSON body: {:?}", res.headers());
+    let res = app
+        .client
+        .post(format!("{}/v1/servers/abc123/logs", app.logs))
+        .bearer_auth(&app.dev_key)
+        .json(&json!({"batch_id": "keep-0001", "events": [{"level": "info", "message": "m"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    assert!(!closes(&res), "batch: {:?}", res.headers());
+    // and one refused before its body was read closes it
+    let res = app
+        .client
+        .post(format!("{}/v1/objects", app.cdn))
+        .body(vec![b'x'; 1000])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    assert!(closes(&res), "{:?}", res.headers());
+}
