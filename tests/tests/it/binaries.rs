@@ -105,4 +105,21 @@ fn start_up_stops_with_the_fix_when_the_configuration_cannot_work() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("OBJECT_STORE_URL is not set"), "{err}");
     assert_eq!(created, 0);
+    // a public base URL that is not an http(s) URL would become every publicUrl and the console's
+    // "Open" links: refused before anything starts
+    for bad in ["javascript:alert(1)", "/cdn", "ftp://cdn.example.com/cdn"] {
+        let (code, err, _) = start_refused(&[
+            (
+                "DATABASE_URL",
+                "postgres://postgres@127.0.0.1:5432/postgres",
+            ),
+            ("OBJECT_STORE_URL", &store),
+            ("PUBLIC_BASE_URL", bad),
+        ]);
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("PUBLIC_BASE_URL must be an absolute http"),
+            "{bad}: {err}"
+        );
+    }
 }
