@@ -35,7 +35,7 @@ pub struct TestApp {
     pub dev_key: String,
     /// Server key bound to `server` (baseline permissions plus cdn:read and cdn:delete).
     pub server_key: String,
-    pub cdn_state: actix_web::web::Data<cdn_http::CdnState>,
+    pub cdn_state: actix_web::web::Data<api_http::CdnState>,
     pub config: Config,
 }
 
@@ -93,11 +93,11 @@ pub async fn spawn_with(opts: Options) -> TestApp {
     (opts.tweak)(&mut config);
     let config_arc = Arc::new(config.clone());
 
-    let state = cdn_http::build_state(Arc::clone(&config_arc)).expect("cdn state");
+    let state = api_http::build_state(Arc::clone(&config_arc)).expect("cdn state");
     let db = state.db.clone();
     let objects = state.blobs.clone();
     let console_listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let app = cdn_http::Application::with_listeners(state, listener, Some(console_listener))
+    let app = api_http::Application::with_listeners(state, listener, Some(console_listener))
         .expect("cdn app");
     let console = format!(
         "http://127.0.0.1:{}",
@@ -191,9 +191,9 @@ impl KeySpec {
 
 /// Another API host on `config` (same database or not), serving in the background; its base URL.
 pub fn spawn_cdn(config: Config) -> String {
-    let state = cdn_http::build_state(Arc::new(config)).expect("cdn state");
+    let state = api_http::build_state(Arc::new(config)).expect("cdn state");
     let app =
-        cdn_http::Application::with_listener(state, TcpListener::bind("127.0.0.1:0").unwrap())
+        api_http::Application::with_listener(state, TcpListener::bind("127.0.0.1:0").unwrap())
             .expect("cdn app");
     let base = format!("http://127.0.0.1:{}", app.port());
     tokio::spawn(app.run_until_stopped());
@@ -295,9 +295,9 @@ impl TestApp {
 
     /// Starts another `cdn-api` instance on the same database and object store; its base URL.
     pub fn second_cdn(&self) -> String {
-        let state = cdn_http::build_state(Arc::new(self.config.clone())).expect("cdn state");
+        let state = api_http::build_state(Arc::new(self.config.clone())).expect("cdn state");
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let second = cdn_http::Application::with_listener(state, listener).expect("cdn app");
+        let second = api_http::Application::with_listener(state, listener).expect("cdn app");
         let base = format!("http://127.0.0.1:{}", second.port());
         tokio::spawn(second.run_until_stopped());
         base

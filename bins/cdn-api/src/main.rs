@@ -1,4 +1,4 @@
-//! `cdn-api`. All logic lives in `cdn-http`.
+//! `cdn-api`. All logic lives in `api-http`.
 
 /// glibc malloc's free-chunk consolidation across worker threads was a large share of the CPU
 /// under load; mimalloc avoids it (the measurements are in docs/benchmarks.md).
@@ -7,5 +7,5 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    cdn_http::run_main().await
+    api_http::run_main().await
 }

@@ -1,6 +1,6 @@
 //! `stowctl placeholder …`: an organization's placeholders, through the same rules as the API
 //! (`cdn_core::placeholder`). The API host picks a change up within its placeholder cache
-//! lifetime (`cdn_http::state::PLACEHOLDER_TTL`).
+//! lifetime (`api_http::state::PLACEHOLDER_TTL`).
 
 use cdn_core::placeholder::{self, NewPlaceholder, Pattern, Placeholder, PlaceholderStore};
 use chrono::{SubsecRound, Utc};

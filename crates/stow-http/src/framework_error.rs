@@ -23,13 +23,13 @@ pub const MAX_HEADER_LINES: usize = 96;
 /// Installs the hook for `flavor`'s envelope on the calling thread.
 pub fn register(flavor: Flavor) {
     set_framework_error_hook(match flavor {
-        Flavor::Cdn => cdn_answer,
+        Flavor::Api => cdn_answer,
         Flavor::Ingest => ingest_answer,
     });
 }
 
 fn cdn_answer(status: StatusCode) -> Response<BoxBody> {
-    answer(Flavor::Cdn, status)
+    answer(Flavor::Api, status)
 }
 
 fn ingest_answer(status: StatusCode) -> Response<BoxBody> {

@@ -25,8 +25,9 @@ use crate::{ApiError, Code};
 /// Which error envelope and code spelling a host uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
-    /// The API host (`cdn-api`): `{success:false, error:{code,message}, requestId}`.
-    Cdn,
+    /// The API host (`cdn-api`, crate `api-http`): `{success:false, error:{code,message},
+    /// requestId}`, the interface's "CDN envelope".
+    Api,
     /// The ingestion host (`logs-api`): `{error, message, request_id}`.
     Ingest,
 }
@@ -48,7 +49,7 @@ pub fn current_request_id() -> String {
 }
 
 pub fn current_flavor() -> Flavor {
-    CTX.try_with(|c| c.flavor).unwrap_or(Flavor::Cdn)
+    CTX.try_with(|c| c.flavor).unwrap_or(Flavor::Api)
 }
 
 /// `req_` and a lowercase ULID, built with one allocation (this runs on every request).
@@ -81,11 +82,11 @@ pub struct ReplayedRequestId(pub String);
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-pub async fn cdn_context(
+pub async fn api_context(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    with_context(Flavor::Cdn, req, next).await
+    with_context(Flavor::Api, req, next).await
 }
 
 pub async fn ingest_context(
@@ -156,7 +157,7 @@ async fn with_context(
     let elapsed = started.elapsed().as_secs_f64();
     let latency_ms = elapsed * 1000.0;
     let host = match flavor {
-        Flavor::Cdn => "api",
+        Flavor::Api => "api",
         Flavor::Ingest => "ingest",
     };
     record_request(host, &route, method_label(&method), status, elapsed);

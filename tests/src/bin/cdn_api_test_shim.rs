@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    cdn_http::run_main().await
+    api_http::run_main().await
 }

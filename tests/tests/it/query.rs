@@ -531,7 +531,7 @@ async fn concurrent_search_limit() {
     plan.concurrent_searches = 1;
     app.accounts.upsert_plan(&plan).await.unwrap();
     // hold the organization's only slot, as a long search on another instance would
-    let held = cdn_http::logs::slots::SlotLease::acquire(
+    let held = api_http::logs::slots::SlotLease::acquire(
         &app.db,
         stow_db::logs::LeaseKind::Search,
         &app.org.id,

@@ -387,7 +387,7 @@ async fn cached_objects_are_delivered_through_a_database_outage() {
     assert_eq!(hot.status(), 200);
     assert_eq!(hot.bytes().await.unwrap().to_vec(), png);
     // past the row cache's freshness, so every request below must ask the database first
-    tokio::time::sleep(cdn_http::state::DELIVERY_ROW_TTL + Duration::from_millis(100)).await;
+    tokio::time::sleep(api_http::state::DELIVERY_ROW_TTL + Duration::from_millis(100)).await;
 
     proxy.cut();
     for _ in 0..3 {
@@ -450,7 +450,7 @@ async fn cached_objects_are_delivered_promptly_while_the_database_is_frozen() {
     };
     let before = stale_count().await;
     // past the row cache's freshness, so every request below must ask the database first
-    tokio::time::sleep(cdn_http::state::DELIVERY_ROW_TTL + Duration::from_millis(100)).await;
+    tokio::time::sleep(api_http::state::DELIVERY_ROW_TTL + Duration::from_millis(100)).await;
 
     proxy.freeze();
     let deliveries = 12;
@@ -460,7 +460,7 @@ async fn cached_objects_are_delivered_promptly_while_the_database_is_frozen() {
         assert_eq!(res.status(), 200, "served from the caches");
         assert_eq!(res.bytes().await.unwrap().to_vec(), png);
         assert!(
-            started.elapsed() < cdn_http::state::STALE_LOOKUP_DEADLINE + Duration::from_secs(1),
+            started.elapsed() < api_http::state::STALE_LOOKUP_DEADLINE + Duration::from_secs(1),
             "a stale delivery took {:?}",
             started.elapsed()
         );

@@ -72,7 +72,7 @@ codes! {
 impl Code {
     pub fn name(self, flavor: Flavor) -> &'static str {
         match flavor {
-            Flavor::Cdn => self.cdn_name(),
+            Flavor::Api => self.cdn_name(),
             Flavor::Ingest => self.ingest_name(),
         }
     }
@@ -130,7 +130,7 @@ mod tests {
 
     #[test]
     fn the_documented_lists_hold_every_spelling_once() {
-        let cdn = Code::names(Flavor::Cdn);
+        let cdn = Code::names(Flavor::Api);
         assert!(cdn.contains(&"UNSUPPORTED_MEDIA_TYPE"));
         assert_eq!(cdn.iter().filter(|n| **n == "CONFLICT").count(), 1);
         for &c in Code::ALL {

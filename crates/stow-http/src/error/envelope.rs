@@ -63,7 +63,7 @@ impl ErrorBody {
         request_id: String,
     ) -> Self {
         match flavor {
-            Flavor::Cdn => ErrorBody::Cdn(CdnErrorBody {
+            Flavor::Api => ErrorBody::Cdn(CdnErrorBody {
                 success: false,
                 error: CdnErrorDetail {
                     code: code.cdn_name(),
@@ -93,7 +93,7 @@ fn codes(flavor: Flavor) -> RefOr<Schema> {
 }
 
 fn cdn_codes() -> RefOr<Schema> {
-    codes(Flavor::Cdn)
+    codes(Flavor::Api)
 }
 
 fn ingest_codes() -> RefOr<Schema> {

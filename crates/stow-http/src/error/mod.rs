@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn envelopes() {
         let e = ApiError::new(Code::PathNotAllowed, "nope").with_details(json!([1]));
-        let cdn = serde_json::to_value(e.body(Flavor::Cdn, "req_1")).unwrap();
+        let cdn = serde_json::to_value(e.body(Flavor::Api, "req_1")).unwrap();
         assert_eq!(cdn["success"], false);
         assert_eq!(cdn["error"]["code"], "PATH_NOT_ALLOWED");
         assert_eq!(cdn["error"]["message"], "nope");

@@ -9,7 +9,7 @@ use super::*;
 async fn large_objects_stream_whole_and_in_ranges() {
     let app = spawn().await;
     let chunk = stow_objects::READ_CHUNK_BYTES;
-    let size = cdn_http::state::SMALL_OBJECT_BYTES as usize + 2 * chunk + 3;
+    let size = api_http::state::SMALL_OBJECT_BYTES as usize + 2 * chunk + 3;
     let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
     let res = app
         .upload(&app.dev_key, "big.bin", data.clone(), None)

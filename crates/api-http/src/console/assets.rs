@@ -1,4 +1,4 @@
-//! The console's pages and assets, compiled into the binary (`crates/cdn-http/console/`), each
+//! The console's pages and assets, compiled into the binary (`crates/api-http/console/`), each
 //! kept gzip-compressed too and sent so to browsers that accept it.
 
 use std::sync::OnceLock;

@@ -152,9 +152,9 @@ impl Application {
         let body_pace = config.body_pace();
         let server = HttpServer::new(move || {
             // runs on every worker thread: the parser's own answers get our envelope there
-            stow_http::framework_error::register(stow_http::Flavor::Cdn);
+            stow_http::framework_error::register(stow_http::Flavor::Api);
             App::new()
-                .wrap(from_fn(stow_http::request::cdn_context))
+                .wrap(from_fn(stow_http::request::api_context))
                 .app_data(BodyLimit(JSON_LIMIT))
                 .app_data(body_pace)
                 .app_data(query_config())
@@ -275,10 +275,10 @@ fn console_server(
     ));
     let (state, authenticator) = (state.clone(), authenticator.clone());
     let server = HttpServer::new(move || {
-        stow_http::framework_error::register(stow_http::Flavor::Cdn);
+        stow_http::framework_error::register(stow_http::Flavor::Api);
         App::new()
             .wrap(from_fn(console::security_headers))
-            .wrap(from_fn(stow_http::request::cdn_context))
+            .wrap(from_fn(stow_http::request::api_context))
             .app_data(BodyLimit(JSON_LIMIT))
             .app_data(body_pace)
             .app_data(query_config())
