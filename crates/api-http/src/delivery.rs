@@ -14,7 +14,7 @@ use cdn_core::content_type::renders_inline;
 use cdn_core::path::{is_hidden, normalize_key};
 use cdn_core::range::{parse_range, Unsatisfiable};
 use cdn_core::store::ObjectRecord;
-use futures_util::StreamExt;
+use futures::StreamExt;
 use percent_encoding::percent_decode_str;
 use stow_http::{ApiError, Code};
 
@@ -242,7 +242,7 @@ async fn send(
     let length = range.as_ref().map_or(size, |r| r.end - r.start);
     if req.method() == Method::HEAD {
         // a sized body that is never polled: actix sends its length and no bytes for HEAD
-        let empty = futures_util::stream::empty::<Result<bytes::Bytes, actix_web::Error>>();
+        let empty = futures::stream::empty::<Result<bytes::Bytes, actix_web::Error>>();
         return Ok(res.no_chunking(length).streaming(empty));
     }
     // small objects are served from memory, keyed by their immutable location

@@ -15,7 +15,7 @@ use actix_web::http::header::HeaderMap;
 use actix_web::web;
 use cdn_core::content_type::SNIFF_LEN;
 use cdn_core::idempotency::Fingerprint;
-use futures_util::{Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use std::rc::Rc;
 use stow_http::{ApiError, Code};
 
@@ -398,7 +398,7 @@ mod tests {
         runtime.block_on(async {
             let form = read_form(
                 &headers,
-                futures_util::stream::iter(pieces),
+                futures::stream::iter(pieces),
                 &Objects::memory(),
                 "org_1",
                 LIMITS,

@@ -220,7 +220,7 @@ impl Application {
             }
         });
         let result = match self.console {
-            Some((_, console)) => match futures_util::future::join(self.server, console).await {
+            Some((_, console)) => match futures::future::join(self.server, console).await {
                 (Err(e), _) | (Ok(()), Err(e)) => Err(e),
                 (Ok(()), Ok(())) => Ok(()),
             },
@@ -302,7 +302,7 @@ impl stow_http::Service for Application {
         self.port
     }
 
-    fn serve(self) -> futures_util::future::LocalBoxFuture<'static, std::io::Result<()>> {
+    fn serve(self) -> futures::future::LocalBoxFuture<'static, std::io::Result<()>> {
         Box::pin(self.run_until_stopped())
     }
 }

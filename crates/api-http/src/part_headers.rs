@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 use actix_web::error::PayloadError;
 use actix_web::http::header::HeaderMap;
 use actix_web::web::Bytes;
-use futures_util::Stream;
+use futures::Stream;
 
 /// The most bytes of one part's header lines (`name: value` and CRLF each), e.g. its
 /// `Content-Disposition` and `Content-Type`.
@@ -140,7 +140,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures_util::{stream, StreamExt};
+    use futures::{stream, StreamExt};
 
     fn bounded(
         chunks: Vec<Vec<u8>>,
@@ -167,7 +167,7 @@ mod tests {
         budget.start_part();
         // a parser that pulls until pending gets one slice at a time
         assert_eq!(s.next().await.unwrap().unwrap().len(), SLICE);
-        assert!(futures_util::poll!(s.next()).is_pending());
+        assert!(futures::poll!(s.next()).is_pending());
         let mut given = SLICE;
         let err = loop {
             match s.next().await.unwrap() {

@@ -191,7 +191,7 @@ impl stow_http::Service for Application {
         self.port
     }
 
-    fn serve(self) -> futures_util::future::LocalBoxFuture<'static, std::io::Result<()>> {
+    fn serve(self) -> futures::future::LocalBoxFuture<'static, std::io::Result<()>> {
         Box::pin(self.run_until_stopped())
     }
 }

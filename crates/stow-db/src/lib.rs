@@ -24,7 +24,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
-use futures_util::FutureExt;
+use futures::FutureExt;
 
 pub use accounts::PgAccounts;
 pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};

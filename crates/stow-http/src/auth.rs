@@ -11,7 +11,7 @@ use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use auth_core::rate::{Quota, RateBucketStore};
 use auth_core::{secret, AccountStore, AuthContext, AuthError};
-use futures_util::future::LocalBoxFuture;
+use futures::future::LocalBoxFuture;
 
 use crate::error::{ApiError, Code};
 use crate::rate_limit::{retry_after_secs, SharedLimiter};

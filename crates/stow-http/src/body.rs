@@ -13,8 +13,8 @@ use actix_web::dev::Payload;
 use actix_web::error::PayloadError;
 use actix_web::http::header;
 use actix_web::{mime, web, FromRequest, HttpMessage, HttpRequest};
-use futures_util::future::LocalBoxFuture;
-use futures_util::StreamExt;
+use futures::future::LocalBoxFuture;
+use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use std::io::Write;
 
@@ -45,7 +45,7 @@ pub async fn read_limited<S, E>(
     limit: usize,
 ) -> Result<Vec<u8>, ApiError>
 where
-    S: futures_util::Stream<Item = Result<web::Bytes, E>> + Unpin,
+    S: futures::Stream<Item = Result<web::Bytes, E>> + Unpin,
     E: Into<PayloadError>,
 {
     let declared = req
@@ -244,7 +244,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
 mod tests {
     use super::*;
     use actix_web::test::TestRequest;
-    use futures_util::stream;
+    use futures::stream;
 
     fn gzip(data: &[u8]) -> Vec<u8> {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use actix_web::error::PayloadError;
 use actix_web::web::Bytes;
-use futures_util::Stream;
+use futures::Stream;
 use tokio::time::{sleep, Instant, Sleep};
 
 /// The configured body pace, in app data.
@@ -142,7 +142,7 @@ pub fn too_slow(e: &PayloadError) -> Option<BodyTooSlow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures_util::StreamExt;
+    use futures::StreamExt;
 
     fn chunk(s: &'static str) -> Result<Bytes, PayloadError> {
         Ok(Bytes::from_static(s.as_bytes()))

@@ -106,7 +106,7 @@ pub async fn method_not_allowed(
 /// A built service: its bound port, and a future that serves until SIGTERM/SIGINT.
 pub trait Service {
     fn port(&self) -> u16;
-    fn serve(self) -> futures_util::future::LocalBoxFuture<'static, std::io::Result<()>>;
+    fn serve(self) -> futures::future::LocalBoxFuture<'static, std::io::Result<()>>;
 }
 
 /// The whole program of a service binary: configuration from the environment, tracing, build,

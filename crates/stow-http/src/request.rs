@@ -252,7 +252,7 @@ impl MessageBody for HoldUnread {
 #[derive(Clone)]
 struct SharedPayload(Rc<RefCell<Payload>>);
 
-impl futures_util::Stream for SharedPayload {
+impl futures::Stream for SharedPayload {
     type Item = Result<actix_web::web::Bytes, PayloadError>;
 
     fn poll_next(
@@ -280,7 +280,7 @@ fn pace_body(req: &mut ServiceRequest) -> Option<(BodyEnd, SharedPayload)> {
     let body = IdleBody::new(payload.clone(), pace);
     let end = body.end();
     let paced: std::pin::Pin<
-        Box<dyn futures_util::Stream<Item = Result<actix_web::web::Bytes, PayloadError>>>,
+        Box<dyn futures::Stream<Item = Result<actix_web::web::Bytes, PayloadError>>>,
     > = Box::pin(body);
     req.set_payload(Payload::from(paced));
     Some((end, payload))

@@ -225,7 +225,7 @@ pub async fn export(
     };
     // the lock is held while the client takes the answer (slots::watched)
     let body = watched(
-        Box::pin(futures_util::stream::unfold(export, Export::next_page)),
+        Box::pin(futures::stream::unfold(export, Export::next_page)),
         lock,
         state.config.stream_stall,
     );

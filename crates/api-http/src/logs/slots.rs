@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::Utc;
-use futures_util::future::BoxFuture;
-use futures_util::Stream;
+use futures::future::BoxFuture;
+use futures::Stream;
 use stow_db::logs::LeaseKind;
 use stow_db::Db;
 

@@ -231,7 +231,7 @@ pub async fn tail(
     };
     // the lease is held while the client takes the stream (slots::watched)
     let body = watched(
-        Box::pin(futures_util::stream::unfold(tail, Tail::next)),
+        Box::pin(futures::stream::unfold(tail, Tail::next)),
         lease,
         state.config.stream_stall,
     );
