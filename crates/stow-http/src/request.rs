@@ -377,6 +377,40 @@ mod tests {
     }
 
     #[test]
+    fn the_client_address_is_the_peer_unless_a_trusted_proxy_forwarded_it() {
+        use actix_web::test::TestRequest;
+        let proxies: Vec<ipnet::IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
+        let ip = |peer: &str, forwarded: Option<&str>| {
+            let mut req = TestRequest::default().peer_addr(peer.parse().unwrap());
+            if let Some(f) = forwarded {
+                req = req.insert_header(("X-Forwarded-For", f));
+            }
+            client_ip(&req.to_http_request(), &proxies).map(|a| a.to_string())
+        };
+        // an untrusted peer's own claims are ignored
+        assert_eq!(
+            ip("203.0.113.9:5000", Some("1.2.3.4")).as_deref(),
+            Some("203.0.113.9")
+        );
+        // through a trusted proxy: the rightmost address the proxies did not add
+        assert_eq!(
+            ip("10.0.0.7:5000", Some("1.2.3.4")).as_deref(),
+            Some("1.2.3.4")
+        );
+        assert_eq!(
+            ip("10.0.0.7:5000", Some("6.6.6.6, 198.51.100.2, 10.0.0.9")).as_deref(),
+            Some("198.51.100.2"),
+            "a client cannot pick its address by sending the header itself"
+        );
+        // a trusted peer that forwarded nothing usable is the address
+        assert_eq!(ip("10.0.0.7:5000", None).as_deref(), Some("10.0.0.7"));
+        assert_eq!(
+            ip("10.0.0.7:5000", Some("garbage")).as_deref(),
+            Some("10.0.0.7")
+        );
+    }
+
+    #[test]
     fn request_ids_are_req_and_a_lowercase_ulid() {
         let a = new_request_id();
         let b = new_request_id();
