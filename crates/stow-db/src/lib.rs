@@ -25,6 +25,7 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures::FutureExt;
+use secrecy::{ExposeSecret, SecretString};
 
 pub use accounts::PgAccounts;
 pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
@@ -37,7 +38,8 @@ pub type Conn = Object<AsyncPgConnection>;
 /// Pool settings; every outbound call is bounded by these timeouts.
 #[derive(Debug, Clone)]
 pub struct DbConfig {
-    pub url: String,
+    /// The connection URL; it may carry a password, so it is kept out of `Debug` and logs.
+    pub url: SecretString,
     pub max_connections: usize,
     /// How long a request waits for a free connection (or a new one) before giving up with 503.
     pub acquire_timeout: Duration,
@@ -48,7 +50,7 @@ pub struct DbConfig {
 impl DbConfig {
     pub fn new(url: impl Into<String>) -> Self {
         Self {
-            url: url.into(),
+            url: SecretString::from(url.into()),
             max_connections: 16,
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(10),
@@ -87,7 +89,7 @@ impl Db {
             .boxed()
         });
         let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
-            config.url.clone(),
+            config.url.expose_secret(),
             manager_config,
         );
         let pool = Pool::builder(manager)

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use secrecy::SecretSlice;
+use secrecy::{SecretSlice, SecretString};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogFormat {
@@ -14,7 +14,8 @@ pub enum LogFormat {
 
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub database_url: String,
+    /// `DATABASE_URL`; it may carry a password, so it is kept out of `Debug` and logs.
+    pub database_url: SecretString,
     pub cdn_addr: String,
     /// The console's own listener (`CONSOLE_ADDR`, default 127.0.0.1:8082; `off` for none).
     pub console_addr: Option<String>,
@@ -214,7 +215,9 @@ impl Config {
             }
         };
         Ok(Self {
-            database_url: var("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.into()),
+            database_url: SecretString::from(
+                var("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.into()),
+            ),
             logs_addr: var("LOGS_API_ADDR").unwrap_or_else(|| "127.0.0.1:8081".into()),
             cdn_addr,
             console_addr: match var("CONSOLE_ADDR") {
@@ -279,7 +282,7 @@ impl Config {
     /// Settings for tests: everything explicit, nothing read from the environment.
     pub fn for_tests(database_url: String, object_store_url: String) -> Self {
         Self {
-            database_url,
+            database_url: SecretString::from(database_url),
             cdn_addr: "127.0.0.1:0".into(),
             console_addr: None,
             console_idle: Duration::from_secs(30 * 60),
@@ -363,14 +366,21 @@ mod tests {
     }
 
     #[test]
-    fn debug_never_prints_the_signing_secret() {
-        let mut config = Config::for_tests("postgres://db".into(), "memory://".into());
+    fn debug_never_prints_the_signing_secret_or_the_database_password() {
+        let mut config = Config::for_tests(
+            "postgres://stowage_app:hunter2-db-password@db:5432/stowage".into(),
+            "memory://".into(),
+        );
         config.signing_secret = Some(SecretSlice::from(
             b"test-signing-secret-0123456789".to_vec(),
         ));
-        let shown = format!("{config:?}");
+        let shown = format!("{config:?} {:?}", config.db_config());
         assert!(!shown.contains("test-signing-secret"), "{shown}");
-        assert!(shown.contains("signing_secret"), "{shown}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(
+            shown.contains("signing_secret") && shown.contains("database_url"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -141,7 +141,9 @@ where
     telemetry::init(&config.log_format);
     // a database that does not exist or refuses the credentials will not start working by
     // itself: stop now and say so (one that is down starts the service not ready instead)
-    if let Some(problem) = stow_db::startup_problem(&config.database_url).await {
+    if let Some(problem) =
+        stow_db::startup_problem(secrecy::ExposeSecret::expose_secret(&config.database_url)).await
+    {
         eprintln!("{name}: {problem}");
         return std::process::ExitCode::from(2);
     }

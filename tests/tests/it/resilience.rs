@@ -224,7 +224,8 @@ impl Proxy {
         let mut config = app.config.clone();
         config.database_url = app
             .db_url
-            .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", self.port));
+            .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", self.port))
+            .into();
         config
     }
 
