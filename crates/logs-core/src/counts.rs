@@ -8,7 +8,9 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::search::{validate_search, RangeLimit, Search};
-use crate::store::bucket_start;
+use crate::store::{bucket_start, BucketCount};
+#[cfg(test)]
+use crate::Level;
 
 pub const MAX_RANGE_DAYS: i64 = 7;
 /// The most buckets an answer may have (an explicit interval that would give more is refused).
@@ -77,6 +79,48 @@ pub fn bucket_starts(
     starts
 }
 
+/// Events per level, in [`Level::ALL`] order.
+pub type LevelTotals = [i64; 5];
+
+/// One bucket of a histogram: its start and its events per level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filled {
+    pub start: DateTime<Utc>,
+    pub levels: LevelTotals,
+}
+
+impl Filled {
+    pub fn total(&self) -> i64 {
+        self.levels.iter().sum()
+    }
+}
+
+/// Every bucket that holds part of `[from, to)`, oldest first, with the counts the store found
+/// (`rows`, in any order) and zeros where it found none; and the sum of them all. A row outside
+/// those buckets (none should be) is left out of both.
+pub fn fill(
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    bucket: Duration,
+    rows: &[BucketCount],
+) -> (Vec<Filled>, i64) {
+    let mut filled: Vec<Filled> = bucket_starts(from, to, bucket)
+        .into_iter()
+        .map(|start| Filled {
+            start,
+            levels: [0; 5],
+        })
+        .collect();
+    let mut total = 0;
+    for row in rows {
+        if let Ok(i) = filled.binary_search_by(|b| b.start.cmp(&row.start)) {
+            filled[i].levels[row.level as usize] += row.count;
+            total += row.count;
+        }
+    }
+    (filled, total)
+}
+
 fn bucket_count(from: DateTime<Utc>, to: DateTime<Utc>, seconds: i64) -> i64 {
     let size = seconds * 1_000_000;
     let first = bucket_start(from, Duration::seconds(seconds)).timestamp_micros();
@@ -126,6 +170,70 @@ mod tests {
 
     fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_histogram_has_every_bucket_with_zeros_where_nothing_was_counted() {
+        let row = |start: &str, level, count| BucketCount {
+            start: at(start),
+            level,
+            count,
+        };
+        // 10:07 to 10:52 in 15-minute buckets: 10:00 (partial), 10:15, 10:30, 10:45 (partial)
+        let (filled, total) = fill(
+            at("2026-11-20T10:07:00Z"),
+            at("2026-11-20T10:52:00Z"),
+            Duration::minutes(15),
+            &[
+                row("2026-11-20T10:30:00Z", Level::Warn, 2),
+                row("2026-11-20T10:00:00Z", Level::Info, 3),
+                row("2026-11-20T10:30:00Z", Level::Fatal, 1),
+                // a row outside the buckets counts nowhere
+                row("2026-11-20T11:00:00Z", Level::Info, 9),
+            ],
+        );
+        let starts: Vec<String> = filled
+            .iter()
+            .map(|b| b.start.format("%H:%M").to_string())
+            .collect();
+        assert_eq!(starts, ["10:00", "10:15", "10:30", "10:45"]);
+        assert_eq!(filled[0].levels, [0, 3, 0, 0, 0]);
+        assert_eq!(filled[1].levels, [0; 5]);
+        assert_eq!(filled[2].levels, [0, 0, 2, 0, 1]);
+        assert_eq!(filled[2].total(), 3);
+        assert_eq!(total, 6);
+        // an empty window has no bucket at all
+        let (none, zero) = fill(
+            at("2026-11-20T10:00:00Z"),
+            at("2026-11-20T10:00:00Z"),
+            Duration::minutes(15),
+            &[],
+        );
+        assert!(none.is_empty() && zero == 0);
+    }
+
+    #[test]
+    fn retention_raises_from_and_can_empty_the_window() {
+        let now = at("2026-11-20T12:00:00Z");
+        let search = |from: &str, to: &str| Search {
+            from: at(from),
+            to: at(to),
+            filters: Default::default(),
+        };
+        // inside 7 days: unchanged; a second older than that: raised to the retention's start
+        let inside =
+            search("2026-11-13T12:00:00Z", "2026-11-20T12:00:00Z").within_retention(7, now);
+        assert_eq!(inside.from, at("2026-11-13T12:00:00Z"));
+        let older = search("2026-11-13T11:59:59Z", "2026-11-20T12:00:00Z").within_retention(7, now);
+        assert_eq!(older.from, at("2026-11-13T12:00:00Z"));
+        assert!(!older.is_empty());
+        // a window that ended before retention starts holds nothing
+        let gone = search("2026-11-01T00:00:00Z", "2026-11-13T11:00:00Z").within_retention(7, now);
+        assert!(gone.is_empty());
+        // no retention at all: only the future
+        assert!(search("2026-11-20T11:00:00Z", "2026-11-20T12:00:00Z")
+            .within_retention(0, now)
+            .is_empty());
     }
 
     #[test]

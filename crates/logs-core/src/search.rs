@@ -198,6 +198,22 @@ pub struct Search {
     pub filters: Filters,
 }
 
+impl Search {
+    /// The search a plan keeping `retention_days` of events allows at `now`: `from` raised to
+    /// `now - retention_days` when it is older. A window that ends before then is left empty
+    /// (`from >= to`, see [`Search::is_empty`]) rather than refused.
+    pub fn within_retention(mut self, retention_days: i32, now: DateTime<Utc>) -> Search {
+        let start = now - chrono::Duration::days(i64::from(retention_days));
+        self.from = self.from.max(start);
+        self
+    }
+
+    /// No event can be in the window.
+    pub fn is_empty(&self) -> bool {
+        self.from >= self.to
+    }
+}
+
 /// How long a window may be.
 #[derive(Debug, Clone, Copy)]
 pub enum RangeLimit {

@@ -1,9 +1,8 @@
 //! `POST /v1/logs/counts`: a search's events per level in time buckets (a histogram).
 
 use actix_web::{web, HttpResponse};
-use logs_core::counts::{bucket_starts, interval_name, CountsRequest};
+use logs_core::counts::{interval_name, CountsRequest, LevelTotals};
 use logs_core::store::CountQuery;
-use logs_core::Level;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
@@ -21,15 +20,15 @@ pub struct LevelCounts {
     pub fatal: i64,
 }
 
-impl LevelCounts {
-    fn add(&mut self, level: Level, n: i64) {
-        *match level {
-            Level::Debug => &mut self.debug,
-            Level::Info => &mut self.info,
-            Level::Warn => &mut self.warn,
-            Level::Error => &mut self.error,
-            Level::Fatal => &mut self.fatal,
-        } += n;
+impl From<LevelTotals> for LevelCounts {
+    fn from([debug, info, warn, error, fatal]: LevelTotals) -> Self {
+        Self {
+            debug,
+            info,
+            warn,
+            error,
+            fatal,
+        }
     }
 }
 
@@ -98,28 +97,15 @@ pub async fn counts(
         })
         .await?
     };
-    let starts = if opened.empty() {
-        Vec::new()
-    } else {
-        bucket_starts(from, to, bucket)
-    };
-    let mut buckets: Vec<Bucket> = starts
-        .iter()
-        .map(|s| Bucket {
-            start: ts(*s),
-            total: 0,
-            levels: LevelCounts::default(),
+    let (filled, total) = logs_core::counts::fill(from, to, bucket, &rows);
+    let buckets = filled
+        .into_iter()
+        .map(|b| Bucket {
+            start: ts(b.start),
+            total: b.total(),
+            levels: LevelCounts::from(b.levels),
         })
         .collect();
-    let mut total = 0;
-    for row in rows {
-        // rows and starts are both in time order; a row's bucket is always one of the starts
-        if let Ok(i) = starts.binary_search(&row.start) {
-            buckets[i].total += row.count;
-            buckets[i].levels.add(row.level, row.count);
-            total += row.count;
-        }
-    }
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "private, no-store"))
         .json(CountsResponse {

@@ -11,7 +11,7 @@ pub mod tail;
 
 use actix_web::web;
 use auth_core::{Permission, Server};
-use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use logs_core::search::Search;
 use logs_core::store::{EventRow, SearchError};
 use serde::Serialize;
@@ -175,7 +175,7 @@ pub(crate) struct Opened<T> {
 impl<T> Opened<T> {
     /// No event can be in the window (it ends before retention starts).
     pub fn empty(&self) -> bool {
-        self.search.from >= self.search.to
+        self.search.is_empty()
     }
 }
 
@@ -190,8 +190,10 @@ pub(crate) async fn open<T: Searches>(
     auth.require(Permission::LogsRead)?;
     let server = target_server(state, auth, server_id).await?;
     let valid = validate().map_err(ApiError::invalid_request)?;
-    let mut search = valid.search().clone();
-    search.from = search.from.max(retention_start(auth, Utc::now()));
+    let search = valid
+        .search()
+        .clone()
+        .within_retention(auth.plan.retention_days, Utc::now());
     Ok(Opened {
         range: Range {
             from: ts(search.from),
@@ -201,10 +203,6 @@ pub(crate) async fn open<T: Searches>(
         valid,
         search,
     })
-}
-
-fn retention_start(auth: &Auth, now: DateTime<Utc>) -> DateTime<Utc> {
-    now - Duration::days(i64::from(auth.plan.retention_days))
 }
 
 pub(crate) fn search_error(e: SearchError) -> ApiError {
