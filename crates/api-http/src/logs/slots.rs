@@ -89,9 +89,14 @@ impl SlotLease {
         self.renewer.abort();
         self.lost.store(true, Ordering::Relaxed);
         let id = std::mem::take(&mut self.id);
-        if let Err(e) = stow_db::logs::release_lease(&self.db, self.kind, &id).await {
-            tracing::warn!(error = %e, "a lease was not released; it expires");
-        }
+        release_row(self.db.clone(), self.kind, id).await;
+    }
+}
+
+/// Deletes a lease's row; a failure is logged and left to the lease's expiry.
+async fn release_row(db: Db, kind: LeaseKind, id: String) {
+    if let Err(e) = stow_db::logs::release_lease(&db, kind, &id).await {
+        tracing::warn!(error = %e, "a lease was not released; it expires");
     }
 }
 
@@ -105,11 +110,7 @@ impl Drop for SlotLease {
         let (db, kind, id) = (self.db.clone(), self.kind, std::mem::take(&mut self.id));
         // best effort: a lease not released (no runtime left, database away) expires in LEASE
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(e) = stow_db::logs::release_lease(&db, kind, &id).await {
-                    tracing::warn!(error = %e, "a lease was not released; it expires");
-                }
-            });
+            runtime.spawn(release_row(db, kind, id));
         }
     }
 }

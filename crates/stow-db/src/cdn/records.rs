@@ -258,7 +258,7 @@ impl ObjectRecordStore for PgObjectRecords {
         limit: usize,
     ) -> Result<MoveBatch, StoreError> {
         let mut conn = self.db.conn().await?;
-        let keys = |destination: &'static str, limit: usize| {
+        let keys = |destination: &str, limit: usize| {
             diesel::sql_query(format!(
                 "{FOLDER_MOVE_KEYS} {destination} ORDER BY s.key LIMIT $6"
             ))
@@ -274,8 +274,8 @@ impl ObjectRecordStore for PgObjectRecords {
             (keys("AND $4 = $4 AND $5 = $5", limit + 1), None)
         } else {
             (
-                keys(DESTINATION_FREE, limit + 1),
-                Some(keys(DESTINATION_TAKEN, limit)),
+                keys(&format!("AND NOT {DESTINATION_TAKEN}"), limit + 1),
+                Some(keys(&format!("AND {DESTINATION_TAKEN}"), limit)),
             )
         };
         let movable: Vec<KeyRow> = movable.load(&mut conn).await.map_err(db_error)?;
@@ -306,16 +306,15 @@ struct KeyRow {
     key: String,
 }
 
-/// Keys under a folder (`$2` = `folder/` ≤ key < `$3`), never dot-named ones, with one of the
-/// destination conditions below appended. A destination is `$5` (the new folder) followed by the
+/// Keys under a folder (`$2` = `folder/` ≤ key < `$3`), never dot-named ones, with a condition on
+/// the destination appended. A destination is `$5` (the new folder) followed by the
 /// key's part after `$4` (the old folder).
 const FOLDER_MOVE_KEYS: &str = r#"
 SELECT s.key FROM objects s
  WHERE s.org_id = $1 AND s.key >= $2 AND s.key < $3
    AND s.key NOT LIKE '.%' AND s.key NOT LIKE '%/.%'"#;
-const DESTINATION_FREE: &str = r#"AND NOT EXISTS (SELECT 1 FROM objects d
-     WHERE d.org_id = $1 AND d.key = $5 || substr(s.key, char_length($4) + 1))"#;
-const DESTINATION_TAKEN: &str = r#"AND EXISTS (SELECT 1 FROM objects d
+/// The key's destination has an object (`AND NOT …` for a free one).
+const DESTINATION_TAKEN: &str = r#"EXISTS (SELECT 1 FROM objects d
      WHERE d.org_id = $1 AND d.key = $5 || substr(s.key, char_length($4) + 1))"#;
 
 /// How often a write looks again when a concurrent write changed its key between two statements.
