@@ -105,7 +105,7 @@ impl LogStore for MemoryLogs {
                 batch_id: batch.batch_id.clone(),
                 level: e.level.as_str().to_owned(),
                 event_type: e.event_type.clone(),
-                occurred_at: e.occurred_at.unwrap_or(now),
+                occurred_at: e.occurred_at,
                 ingested_at: now,
                 player_id: e.player_id.clone(),
                 target_player_id: e.target_player_id.clone(),

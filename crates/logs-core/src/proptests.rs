@@ -75,9 +75,8 @@ proptest! {
                 prop_assert!(n <= MAX_EVENTS);
                 for e in &batch.events {
                     prop_assert!(e.message.chars().count() <= MAX_MESSAGE_CHARS);
-                    if let Some(t) = e.occurred_at {
-                        prop_assert!(t >= now - Duration::days(8) && t <= now + Duration::minutes(6));
-                    }
+                    let t = e.occurred_at;
+                    prop_assert!(t >= now - Duration::days(8) && t <= now + Duration::minutes(6));
                 }
             }
             Err(BatchError::Invalid { details, .. }) => {

@@ -334,9 +334,9 @@ impl Sent {
         let occurred_at = match self.occurred_at.flatten() {
             Some(s) => {
                 let t = DateTime::parse_from_rfc3339(&s).ok()?.with_timezone(&Utc);
-                occurred_at_problem(t, now).is_none().then_some(Some(t))?
+                occurred_at_problem(t, now).is_none().then_some(t)?
             }
-            None => None,
+            None => now,
         };
         let data = match self.data.flatten() {
             Some(Value::Object(m)) => Some(m),

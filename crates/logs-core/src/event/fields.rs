@@ -206,7 +206,9 @@ pub(super) fn occurred_at_problem(t: DateTime<Utc>, now: DateTime<Utc>) -> Optio
     }
 }
 
-/// `occurred_at`: optional RFC 3339 time within the accepted window around `now`.
+/// `occurred_at`: optional RFC 3339 time within the accepted window around `now`; `now` when
+/// absent or null (the receive time, which is also the batch's `ingested_at`). `None` only when
+/// it is invalid (a finding was added).
 pub(super) fn occurred_at(
     f: &mut Findings,
     i: usize,
@@ -214,7 +216,7 @@ pub(super) fn occurred_at(
     now: DateTime<Utc>,
 ) -> Option<DateTime<Utc>> {
     match v {
-        Value::Null => None,
+        Value::Null => Some(now),
         Value::String(s) => match DateTime::parse_from_rfc3339(s) {
             Ok(t) => {
                 let t = t.with_timezone(&Utc);

@@ -84,13 +84,15 @@ impl Level {
     }
 }
 
-/// A validated event; defaults (event type, occurred_at, event_id) are filled in by the store.
+/// A validated event. The event type and `occurred_at` defaults are applied by the parser
+/// (`occurred_at`: the receive time, which the store also records as `ingested_at`); a missing
+/// `event_id` is made by the store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub event_id: Option<String>,
     pub level: Level,
     pub event_type: String,
-    pub occurred_at: Option<DateTime<Utc>>,
+    pub occurred_at: DateTime<Utc>,
     pub player_id: Option<String>,
     pub target_player_id: Option<String>,
     pub player_identifiers: Option<BTreeMap<String, String>>,
@@ -283,7 +285,7 @@ fn parse_event(
             event_id,
             level: level?,
             event_type,
-            occurred_at,
+            occurred_at: occurred_at?,
             player_id,
             target_player_id,
             player_identifiers,

@@ -49,7 +49,10 @@ fn minimal_event_gets_defaults() {
     let b = one(ok_event()).unwrap();
     assert_eq!(b.batch_id, "batch-0001");
     assert_eq!(b.events[0].event_type, "log");
-    assert_eq!(b.events[0].occurred_at, None);
+    // absent: the receive time (the batch's ingested_at), on both parse paths
+    assert_eq!(b.events[0].occurred_at, now());
+    let null = one(with("occurred_at", Value::Null)).unwrap();
+    assert_eq!(null.events[0].occurred_at, now());
     assert_eq!(b.events[0].level, Level::Info);
 }
 
@@ -71,7 +74,7 @@ fn full_event() {
     );
     assert_eq!(ev.data.as_ref().unwrap()["amount"], 500);
     assert_eq!(
-        ev.occurred_at.unwrap(),
+        ev.occurred_at,
         DateTime::parse_from_rfc3339("2026-11-22T10:59:00Z").unwrap()
     );
 }

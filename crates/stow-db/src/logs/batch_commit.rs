@@ -268,7 +268,7 @@ impl<'a> BatchRows<'a> {
                 .batch
                 .events
                 .iter()
-                .map(|e| e.occurred_at.unwrap_or(j.now));
+                .map(|e| e.occurred_at);
             rows.server_id.push(&j.target.server_id.0);
             rows.batch_id.push(&j.batch.batch_id);
             rows.org_id.push(&j.target.org_id);
@@ -347,7 +347,7 @@ impl<'a> EventColumns<'a> {
                     .push(e.event_id.clone().unwrap_or_else(new_event_id));
                 c.level.push(e.level.as_str());
                 c.event_type.push(&e.event_type);
-                c.occurred_at.push(e.occurred_at.unwrap_or(j.now));
+                c.occurred_at.push(e.occurred_at);
                 c.player_id.push(e.player_id.as_deref());
                 c.target_player_id.push(e.target_player_id.as_deref());
                 c.player_identifiers
@@ -458,7 +458,7 @@ impl<'a> Runs<'a> {
                 .batch
                 .events
                 .iter()
-                .map(|e| (e.occurred_at.unwrap_or(j.now), e.message.as_str()));
+                .map(|e| (e.occurred_at, e.message.as_str()));
             for run in logs_core::words::runs(events) {
                 rows.server_id.push(&j.target.server_id.0);
                 rows.occurred_from.push(run.from);
