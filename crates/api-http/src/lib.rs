@@ -28,7 +28,7 @@ use stow_http::{not_found, path_config, query_config, Authenticator, BodyLimit, 
 use stow_objects::Objects;
 use utoipa::OpenApi;
 
-pub use state::CdnState;
+pub use state::{CdnState, Stores};
 
 /// Default limit of JSON bodies on this host.
 pub const JSON_LIMIT: usize = 1024 * 1024;
@@ -51,20 +51,19 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         .object_store_url()
         .map_err(|e| StartError::Config(e.to_string()))?;
     let objects = Objects::from_url(url).map_err(|e| StartError::Config(e.to_string()))?;
-    Ok(CdnState::new(
-        Arc::clone(&config),
-        db.clone(),
-        objects,
-        Arc::new(PgAccounts::new(db.clone())),
-        Arc::new(PgObjectRecords::new(db.clone())),
-        Arc::new(PgIdempotency::new(db.clone())),
-        Arc::new(PgUploadUrls::new(db.clone())),
-        Arc::new(PgPlaceholders::new(db.clone())),
-        Arc::new(stow_db::PgSigningSecrets::new(db.clone())),
-        Arc::new(stow_db::logs::PgLogs::new(db.clone())),
-        Arc::new(stow_db::PgConsoleSessions::new(db.clone())),
-        Arc::new(stow_db::PgRateBuckets::new(db)),
-    ))
+    let stores = Stores {
+        accounts: Arc::new(PgAccounts::new(db.clone())),
+        records: Arc::new(PgObjectRecords::new(db.clone())),
+        idempotency: Arc::new(PgIdempotency::new(db.clone())),
+        upload_urls: Arc::new(PgUploadUrls::new(db.clone())),
+        placeholders: Arc::new(PgPlaceholders::new(db.clone())),
+        signing_secrets: Arc::new(stow_db::PgSigningSecrets::new(db.clone())),
+        logs: Arc::new(stow_db::logs::PgLogs::new(db.clone())),
+        read_slots: Arc::new(stow_db::logs::PgReadSlots::new(db.clone())),
+        console_sessions: Arc::new(stow_db::PgConsoleSessions::new(db.clone())),
+        rate_buckets: Arc::new(stow_db::PgRateBuckets::new(db.clone())),
+    };
+    Ok(CdnState::new(Arc::clone(&config), db, objects, stores))
 }
 
 pub(crate) fn cors() -> actix_cors::Cors {

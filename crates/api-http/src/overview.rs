@@ -4,6 +4,7 @@
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 use auth_core::Permission;
+use logs_core::ServerId;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
@@ -82,15 +83,17 @@ pub struct OverviewOrganization {
 )]
 pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResponse, ApiError> {
     let ctx = &auth.0;
-    let usage = stow_db::logs::org_usage(&state.db, &ctx.org.id).await?;
+    let now = chrono::Utc::now();
+    let log_events = state.logs.monthly_usage(&ctx.org.id, now).await?;
+    let stored = state.records.totals(&ctx.org.id).await?;
     let servers = match &ctx.server {
         Some(server) => vec![server.clone()],
         None => state.accounts.list_servers(&ctx.org.id).await?,
     };
-    let ids: Vec<String> = servers.iter().map(|s| s.id.clone()).collect();
+    let ids: Vec<ServerId> = servers.iter().map(|s| ServerId(s.id.clone())).collect();
     // when events arrived is log data: only for keys that may read logs
     let last = if ctx.key.permissions.contains(Permission::LogsRead) {
-        stow_db::logs::last_batches(&state.db, &ids).await?
+        state.logs.last_batches(&ids).await?
     } else {
         Default::default()
     };
@@ -110,16 +113,16 @@ pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResp
             concurrent_searches: plan.concurrent_searches,
         },
         usage: UsageInfo {
-            month: usage.month,
-            log_events: usage.log_events,
-            objects: usage.objects,
-            storage_bytes: usage.storage_bytes,
+            month: now.format("%Y-%m").to_string(),
+            log_events,
+            objects: stored.objects,
+            storage_bytes: stored.bytes,
         },
         servers: servers
             .into_iter()
             .map(|s| OverviewServer {
                 last_event_at: last
-                    .get(&s.id)
+                    .get(&ServerId(s.id.clone()))
                     .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
                 id: s.id,
                 cfx_id: s.cfx_id,

@@ -78,6 +78,8 @@ pub struct CdnState {
     pub placeholders: Arc<dyn PlaceholderStore>,
     pub signing_secrets: Arc<dyn SigningSecretStore>,
     pub logs: Arc<dyn logs_core::LogStore>,
+    /// The organizations' limited log-read slots (searches, tails, the export lock).
+    pub read_slots: Arc<dyn logs_core::ReadSlotStore>,
     /// Web console sign-ins (docs/console.md).
     pub console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
     /// Token buckets every instance shares (the per-key rate limit, the sign-in throttle).
@@ -144,22 +146,34 @@ const SLUG_CACHE_TTL: Duration = Duration::from_secs(30);
 /// instance is served within this (the instance that made it forgets them at once).
 pub const PLACEHOLDER_TTL: Duration = Duration::from_secs(10);
 
+/// The storage behind the API host, one trait object per store.
+pub struct Stores {
+    pub accounts: Arc<dyn AccountStore>,
+    pub records: Arc<dyn ObjectRecordStore>,
+    pub idempotency: Arc<dyn IdempotencyStore>,
+    pub upload_urls: Arc<dyn UploadUrlStore>,
+    pub placeholders: Arc<dyn PlaceholderStore>,
+    pub signing_secrets: Arc<dyn SigningSecretStore>,
+    pub logs: Arc<dyn logs_core::LogStore>,
+    pub read_slots: Arc<dyn logs_core::ReadSlotStore>,
+    pub console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
+    pub rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
+}
+
 impl CdnState {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        config: Arc<Config>,
-        db: Db,
-        blobs: Objects,
-        accounts: Arc<dyn AccountStore>,
-        records: Arc<dyn ObjectRecordStore>,
-        idempotency: Arc<dyn IdempotencyStore>,
-        upload_urls: Arc<dyn UploadUrlStore>,
-        placeholders: Arc<dyn PlaceholderStore>,
-        signing_secrets: Arc<dyn SigningSecretStore>,
-        logs: Arc<dyn logs_core::LogStore>,
-        console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
-        rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
-    ) -> Self {
+    pub fn new(config: Arc<Config>, db: Db, blobs: Objects, stores: Stores) -> Self {
+        let Stores {
+            accounts,
+            records,
+            idempotency,
+            upload_urls,
+            placeholders,
+            signing_secrets,
+            logs,
+            read_slots,
+            console_sessions,
+            rate_buckets,
+        } = stores;
         Self {
             config,
             db,
@@ -171,6 +185,7 @@ impl CdnState {
             placeholders,
             signing_secrets,
             logs,
+            read_slots,
             console_sessions,
             rate_buckets,
             rows: RowCache::new(100_000),

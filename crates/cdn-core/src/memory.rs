@@ -12,7 +12,7 @@ use crate::folder_move::{self, MoveBatch};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::is_hidden;
 use crate::placeholder::{Placeholder, PlaceholderStore, Put};
-use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore, Renamed};
+use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed};
 use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -176,6 +176,17 @@ impl ObjectRecordStore for MemoryObjectRecords {
         Ok(lock(&self.rows)
             .values()
             .any(|r| r.storage_path == storage_path))
+    }
+
+    async fn totals(&self, org_id: &str) -> Result<ObjectTotals, StoreError> {
+        let rows = lock(&self.rows);
+        let mine = rows.iter().filter(|((org, _), _)| org == org_id);
+        Ok(
+            mine.fold(ObjectTotals::default(), |t, (_, r)| ObjectTotals {
+                objects: t.objects + 1,
+                bytes: t.bytes + r.size,
+            }),
+        )
     }
 }
 

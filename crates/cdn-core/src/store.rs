@@ -100,4 +100,14 @@ pub trait ObjectRecordStore: Send + Sync {
     ) -> Result<MoveBatch, StoreError>;
     /// Whether any row points at this storage path (garbage collection).
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError>;
+    /// How many objects the organization stores, and their bytes (the overview's usage).
+    async fn totals(&self, org_id: &str) -> Result<ObjectTotals, StoreError>;
+}
+
+/// An organization's stored objects, counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ObjectTotals {
+    pub objects: i64,
+    /// The sum of their sizes.
+    pub bytes: i64,
 }

@@ -11,6 +11,7 @@ pub mod params;
 mod proptests;
 pub mod query;
 pub mod search;
+pub mod slots;
 pub mod store;
 pub mod tail;
 #[cfg(any(test, feature = "testsuite"))]
@@ -18,4 +19,5 @@ pub mod testsuite;
 pub mod words;
 
 pub use event::{parse_batch, Batch, BatchError, Detail, Event, Level};
+pub use slots::{ExportGuard, LeaseKind, ReadSlotStore};
 pub use store::{EventRow, IngestOutcome, IngestTarget, LogStore, ServerId};

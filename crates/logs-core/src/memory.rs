@@ -1,7 +1,7 @@
-//! In-memory [`LogStore`] (unit tests, tooling).
+//! In-memory [`LogStore`] and [`ReadSlotStore`] (unit tests, tooling).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use auth_core::StoreError;
@@ -9,6 +9,7 @@ use chrono::{DateTime, Datelike, Utc};
 use serde_json::Value;
 
 use crate::event::{Batch, Level};
+use crate::slots::{ExportGuard, LeaseKind, ReadSlotStore};
 use crate::store::{
     bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets,
     Filters, IngestOutcome, IngestTarget, LogStore, SearchError, ServerId, TailPage, TailPosition,
@@ -249,6 +250,124 @@ impl LogStore for MemoryLogs {
             .copied()
             .unwrap_or(0))
     }
+
+    async fn last_batches(
+        &self,
+        servers: &[ServerId],
+    ) -> Result<HashMap<ServerId, DateTime<Utc>>, StoreError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = HashMap::new();
+        for (server, at) in &st.batch_log {
+            if let Some(s) = servers.iter().find(|s| s.0 == *server) {
+                last.insert(s.clone(), *at);
+            }
+        }
+        Ok(last)
+    }
+}
+
+/// In-memory [`ReadSlotStore`]: the slots of one process.
+#[derive(Default, Clone)]
+pub struct MemoryReadSlots {
+    state: Arc<Mutex<Slots>>,
+}
+
+#[derive(Default)]
+struct Slots {
+    /// id → kind, organization, expires at
+    leases: HashMap<String, (LeaseKind, String, DateTime<Utc>)>,
+    /// organizations whose export lock is held
+    exports: HashSet<String>,
+}
+
+impl MemoryReadSlots {
+    fn slots(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl ReadSlotStore for MemoryReadSlots {
+    async fn acquire(
+        &self,
+        kind: LeaseKind,
+        org_id: &str,
+        limit: usize,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Option<String>, StoreError> {
+        let now = Utc::now();
+        let mut slots = self.slots();
+        slots
+            .leases
+            .retain(|_, (k, org, until)| !(*k == kind && org == org_id && *until < now));
+        let held = slots
+            .leases
+            .values()
+            .filter(|(k, org, _)| *k == kind && org == org_id)
+            .count();
+        if held >= limit {
+            return Ok(None);
+        }
+        let id = kind.new_id();
+        slots
+            .leases
+            .insert(id.clone(), (kind, org_id.to_owned(), expires_at));
+        Ok(Some(id))
+    }
+
+    async fn renew(
+        &self,
+        kind: LeaseKind,
+        id: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        Ok(match self.slots().leases.get_mut(id) {
+            Some((k, _, until)) if *k == kind => {
+                *until = expires_at;
+                true
+            }
+            _ => false,
+        })
+    }
+
+    async fn release(&self, kind: LeaseKind, id: &str) -> Result<(), StoreError> {
+        let mut slots = self.slots();
+        if slots.leases.get(id).is_some_and(|(k, _, _)| *k == kind) {
+            slots.leases.remove(id);
+        }
+        Ok(())
+    }
+
+    async fn try_export_lock(
+        &self,
+        org_id: &str,
+    ) -> Result<Option<Box<dyn ExportGuard>>, StoreError> {
+        if !self.slots().exports.insert(org_id.to_owned()) {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(MemoryExportGuard {
+            slots: self.clone(),
+            org_id: org_id.to_owned(),
+        })))
+    }
+}
+
+struct MemoryExportGuard {
+    slots: MemoryReadSlots,
+    org_id: String,
+}
+
+#[async_trait]
+impl ExportGuard for MemoryExportGuard {
+    async fn unlock(self: Box<Self>) {
+        drop(self);
+    }
+}
+
+impl Drop for MemoryExportGuard {
+    fn drop(&mut self) {
+        self.slots.slots().exports.remove(&self.org_id);
+    }
 }
 
 #[cfg(test)]
@@ -256,6 +375,7 @@ mod tests {
     async fn fixture() -> crate::testsuite::Fixture {
         crate::testsuite::Fixture {
             store: Box::new(super::MemoryLogs::default()),
+            slots: Box::new(super::MemoryReadSlots::default()),
             org: "org_a".into(),
             a: ("srv_a".into(), "abc".into()),
             b: ("srv_b".into(), "def".into()),

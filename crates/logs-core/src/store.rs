@@ -248,8 +248,14 @@ pub trait LogStore: Send + Sync {
         server: &ServerId,
         seq: i64,
     ) -> Result<Option<DateTime<Utc>>, StoreError>;
-    /// Accepted log events of an organization this month.
+    /// Accepted log events of an organization in the calendar month (UTC) of `now`.
     async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError>;
+    /// When each of `servers` last had a batch accepted (the newest by commit order); servers
+    /// without one are absent.
+    async fn last_batches(
+        &self,
+        servers: &[ServerId],
+    ) -> Result<std::collections::HashMap<ServerId, DateTime<Utc>>, StoreError>;
 }
 
 /// The start of the bucket of `bucket` length (aligned to the Unix epoch) that holds `t`.

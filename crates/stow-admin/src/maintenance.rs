@@ -23,16 +23,24 @@ pub(crate) async fn migrate(ctx: &Ctx) -> Result<(Value, String), CliError> {
 }
 
 pub(crate) async fn usage(ctx: &Ctx, org: String) -> Result<(Value, String), CliError> {
+    use cdn_core::store::ObjectRecordStore;
+    use logs_core::LogStore;
     ctx.org(&org).await?;
-    let u = stow_db::logs::org_usage(&ctx.db, &org).await?;
+    let now = chrono::Utc::now();
+    let month = now.format("%Y-%m").to_string();
+    let log_events = stow_db::logs::PgLogs::new(ctx.db.clone())
+        .monthly_usage(&org, now)
+        .await?;
+    let stored = stow_db::PgObjectRecords::new(ctx.db.clone())
+        .totals(&org)
+        .await?;
     Ok((
-        json!({ "orgId": org, "month": u.month, "logEvents": u.log_events, "objects": u.objects, "storageBytes": u.storage_bytes }),
+        json!({ "orgId": org, "month": month, "logEvents": log_events, "objects": stored.objects, "storageBytes": stored.bytes }),
         format!(
-            "{}: {}, {}, {} stored",
-            u.month,
-            crate::table::counted(u.log_events, "log event", "log events"),
-            crate::table::counted(u.objects, "object", "objects"),
-            crate::table::counted(u.storage_bytes, "byte", "bytes")
+            "{month}: {}, {}, {} stored",
+            crate::table::counted(log_events, "log event", "log events"),
+            crate::table::counted(stored.objects, "object", "objects"),
+            crate::table::counted(stored.bytes, "byte", "bytes")
         ),
     ))
 }

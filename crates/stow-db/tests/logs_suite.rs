@@ -29,7 +29,8 @@ async fn fixture_at(url: String) -> logs_core::testsuite::Fixture {
     let db = Db::connect(&DbConfig::new(url)).expect("pool");
     let (org, a, b) = org_with_two_servers(&db).await;
     logs_core::testsuite::Fixture {
-        store: Box::new(PgLogs::new(db)),
+        store: Box::new(PgLogs::new(db.clone())),
+        slots: Box::new(stow_db::logs::PgReadSlots::new(db)),
         org,
         a,
         b,

@@ -98,13 +98,14 @@ async fn accepts_retries_and_conflicts() {
     .await;
     assert_eq!(res.status(), 202);
     assert_eq!(event_count(&app).await, 3);
-    let usage = stow_db::logs::org_usage(&app.db, &app.org.id)
-        .await
-        .unwrap();
-    assert_eq!(
-        usage.log_events, 3,
-        "rejected batches and retries add no usage"
-    );
+    let usage = logs_core::LogStore::monthly_usage(
+        &stow_db::logs::PgLogs::new(app.db.clone()),
+        &app.org.id,
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(usage, 3, "rejected batches and retries add no usage");
 }
 
 #[tokio::test]

@@ -531,9 +531,11 @@ async fn concurrent_search_limit() {
     plan.concurrent_searches = 1;
     app.accounts.upsert_plan(&plan).await.unwrap();
     // hold the organization's only slot, as a long search on another instance would
+    let slots: std::sync::Arc<dyn logs_core::ReadSlotStore> =
+        std::sync::Arc::new(stow_db::logs::PgReadSlots::new(app.db.clone()));
     let held = api_http::logs::slots::SlotLease::acquire(
-        &app.db,
-        stow_db::logs::LeaseKind::Search,
+        &slots,
+        logs_core::LeaseKind::Search,
         &app.org.id,
         1,
     )

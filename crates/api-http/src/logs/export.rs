@@ -10,7 +10,7 @@ use logs_core::store::{EventQuery, LogStore};
 use std::sync::Arc;
 use stow_http::{ApiError, Auth, Code};
 
-use super::slots::watched;
+use super::slots::{watched, ExportSlot};
 use super::{open, EventOut};
 use crate::state::CdnState;
 
@@ -187,8 +187,11 @@ pub async fn export(
             )))
         }
     };
-    let lock = stow_db::logs::try_export_lock(&state.db, &auth.org.id)
+    let lock = state
+        .read_slots
+        .try_export_lock(&auth.org.id)
         .await?
+        .map(ExportSlot)
         .ok_or_else(|| {
             ApiError::new(
                 Code::RateLimited,

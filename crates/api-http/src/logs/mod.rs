@@ -233,8 +233,8 @@ async fn search_slot(
 ) -> Result<slots::SlotLease, ApiError> {
     let limit = usize::try_from(auth.plan.concurrent_searches.max(1)).unwrap_or(1);
     slots::SlotLease::acquire(
-        &state.db,
-        stow_db::logs::LeaseKind::Search,
+        &state.read_slots,
+        logs_core::LeaseKind::Search,
         &auth.org.id,
         limit,
     )

@@ -2,8 +2,8 @@
 //! the client stops taking them.
 //!
 //! [`SlotLease`]: a running search (the plan's concurrent searches) or an open live tail
-//! (`LOGS_TAIL_LIMIT`) holds a lease row in Postgres (`stow_db::logs::acquire_lease`), so each
-//! limit holds across instances. A task renews the lease while it is held; dropping it releases
+//! (`LOGS_TAIL_LIMIT`) holds a lease of the [`ReadSlotStore`] (rows in Postgres), so each limit
+//! holds across instances. A task renews the lease while it is held; dropping it releases
 //! the row, and the lease of an instance that died expires.
 //!
 //! [`watched`]: a streamed answer (export, tail) keeps its slot (the export lock, the tail's
@@ -21,8 +21,7 @@ use bytes::Bytes;
 use chrono::Utc;
 use futures::future::BoxFuture;
 use futures::Stream;
-use stow_db::logs::LeaseKind;
-use stow_db::Db;
+use logs_core::slots::{ExportGuard, LeaseKind, ReadSlotStore};
 
 /// How long a lease lasts without renewal (an instance that died frees its slots by then).
 pub const LEASE: Duration = Duration::from_secs(30);
@@ -33,7 +32,7 @@ fn lease_end() -> chrono::DateTime<Utc> {
 
 /// A held slot: renewed in the background, released when dropped.
 pub struct SlotLease {
-    db: Db,
+    slots: Arc<dyn ReadSlotStore>,
     kind: LeaseKind,
     id: String,
     lost: Arc<AtomicBool>,
@@ -43,22 +42,21 @@ pub struct SlotLease {
 impl SlotLease {
     /// A slot of `kind` for `org_id`, or `None` while `limit` are held.
     pub async fn acquire(
-        db: &Db,
+        slots: &Arc<dyn ReadSlotStore>,
         kind: LeaseKind,
         org_id: &str,
         limit: usize,
     ) -> Result<Option<Self>, auth_core::StoreError> {
-        let Some(id) = stow_db::logs::acquire_lease(db, kind, org_id, limit, lease_end()).await?
-        else {
+        let Some(id) = slots.acquire(kind, org_id, limit, lease_end()).await? else {
             return Ok(None);
         };
         let lost = Arc::new(AtomicBool::new(false));
         let renewer = tokio::spawn({
-            let (db, id, lost) = (db.clone(), id.clone(), Arc::clone(&lost));
+            let (slots, id, lost) = (Arc::clone(slots), id.clone(), Arc::clone(&lost));
             async move {
                 loop {
                     tokio::time::sleep(LEASE / 3).await;
-                    match stow_db::logs::renew_lease(&db, kind, &id, lease_end()).await {
+                    match slots.renew(kind, &id, lease_end()).await {
                         Ok(true) => {}
                         Ok(false) => {
                             lost.store(true, Ordering::Relaxed);
@@ -71,7 +69,7 @@ impl SlotLease {
             }
         });
         Ok(Some(Self {
-            db: db.clone(),
+            slots: Arc::clone(slots),
             kind,
             id,
             lost,
@@ -89,13 +87,13 @@ impl SlotLease {
         self.renewer.abort();
         self.lost.store(true, Ordering::Relaxed);
         let id = std::mem::take(&mut self.id);
-        release_row(self.db.clone(), self.kind, id).await;
+        release_row(Arc::clone(&self.slots), self.kind, id).await;
     }
 }
 
 /// Deletes a lease's row; a failure is logged and left to the lease's expiry.
-async fn release_row(db: Db, kind: LeaseKind, id: String) {
-    if let Err(e) = stow_db::logs::release_lease(&db, kind, &id).await {
+async fn release_row(slots: Arc<dyn ReadSlotStore>, kind: LeaseKind, id: String) {
+    if let Err(e) = slots.release(kind, &id).await {
         tracing::warn!(error = %e, "a lease was not released; it expires");
     }
 }
@@ -107,10 +105,11 @@ impl Drop for SlotLease {
         if self.id.is_empty() {
             return; // released already
         }
-        let (db, kind, id) = (self.db.clone(), self.kind, std::mem::take(&mut self.id));
+        let (slots, kind) = (Arc::clone(&self.slots), self.kind);
+        let id = std::mem::take(&mut self.id);
         // best effort: a lease not released (no runtime left, database away) expires in LEASE
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(release_row(db, kind, id));
+            runtime.spawn(release_row(slots, kind, id));
         }
     }
 }
@@ -127,9 +126,12 @@ impl Slot for SlotLease {
     }
 }
 
-impl Slot for stow_db::logs::ExportLock {
+/// The export lock ([`ReadSlotStore::try_export_lock`]).
+pub struct ExportSlot(pub Box<dyn ExportGuard>);
+
+impl Slot for ExportSlot {
     fn release(self: Box<Self>) -> BoxFuture<'static, ()> {
-        Box::pin(self.unlock())
+        self.0.unlock()
     }
 }
 

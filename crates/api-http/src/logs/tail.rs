@@ -18,8 +18,8 @@ use chrono::Utc;
 use logs_core::search::validate_filters;
 use logs_core::store::{Filters, LogStore, ServerId, TailPosition, TailQuery};
 use logs_core::tail::{TailParams, RESUME_MINUTES};
+use logs_core::LeaseKind;
 use std::sync::atomic::{AtomicBool, Ordering};
-use stow_db::logs::LeaseKind;
 use stow_http::{ApiError, Auth, Code};
 
 use super::slots::{watched, SlotLease};
@@ -182,7 +182,7 @@ pub async fn tail(
         },
     };
     let lease = SlotLease::acquire(
-        &state.db,
+        &state.read_slots,
         LeaseKind::Tail,
         &auth.org.id,
         state.config.tail_limit,

@@ -70,6 +70,7 @@ macro_rules! cdn_store_suite {
             records_list_in_byte_order_recursively_and_by_pages,
             records_list_without_denied_prefixes_or_other_organizations,
             records_delete_and_report_references,
+            records_totals_count_one_organizations_objects,
             folder_view_shows_direct_objects_and_each_subfolder_once,
             folder_view_pages_across_folder_boundaries,
             records_delete_many_in_one_step,

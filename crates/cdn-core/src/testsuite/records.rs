@@ -4,7 +4,7 @@ use chrono::Duration;
 
 use super::{keys, q, record, Fixture};
 use crate::folder::{FolderEntry, FolderQuery};
-use crate::store::Renamed;
+use crate::store::{ObjectTotals, Renamed};
 
 pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) {
     let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
@@ -178,6 +178,31 @@ async fn seed_folders(f: &Fixture) {
         .upsert(&f.org_b, &record("images/other-org.png", "px"))
         .await
         .unwrap();
+}
+
+pub async fn records_totals_count_one_organizations_objects(f: &Fixture) {
+    let repo = f.records.as_ref();
+    assert_eq!(
+        repo.totals(&f.org_a).await.unwrap(),
+        ObjectTotals::default()
+    );
+    seed_folders(f).await;
+    let mut big = record("images/a.png", "p-big");
+    big.size = 5_000_000_000; // past 32 bits
+    repo.upsert(&f.org_a, &big).await.unwrap();
+    let t = repo.totals(&f.org_a).await.unwrap();
+    assert_eq!(t.objects, 13, "a replaced object counts once");
+    assert_eq!(t.bytes, 12 * 3 + 5_000_000_000);
+    let other = repo.totals(&f.org_b).await.unwrap();
+    assert_eq!(
+        other,
+        ObjectTotals {
+            objects: 1,
+            bytes: 3
+        }
+    );
+    repo.delete(&f.org_a, "images/a.png").await.unwrap();
+    assert_eq!(repo.totals(&f.org_a).await.unwrap().bytes, 12 * 3);
 }
 
 pub async fn folder_view_shows_direct_objects_and_each_subfolder_once(f: &Fixture) {

@@ -5,7 +5,7 @@ use auth_core::StoreError;
 use cdn_core::folder::{FolderEntry, FolderQuery};
 use cdn_core::folder_move::MoveBatch;
 use cdn_core::metadata::Metadata;
-use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore, Renamed};
+use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
@@ -297,6 +297,29 @@ impl ObjectRecordStore for PgObjectRecords {
         .get_result(&mut conn)
         .await
         .map_err(db_error)
+    }
+
+    async fn totals(&self, org_id: &str) -> Result<ObjectTotals, StoreError> {
+        let mut conn = self.db.conn().await?;
+        #[derive(QueryableByName)]
+        struct Totals {
+            #[diesel(sql_type = BigInt)]
+            objects: i64,
+            #[diesel(sql_type = BigInt)]
+            bytes: i64,
+        }
+        let t: Totals = diesel::sql_query(
+            "SELECT count(*)::bigint AS objects, COALESCE(sum(size), 0)::bigint AS bytes \
+             FROM objects WHERE org_id = $1",
+        )
+        .bind::<Text, _>(org_id)
+        .get_result(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(ObjectTotals {
+            objects: t.objects,
+            bytes: t.bytes,
+        })
     }
 }
 

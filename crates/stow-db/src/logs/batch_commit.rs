@@ -264,11 +264,7 @@ impl<'a> BatchRows<'a> {
         for &i in firsts {
             let j = &batches[i];
             // where the batch's events lie in time, for the live tail to find them by index
-            let times = j
-                .batch
-                .events
-                .iter()
-                .map(|e| e.occurred_at);
+            let times = j.batch.events.iter().map(|e| e.occurred_at);
             rows.server_id.push(&j.target.server_id.0);
             rows.batch_id.push(&j.batch.batch_id);
             rows.org_id.push(&j.target.org_id);

@@ -91,4 +91,11 @@ impl LogStore for PgLogs {
             .map(|v| v.unwrap_or(0))
             .map_err(db_error)
     }
+
+    async fn last_batches(
+        &self,
+        servers: &[ServerId],
+    ) -> Result<std::collections::HashMap<ServerId, DateTime<Utc>>, StoreError> {
+        super::last_batches::last_batches(&self.db, servers).await
+    }
 }

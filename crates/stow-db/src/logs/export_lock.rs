@@ -9,7 +9,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::{db_error, Db};
 
-pub struct ExportLock {
+pub(super) struct ExportLock {
     _conn: AsyncPgConnection,
 }
 
@@ -19,10 +19,11 @@ struct Locked {
     locked: bool,
 }
 
-impl ExportLock {
+#[async_trait::async_trait]
+impl logs_core::ExportGuard for ExportLock {
     /// Releases the lock now, so the next export can have it as soon as this returns (dropping
     /// the lock releases it too, once Postgres notices the connection closed).
-    pub async fn unlock(mut self) {
+    async fn unlock(mut self: Box<Self>) {
         if let Err(e) = diesel::sql_query("SELECT pg_advisory_unlock_all()")
             .execute(&mut self._conn)
             .await
@@ -33,7 +34,10 @@ impl ExportLock {
 }
 
 /// The organization's export lock, or `None` while another export holds it.
-pub async fn try_export_lock(db: &Db, org_id: &str) -> Result<Option<ExportLock>, StoreError> {
+pub(super) async fn try_export_lock(
+    db: &Db,
+    org_id: &str,
+) -> Result<Option<ExportLock>, StoreError> {
     let mut conn = db.conn().await?;
     let row: Locked =
         diesel::sql_query("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked")

@@ -8,6 +8,8 @@ use diesel::sql_types::{BigInt, Text, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
+use logs_core::slots::LeaseKind;
+
 use crate::{db_error, Db};
 
 #[derive(diesel::QueryableByName)]
@@ -16,33 +18,16 @@ struct Count {
     n: i64,
 }
 
-/// What a lease is for: its table and its ids' prefix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeaseKind {
-    /// An open live tail (`LOGS_TAIL_LIMIT` per organization).
-    Tail,
-    /// A running query, count or facets request (the plan's concurrent searches).
-    Search,
-}
-
-impl LeaseKind {
-    fn table(self) -> &'static str {
-        match self {
-            LeaseKind::Tail => "log_tails",
-            LeaseKind::Search => "log_searches",
-        }
-    }
-
-    fn prefix(self) -> &'static str {
-        match self {
-            LeaseKind::Tail => "tail",
-            LeaseKind::Search => "search",
-        }
+/// The table of a kind's leases.
+fn table(kind: LeaseKind) -> &'static str {
+    match kind {
+        LeaseKind::Tail => "log_tails",
+        LeaseKind::Search => "log_searches",
     }
 }
 
 /// A lease of `kind` for `org_id` until `expires_at`, unless `limit` are held already.
-pub async fn acquire_lease(
+pub(super) async fn acquire_lease(
     db: &Db,
     kind: LeaseKind,
     org_id: &str,
@@ -50,12 +35,8 @@ pub async fn acquire_lease(
     expires_at: DateTime<Utc>,
 ) -> Result<Option<String>, StoreError> {
     let mut conn = db.conn().await?;
-    let id = format!(
-        "{}_{}",
-        kind.prefix(),
-        ulid::Ulid::new().to_string().to_lowercase()
-    );
-    let table = kind.table();
+    let id = kind.new_id();
+    let table = table(kind);
     let org = org_id.to_owned();
     let lease = id.clone();
     let granted = conn
@@ -99,14 +80,14 @@ pub async fn acquire_lease(
 }
 
 /// Extends the lease; `false` when it is gone (expired and taken back).
-pub async fn renew_lease(
+pub(super) async fn renew_lease(
     db: &Db,
     kind: LeaseKind,
     id: &str,
     expires_at: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
     let mut conn = db.conn().await?;
-    let table = kind.table();
+    let table = table(kind);
     let n = diesel::sql_query(format!("UPDATE {table} SET expires_at = $2 WHERE id = $1"))
         .bind::<Text, _>(id)
         .bind::<Timestamptz, _>(expires_at)
@@ -116,9 +97,9 @@ pub async fn renew_lease(
     Ok(n == 1)
 }
 
-pub async fn release_lease(db: &Db, kind: LeaseKind, id: &str) -> Result<(), StoreError> {
+pub(super) async fn release_lease(db: &Db, kind: LeaseKind, id: &str) -> Result<(), StoreError> {
     let mut conn = db.conn().await?;
-    diesel::sql_query(format!("DELETE FROM {} WHERE id = $1", kind.table()))
+    diesel::sql_query(format!("DELETE FROM {} WHERE id = $1", table(kind)))
         .bind::<Text, _>(id)
         .execute(&mut conn)
         .await

@@ -1,26 +1,25 @@
-//! Postgres storage of log batches and events: ingestion, queries, partition maintenance and
-//! usage counters.
+//! Postgres storage of log batches and events: ingestion, queries, partition maintenance, usage
+//! counters and the organizations' read slots.
 
 mod batch_commit;
 mod event_store;
 mod export_lock;
+mod last_batches;
 mod leases;
 mod message_runs;
 mod partitions;
+mod read_slots;
 mod reads;
 mod search_sql;
 mod tail;
-mod usage;
 mod writers;
 
 pub use batch_commit::PendingBatch;
-pub use export_lock::{try_export_lock, ExportLock};
-pub use leases::{acquire_lease, release_lease, renew_lease, LeaseKind};
 pub use message_runs::{within as message_within, Within, MAX_RUNS};
 pub use partitions::{
     maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
 };
-pub use usage::{last_batches, org_usage, Usage};
+pub use read_slots::PgReadSlots;
 pub use writers::WRITERS;
 
 use auth_core::StoreError;

@@ -1,0 +1,74 @@
+//! An organization's limited log-read slots, held across every instance: leases on open live
+//! tails and running searches (each kind up to a limit), and the one-export-at-a-time lock.
+//!
+//! A lease lasts until its `expires_at`; its holder renews it while it runs, and the lease of a
+//! holder that died is taken back once expired. The export lock is held by a guard: unlocking or
+//! dropping it frees the lock (a store may notice a drop later than an unlock).
+
+use async_trait::async_trait;
+use auth_core::StoreError;
+use chrono::{DateTime, Utc};
+
+/// What a lease is for; each kind has its own limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LeaseKind {
+    /// An open live tail (`LOGS_TAIL_LIMIT` per organization).
+    Tail,
+    /// A running query, count or facets request (the plan's concurrent searches).
+    Search,
+}
+
+impl LeaseKind {
+    /// The prefix of this kind's lease ids (`tail_…`, `search_…`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            LeaseKind::Tail => "tail",
+            LeaseKind::Search => "search",
+        }
+    }
+
+    /// A new lease id of this kind.
+    pub fn new_id(self) -> String {
+        format!(
+            "{}_{}",
+            self.prefix(),
+            ulid::Ulid::new().to_string().to_lowercase()
+        )
+    }
+}
+
+/// The held export lock of an organization.
+#[async_trait]
+pub trait ExportGuard: Send {
+    /// Frees the lock now: the next export can have it as soon as this returns.
+    async fn unlock(self: Box<Self>);
+}
+
+#[async_trait]
+pub trait ReadSlotStore: Send + Sync {
+    /// A lease of `kind` for the organization until `expires_at` (its id), or `None` while
+    /// `limit` unexpired leases of that kind are held. Expired leases are taken back first; two
+    /// callers never both take the last slot.
+    async fn acquire(
+        &self,
+        kind: LeaseKind,
+        org_id: &str,
+        limit: usize,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Option<String>, StoreError>;
+    /// Extends the lease to `expires_at`; `false` when it is gone (released, or expired and
+    /// taken back).
+    async fn renew(
+        &self,
+        kind: LeaseKind,
+        id: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// Gives the lease up (nothing happens for one that is gone).
+    async fn release(&self, kind: LeaseKind, id: &str) -> Result<(), StoreError>;
+    /// The organization's export lock, or `None` while another export holds it.
+    async fn try_export_lock(
+        &self,
+        org_id: &str,
+    ) -> Result<Option<Box<dyn ExportGuard>>, StoreError>;
+}

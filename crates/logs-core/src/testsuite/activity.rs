@@ -1,0 +1,105 @@
+//! What the overview reads (usage, each server's last batch) and the read slots (leases and the
+//! export lock).
+
+use super::*;
+use crate::slots::LeaseKind;
+
+/// The newest batch of each server by commit order, however its events are dated; servers with
+/// no batch are absent.
+pub async fn last_batches_name_each_servers_newest_batch(f: &Fixture) {
+    let (ta, tb) = targets(f);
+    let (a, b) = (ta.server_id.clone(), tb.server_id.clone());
+    let unknown = ServerId("srv_unknown".into());
+    let all = [a.clone(), b.clone(), unknown.clone()];
+    assert!(f.store.last_batches(&all).await.unwrap().is_empty());
+    let now = Utc::now().trunc_subsecs(6);
+    let old_event = (now - Duration::days(2)).to_rfc3339();
+    for (i, at) in [now - Duration::minutes(5), now].into_iter().enumerate() {
+        let body = json!({ "batch_id": format!("batch-last-{i}"), "events": [
+            { "level": "info", "message": "m", "occurred_at": old_event }]});
+        let batch = parse_batch(&serde_json::to_vec(&body).unwrap(), at).unwrap();
+        f.store.ingest(&ta, batch, at).await.unwrap();
+    }
+    let last = f.store.last_batches(&all).await.unwrap();
+    assert_eq!(
+        last.get(&a),
+        Some(&now),
+        "the newest batch, not the event's time"
+    );
+    assert_eq!(last.len(), 1, "{last:?}");
+    assert!(f.store.last_batches(&[]).await.unwrap().is_empty());
+    assert!(f.store.last_batches(&[b]).await.unwrap().is_empty());
+}
+
+/// Each kind has its own limit per organization; a released lease frees its slot and cannot be
+/// renewed; a held one can.
+pub async fn read_slot_leases_hold_each_kinds_limit(f: &Fixture) {
+    let (slots, org) = (f.slots.as_ref(), f.org.as_str());
+    let until = Utc::now() + Duration::seconds(30);
+    let first = slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap();
+    let second = slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap();
+    let (first, second) = (first.unwrap(), second.unwrap());
+    assert!(first.starts_with("tail_") && first != second);
+    assert_eq!(
+        slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap(),
+        None,
+        "the limit holds"
+    );
+    let search = slots
+        .acquire(LeaseKind::Search, org, 1, until)
+        .await
+        .unwrap();
+    assert!(
+        search.is_some_and(|id| id.starts_with("search_")),
+        "kinds count apart"
+    );
+    assert!(slots.renew(LeaseKind::Tail, &first, until).await.unwrap());
+    slots.release(LeaseKind::Tail, &first).await.unwrap();
+    assert!(!slots.renew(LeaseKind::Tail, &first, until).await.unwrap());
+    slots.release(LeaseKind::Tail, &first).await.unwrap(); // twice: nothing happens
+    let third = slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap();
+    assert!(third.is_some(), "a released lease frees its slot");
+    assert!(slots.renew(LeaseKind::Tail, &second, until).await.unwrap());
+}
+
+/// A lease past its `expires_at` (its holder died) is taken back by the next acquirer.
+pub async fn expired_read_slot_leases_are_taken_back(f: &Fixture) {
+    let (slots, org) = (f.slots.as_ref(), f.org.as_str());
+    let past = Utc::now() - Duration::seconds(1);
+    let dead = slots
+        .acquire(LeaseKind::Search, org, 1, past)
+        .await
+        .unwrap()
+        .unwrap();
+    let until = Utc::now() + Duration::seconds(30);
+    let next = slots
+        .acquire(LeaseKind::Search, org, 1, until)
+        .await
+        .unwrap();
+    assert!(next.is_some(), "the expired lease's slot is free");
+    assert!(
+        !slots.renew(LeaseKind::Search, &dead, until).await.unwrap(),
+        "a lease taken back is gone"
+    );
+    assert_eq!(
+        slots
+            .acquire(LeaseKind::Search, org, 1, until)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+/// One export at a time per organization; unlocking frees the lock at once.
+pub async fn one_export_at_a_time_per_organization(f: &Fixture) {
+    let (slots, org) = (f.slots.as_ref(), f.org.as_str());
+    let held = slots
+        .try_export_lock(org)
+        .await
+        .unwrap()
+        .expect("free at first");
+    assert!(slots.try_export_lock(org).await.unwrap().is_none(), "held");
+    held.unlock().await;
+    let again = slots.try_export_lock(org).await.unwrap();
+    assert!(again.is_some(), "free once unlocked");
+}

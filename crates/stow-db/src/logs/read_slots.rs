@@ -1,0 +1,54 @@
+//! [`ReadSlotStore`] in Postgres: lease rows (`leases`) and the export's advisory lock
+//! (`export_lock`), so each limit holds across instances.
+
+use async_trait::async_trait;
+use auth_core::StoreError;
+use chrono::{DateTime, Utc};
+use logs_core::slots::{ExportGuard, LeaseKind, ReadSlotStore};
+
+use super::{export_lock, leases};
+use crate::Db;
+
+pub struct PgReadSlots {
+    db: Db,
+}
+
+impl PgReadSlots {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+#[async_trait]
+impl ReadSlotStore for PgReadSlots {
+    async fn acquire(
+        &self,
+        kind: LeaseKind,
+        org_id: &str,
+        limit: usize,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Option<String>, StoreError> {
+        leases::acquire_lease(&self.db, kind, org_id, limit, expires_at).await
+    }
+
+    async fn renew(
+        &self,
+        kind: LeaseKind,
+        id: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        leases::renew_lease(&self.db, kind, id, expires_at).await
+    }
+
+    async fn release(&self, kind: LeaseKind, id: &str) -> Result<(), StoreError> {
+        leases::release_lease(&self.db, kind, id).await
+    }
+
+    async fn try_export_lock(
+        &self,
+        org_id: &str,
+    ) -> Result<Option<Box<dyn ExportGuard>>, StoreError> {
+        let lock = export_lock::try_export_lock(&self.db, org_id).await?;
+        Ok(lock.map(|l| Box::new(l) as Box<dyn ExportGuard>))
+    }
+}
