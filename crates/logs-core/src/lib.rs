@@ -7,6 +7,7 @@ pub mod event;
 pub mod facets;
 pub mod memory;
 pub mod params;
+pub mod plan;
 #[cfg(test)]
 mod proptests;
 pub mod query;

@@ -123,6 +123,14 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// These filters but `data`: what a `data` filter's scan examines (its candidates).
+    pub fn without_data(&self) -> Filters {
+        Filters {
+            data: None,
+            ..self.clone()
+        }
+    }
+
     /// Whether `r` is one of the search's events (the window aside).
     pub fn matches(&self, r: &EventRow) -> bool {
         self.levels

@@ -17,18 +17,6 @@ use super::{reads, tail, PgLogs};
 use crate::db_error;
 use crate::schema::usage_counters;
 
-/// Escapes `\`, `%` and `_` so user text matches literally inside LIKE.
-pub fn like_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    for c in s.chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[async_trait]
 impl LogStore for PgLogs {
     async fn ingest(

@@ -9,8 +9,7 @@ use diesel_async::RunQueryDsl;
 use logs_core::store::{Filters, SearchError, ServerId};
 use logs_core::words::{merge_spans, pieces, Piece};
 
-use super::event_store::like_escape;
-use super::search_sql::Sql;
+use super::search_sql::{like_escape, Sql};
 use crate::{db_error, Conn};
 
 /// Candidate runs in one read beyond which the spans are not read: a term in that many runs is

@@ -2,6 +2,7 @@
 //! counters and the organizations' read slots.
 
 mod batch_commit;
+mod event_row;
 mod event_store;
 mod export_lock;
 mod last_batches;
@@ -29,7 +30,7 @@ use crate::Db;
 
 /// The length of a `log_level_counts_15m` slot: events per server and level are counted in
 /// 15-minute slots aligned to the Unix epoch (migration 14).
-pub(crate) const LEVEL_SLOT: chrono::Duration = chrono::Duration::minutes(15);
+pub(crate) use logs_core::plan::LEVEL_SLOT;
 
 pub struct PgLogs {
     pub(crate) db: Db,

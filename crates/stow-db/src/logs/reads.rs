@@ -1,138 +1,77 @@
 //! The reads of [`super::PgLogs`]: pages of a search, counts over time and facets, each built
-//! from the one search condition of [`super::search_sql`].
+//! from the one search condition of [`super::search_sql`] and carried out as the plan of
+//! [`logs_core::plan`] says.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
+use logs_core::plan::{
+    plan_counts, plan_page, Bounds, CountReads, KeptCounts, PagePlan, Position, Span,
+};
 use logs_core::store::{
-    bucket_start, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, Filters,
-    SearchError, ServerId,
+    BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, Filters, SearchError,
 };
 use logs_core::Level;
-use serde_json::Value;
 
+use super::event_row::{Row, COLUMNS};
 use super::message_runs::{self, Within};
-use super::search_sql::{Position, Sql};
-use super::LEVEL_SLOT;
-use crate::schema::log_events;
+use super::search_sql::Sql;
 use crate::{db_error, Conn};
-
-pub(super) const COLUMNS: &str = "id, event_id, cfx_id, batch_id, level, event_type, occurred_at, \
-     ingested_at, player_id, target_player_id, player_identifiers, target_player_identifiers, \
-     resource, trace_id, environment, message, data";
 
 const NEWEST_FIRST: &str = " ORDER BY occurred_at DESC, id DESC";
 
-#[derive(QueryableByName)]
-#[diesel(table_name = log_events)]
-pub(super) struct Row {
-    id: i64,
-    event_id: String,
-    cfx_id: String,
-    batch_id: String,
-    level: String,
-    event_type: String,
-    occurred_at: DateTime<Utc>,
-    ingested_at: DateTime<Utc>,
-    player_id: Option<String>,
-    target_player_id: Option<String>,
-    player_identifiers: Option<Value>,
-    target_player_identifiers: Option<Value>,
-    resource: Option<String>,
-    trace_id: Option<String>,
-    environment: Option<String>,
-    message: String,
-    data: Option<Value>,
-}
-
-impl From<Row> for EventRow {
-    fn from(r: Row) -> Self {
-        EventRow {
-            id: r.id,
-            event_id: r.event_id,
-            cfx_id: r.cfx_id,
-            batch_id: r.batch_id,
-            level: r.level,
-            event_type: r.event_type,
-            occurred_at: r.occurred_at,
-            ingested_at: r.ingested_at,
-            player_id: r.player_id,
-            target_player_id: r.target_player_id,
-            player_identifiers: r.player_identifiers,
-            target_player_identifiers: r.target_player_identifiers,
-            resource: r.resource,
-            trace_id: r.trace_id,
-            environment: r.environment,
-            message: r.message,
-            data: r.data,
-        }
-    }
-}
-
 pub async fn query(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, SearchError> {
-    if let (Some(_), Some(limit)) = (&q.filters.data, q.scan_limit) {
-        // `data` has no index: the page reads the events matching the other filters, newest
-        // first from the cursor, down to the `limit`-th of them at most
-        let within = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
-        if within.is_empty() {
-            return Ok(Vec::new());
+    let bounds = Bounds::window(&q.server_id, (q.from, q.to)).after(q.after);
+    match plan_page(q) {
+        PagePlan::Window => select_page(conn, q, bounds, &Within::Window).await,
+        PagePlan::Scanned { limit } => {
+            let within = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
+            if within.is_empty() {
+                return Ok(Vec::new());
+            }
+            let floor = nth_candidate(conn, bounds, &within, &q.filters, limit).await?;
+            let rows = select_page(conn, q, bounds.floor(floor), &within).await?;
+            if floor.is_some() && rows.len() < q.enough {
+                return Err(SearchError::TooBroad { limit });
+            }
+            Ok(rows)
         }
-        let floor = nth_candidate(
-            conn,
-            &q.server_id,
-            (q.from, q.to, &within),
-            &q.filters,
-            q.after,
-            limit,
-        )
-        .await?;
-        let rows = select_page(conn, q, floor, &within).await?;
-        if floor.is_some() && rows.len() < q.enough {
-            return Err(SearchError::TooBroad { limit });
-        }
-        return Ok(rows);
-    }
-    if q.filters.message.is_none() {
-        return select_page(conn, q, None, &Within::Window).await;
-    }
-    // A message search reads the spans of the runs whose words can match (fetched unordered
-    // and sorted), or a frequent term's day in order (`message_runs::Days`: one candidate
-    // lookup for the window, per day only when the term is frequent over it). Day by day,
-    // newest first, so that the search stops as soon as the page is full (usually after a day).
-    let mut rows = Vec::with_capacity(q.limit);
-    let days = day_windows(q);
-    let spans = message_runs::Days::new(conn, &q.server_id, &days, &q.filters).await?;
-    for (from, to) in days {
-        let within = spans
-            .day(conn, &q.server_id, (from, to), &q.filters)
-            .await?;
-        if within.is_empty() {
-            continue;
-        }
-        let window = EventQuery {
-            from,
-            to,
-            limit: q.limit - rows.len(),
-            ..q.clone()
-        };
-        rows.extend(select_page(conn, &window, None, &within).await?);
-        if rows.len() >= q.limit {
-            break;
+        PagePlan::Days(days) => {
+            // each day reads the spans of the runs whose words can match (fetched unordered
+            // and sorted), or a frequent term's whole day in order (`message_runs::Days`: one
+            // candidate lookup for the window, per day only when the term is frequent over it)
+            let mut rows = Vec::with_capacity(q.limit);
+            let spans = message_runs::Days::new(conn, &q.server_id, &days, &q.filters).await?;
+            for day in days {
+                let within = spans.day(conn, &q.server_id, day, &q.filters).await?;
+                if within.is_empty() {
+                    continue;
+                }
+                let rest = EventQuery {
+                    limit: q.limit - rows.len(),
+                    ..q.clone()
+                };
+                let bounds = Bounds::window(&q.server_id, day).after(q.after);
+                rows.extend(select_page(conn, &rest, bounds, &within).await?);
+                if rows.len() >= q.limit {
+                    break;
+                }
+            }
+            Ok(rows)
         }
     }
-    Ok(rows)
 }
 
-/// One page of `q` (at or above `floor`, `within` its message spans) in one statement.
+/// One page of `q` (`limit` rows in `bounds`, `within` its message spans) in one statement.
 async fn select_page(
     conn: &mut Conn,
     q: &EventQuery,
-    floor: Option<Position>,
+    bounds: Bounds<'_>,
     within: &Within,
 ) -> Result<Vec<EventRow>, SearchError> {
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM log_events WHERE "));
-    sql.search(&q.server_id, q.from, q.to, &q.filters, true, q.after, floor)
+    sql.search(bounds, &q.filters)
         .within(within)
         .push(NEWEST_FIRST)
         .push(" LIMIT ")
@@ -149,19 +88,18 @@ struct PositionRow {
     id: i64,
 }
 
-/// The position of the `n`-th event (from 1) of the window `[from, to)` (`within` its message
-/// spans) matching every filter but `data`, newest first below `after`, when there are more
-/// than `n` of them; `None` when there are `n` or fewer.
+/// The position of the `n`-th event (from 1) in `bounds` (`within` its message spans) matching
+/// every filter but `data`, newest first, when there are more than `n` of them; `None` when
+/// there are `n` or fewer.
 async fn nth_candidate(
     conn: &mut Conn,
-    server: &ServerId,
-    (from, to, within): (DateTime<Utc>, DateTime<Utc>, &Within),
+    bounds: Bounds<'_>,
+    within: &Within,
     filters: &Filters,
-    after: Option<Position>,
     n: usize,
 ) -> Result<Option<Position>, SearchError> {
     let mut sql = Sql::new("SELECT occurred_at, id FROM log_events WHERE ");
-    sql.search(server, from, to, filters, false, after, None)
+    sql.search(bounds, &filters.without_data())
         .within(within)
         .push(NEWEST_FIRST)
         .push(" OFFSET ")
@@ -185,52 +123,39 @@ struct CountRow {
 }
 
 pub async fn counts(conn: &mut Conn, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError> {
+    let plan = plan_counts(q);
+    let window = Bounds::window(&q.server_id, (q.from, q.to));
     // the message spans of the whole window (no statement without a message term), for the
     // `data` check and for the day-by-day counts below
     let whole = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
-    if q.filters.data.is_some()
-        && nth_candidate(
-            conn,
-            &q.server_id,
-            (q.from, q.to, &whole),
-            &q.filters,
-            None,
-            q.scan_limit,
-        )
-        .await?
-        .is_some()
-    {
-        return Err(SearchError::TooBroad {
-            limit: q.scan_limit,
-        });
+    if let Some(limit) = plan.scan_check {
+        if nth_candidate(conn, window, &whole, &q.filters, limit)
+            .await?
+            .is_some()
+        {
+            return Err(SearchError::TooBroad { limit });
+        }
     }
-    let f = &q.filters;
     let mut rows = Vec::new();
-    if let Some(kept) = kept_counts(q) {
-        // the whole units of the window from the kept counts, the partial ones at its ends
-        // from the events
-        let unit = kept.unit;
-        let first = bucket_start(q.from + unit - chrono::Duration::microseconds(1), unit);
-        let end = bucket_start(q.to, unit);
-        if q.from < first {
-            rows.extend(raw_counts(conn, q, (q.from, first, &Within::Window)).await?);
+    match plan.reads {
+        CountReads::Window => rows.extend(raw_counts(conn, q, window, &Within::Window).await?),
+        CountReads::Kept { table, whole, ends } => {
+            for end in ends {
+                let bounds = Bounds::window(&q.server_id, end);
+                rows.extend(raw_counts(conn, q, bounds, &Within::Window).await?);
+            }
+            rows.extend(table_counts(conn, q, table, whole).await?);
         }
-        rows.extend(table_counts(conn, q, kept, first, end).await?);
-        if end < q.to {
-            rows.extend(raw_counts(conn, q, (end, q.to, &Within::Window)).await?);
-        }
-    } else if f.message.is_some() {
-        // day by day, as pages are read: each day reads its own candidate spans, or the
-        // whole day when the term is frequent in it
-        let spans = message_runs::Days::from(whole);
-        for (from, to) in days(q.from, q.to) {
-            let within = spans.day(conn, &q.server_id, (from, to), f).await?;
-            if !within.is_empty() {
-                rows.extend(raw_counts(conn, q, (from, to, &within)).await?);
+        CountReads::Days(days) => {
+            let spans = message_runs::Days::from(whole);
+            for day in days {
+                let within = spans.day(conn, &q.server_id, day, &q.filters).await?;
+                if !within.is_empty() {
+                    let bounds = Bounds::window(&q.server_id, day);
+                    rows.extend(raw_counts(conn, q, bounds, &within).await?);
+                }
             }
         }
-    } else {
-        rows.extend(raw_counts(conn, q, (q.from, q.to, &Within::Window)).await?);
     }
     let mut sums: std::collections::BTreeMap<(DateTime<Utc>, Level), i64> = Default::default();
     for r in rows {
@@ -256,19 +181,20 @@ fn bucket_of(sql: &mut Sql, q: &CountQuery, column: &str) {
     ));
 }
 
-/// Counts per bucket and level of the events in `[from, to)` (`within` its message spans).
+/// Counts per bucket and level of the events in `bounds` (`within` its message spans).
 async fn raw_counts(
     conn: &mut Conn,
     q: &CountQuery,
-    (from, to, within): (DateTime<Utc>, DateTime<Utc>, &Within),
+    bounds: Bounds<'_>,
+    within: &Within,
 ) -> Result<Vec<CountRow>, SearchError> {
-    let mut sql = raw_counts_sql(q, from, to);
+    let mut sql = raw_counts_sql(q, bounds);
     sql.within(within).push(" GROUP BY 1, 2");
     Ok(sql.into_query().load(conn).await.map_err(db_error)?)
 }
 
 /// The counts' statement up to its `GROUP BY`.
-fn raw_counts_sql(q: &CountQuery, from: DateTime<Utc>, to: DateTime<Utc>) -> Sql {
+fn raw_counts_sql(q: &CountQuery, bounds: Bounds<'_>) -> Sql {
     // With no level filter, every level is named anyway: the counts are read from the
     // `server_level` index (server, level, time), where time is the third column, so without a
     // level Postgres reads every entry of the server in each partition the window touches, e.g.
@@ -287,58 +213,28 @@ fn raw_counts_sql(q: &CountQuery, from: DateTime<Utc>, to: DateTime<Utc>) -> Sql
     let mut sql = Sql::default();
     bucket_of(&mut sql, q, "occurred_at");
     sql.push("level, count(*) AS n FROM log_events WHERE ")
-        .search(&q.server_id, from, to, filters, true, None, None);
+        .search(bounds, filters);
     sql
 }
 
-/// A table of counts kept by ingestion: its time column and the length of its units.
-struct KeptCounts {
-    table: &'static str,
-    column: &'static str,
-    unit: chrono::Duration,
-}
-
-/// A row per server, 15-minute slot and level (migration 14).
-const LEVEL_SLOTS: KeptCounts = KeptCounts {
-    table: "log_level_counts_15m",
-    column: "slot",
-    unit: LEVEL_SLOT,
-};
-
-/// A row per server, hour, level, event type and resource (migration 11).
-const HOURS: KeptCounts = KeptCounts {
-    table: "log_counts_hourly",
-    column: "hour",
-    unit: chrono::Duration::hours(1),
-};
-
-/// The kept counts that answer `q` for the whole units of its window, if any: with no filter
-/// but levels and buckets of whole 15-minute slots, [`LEVEL_SLOTS`]; with level, event type and
-/// resource filters only and buckets of whole hours, [`HOURS`]. Each unit then lies in one
-/// bucket. A window shorter than two units reads the events.
-fn kept_counts(q: &CountQuery) -> Option<&'static KeptCounts> {
-    let f = &q.filters;
-    if f.message.is_some() || f.player_id.is_some() || f.identifier.is_some() || f.data.is_some() {
-        return None;
+/// The table of kept counts and its time column.
+fn kept_table(kept: KeptCounts) -> (&'static str, &'static str) {
+    match kept {
+        // a row per server, 15-minute slot and level (migration 14)
+        KeptCounts::LevelSlots => ("log_level_counts_15m", "slot"),
+        // a row per server, hour, level, event type and resource (migration 11)
+        KeptCounts::Hours => ("log_counts_hourly", "hour"),
     }
-    let kept = if f.event_type.is_none() && f.resource.is_none() {
-        &LEVEL_SLOTS
-    } else {
-        &HOURS
-    };
-    let micros = |d: chrono::Duration| d.num_microseconds().unwrap_or(1);
-    (micros(q.bucket) % micros(kept.unit) == 0 && q.to - q.from >= kept.unit * 2).then_some(kept)
 }
 
 /// Counts per bucket and level from kept counts, for the whole units `[from, to)`.
 async fn table_counts(
     conn: &mut Conn,
     q: &CountQuery,
-    kept: &KeptCounts,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
+    kept: KeptCounts,
+    (from, to): Span,
 ) -> Result<Vec<CountRow>, SearchError> {
-    let KeptCounts { table, column, .. } = kept;
+    let (table, column) = kept_table(kept);
     let mut sql = Sql::default();
     bucket_of(&mut sql, q, column);
     sql.push(&format!(
@@ -366,19 +262,12 @@ struct FacetRow {
 
 pub async fn facets(conn: &mut Conn, q: &FacetQuery) -> Result<Facets, SearchError> {
     let within = message_runs::within(conn, &q.server_id, q.from, q.to, &q.filters).await?;
-    let floor = nth_candidate(
-        conn,
-        &q.server_id,
-        (q.from, q.to, &within),
-        &q.filters,
-        None,
-        q.sample,
-    )
-    .await?;
+    let window = Bounds::window(&q.server_id, (q.from, q.to));
+    let floor = nth_candidate(conn, window, &within, &q.filters, q.sample).await?;
     let mut sql = Sql::new(
         "WITH s AS MATERIALIZED (SELECT level, event_type, resource FROM log_events WHERE ",
     );
-    sql.search(&q.server_id, q.from, q.to, &q.filters, true, None, floor)
+    sql.search(window.floor(floor), &q.filters)
         .within(&within)
         .push(
             ") SELECT 0 AS facet, level AS value, count(*) AS n FROM s GROUP BY level \
@@ -403,139 +292,17 @@ pub async fn facets(conn: &mut Conn, q: &FacetQuery) -> Result<Facets, SearchErr
     })
 }
 
-/// The part of `q`'s window a page can still come from (below its cursor), cut at UTC
-/// midnights (the partition bounds), newest first.
-pub fn day_windows(q: &EventQuery) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
-    let to = match q.after {
-        // the cursor's own instant stays in: ties continue below its id
-        Some((t, _)) => q.to.min(t + chrono::Duration::microseconds(1)),
-        None => q.to,
-    };
-    days(q.from, to)
-}
-
-/// `[from, to)` cut at UTC midnights, newest first.
-fn days(from: DateTime<Utc>, mut to: DateTime<Utc>) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
-    let mut windows = Vec::new();
-    while to > from {
-        let last = to - chrono::Duration::microseconds(1);
-        let midnight = last.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
-        let start = from.max(midnight);
-        windows.push((start, to));
-        to = start;
-    }
-    windows
-}
-
 #[cfg(test)]
 mod tests {
     use chrono::{DateTime, Duration, Utc};
-    use logs_core::store::{CountQuery, EventQuery, Filters};
+    use logs_core::plan::Bounds;
+    use logs_core::store::{CountQuery, Filters};
     use logs_core::Level;
 
-    use super::{day_windows, raw_counts_sql};
+    use super::raw_counts_sql;
 
     fn at(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
-    }
-
-    fn query(from: &str, to: &str, after: Option<&str>) -> EventQuery {
-        EventQuery {
-            server_id: logs_core::ServerId("s".into()),
-            from: at(from),
-            to: at(to),
-            filters: logs_core::store::Filters {
-                message: Some("x".into()),
-                ..Default::default()
-            },
-            after: after.map(|t| (at(t), 7)),
-            limit: 100,
-            scan_limit: None,
-            enough: 100,
-        }
-    }
-
-    fn pairs(v: &[(&str, &str)]) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
-        v.iter().map(|(f, t)| (at(f), at(t))).collect()
-    }
-
-    #[test]
-    fn a_window_inside_one_day_is_one_statement() {
-        let q = query("2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z", None);
-        assert_eq!(
-            day_windows(&q),
-            pairs(&[("2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z")])
-        );
-    }
-
-    #[test]
-    fn days_are_cut_at_utc_midnight_newest_first_and_cover_the_window_once() {
-        let q = query("2026-11-17T12:00:00Z", "2026-11-20T06:30:00Z", None);
-        assert_eq!(
-            day_windows(&q),
-            pairs(&[
-                ("2026-11-20T00:00:00Z", "2026-11-20T06:30:00Z"),
-                ("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z"),
-                ("2026-11-18T00:00:00Z", "2026-11-19T00:00:00Z"),
-                ("2026-11-17T12:00:00Z", "2026-11-18T00:00:00Z"),
-            ])
-        );
-    }
-
-    #[test]
-    fn an_end_at_midnight_adds_no_empty_day() {
-        let q = query("2026-11-19T00:00:00Z", "2026-11-21T00:00:00Z", None);
-        assert_eq!(
-            day_windows(&q),
-            pairs(&[
-                ("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z"),
-                ("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z"),
-            ])
-        );
-    }
-
-    #[test]
-    fn the_cursor_caps_the_window_and_keeps_its_own_instant() {
-        let q = query(
-            "2026-11-17T12:00:00Z",
-            "2026-11-20T06:30:00Z",
-            Some("2026-11-19T00:00:00Z"),
-        );
-        let w = day_windows(&q);
-        assert_eq!(
-            w[0],
-            (
-                at("2026-11-19T00:00:00Z"),
-                at("2026-11-19T00:00:00Z") + Duration::microseconds(1)
-            )
-        );
-        assert_eq!(
-            w[1],
-            (at("2026-11-18T00:00:00Z"), at("2026-11-19T00:00:00Z"))
-        );
-        assert_eq!(w.len(), 3);
-        // a cursor after the window's end changes nothing
-        let late = query(
-            "2026-11-20T01:00:00Z",
-            "2026-11-20T02:00:00Z",
-            Some("2026-11-21T00:00:00Z"),
-        );
-        assert_eq!(
-            day_windows(&late),
-            pairs(&[("2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z")])
-        );
-    }
-
-    #[test]
-    fn an_empty_window_or_a_cursor_below_it_is_no_statement() {
-        let q = query("2026-11-20T01:00:00Z", "2026-11-20T01:00:00Z", None);
-        assert!(day_windows(&q).is_empty());
-        let q = query(
-            "2026-11-20T01:00:00Z",
-            "2026-11-20T05:00:00Z",
-            Some("2026-11-19T23:00:00Z"),
-        );
-        assert!(day_windows(&q).is_empty());
     }
 
     #[test]
@@ -552,11 +319,11 @@ mod tests {
             scan_limit: 100_000,
         };
         let q = count(None);
-        let sql = raw_counts_sql(&q, q.from, q.to);
+        let sql = raw_counts_sql(&q, Bounds::window(&q.server_id, (q.from, q.to)));
         assert!(sql.sql().contains(" AND level = ANY($"), "{}", sql.sql());
         // a level filter is kept as it is
         let q = count(Some(vec![Level::Warn]));
-        let sql = raw_counts_sql(&q, q.from, q.to);
+        let sql = raw_counts_sql(&q, Bounds::window(&q.server_id, (q.from, q.to)));
         assert!(
             sql.sql().contains(" AND level = $") && !sql.sql().contains("ANY"),
             "{}",

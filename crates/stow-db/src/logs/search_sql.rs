@@ -8,10 +8,9 @@ use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
 use diesel::sql_types::{Array, BigInt, Jsonb, Text, Timestamptz};
-use logs_core::store::{Filters, Owner, ServerId};
+use logs_core::plan::Bounds;
+use logs_core::store::{Filters, Owner};
 use serde_json::Value;
-
-use super::event_store::like_escape;
 
 enum Bind {
     Text(String),
@@ -28,8 +27,17 @@ pub struct Sql {
     binds: Vec<Bind>,
 }
 
-/// A position in a search's order (newest first): `(occurred_at, id)`.
-pub type Position = (DateTime<Utc>, i64);
+/// Escapes `\`, `%` and `_` so user text matches literally inside LIKE.
+pub fn like_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    for c in s.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
 
 impl Sql {
     pub fn new(text: &str) -> Self {
@@ -110,19 +118,16 @@ impl Sql {
         self
     }
 
-    /// `AND` the search's conditions: the server, the window `[from, to)`, every filter (`data`
-    /// only when `with_data`), below `after` and at or above `floor` in the search's order.
-    #[allow(clippy::too_many_arguments)]
-    pub fn search(
-        &mut self,
-        server: &ServerId,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        f: &Filters,
-        with_data: bool,
-        after: Option<Position>,
-        floor: Option<Position>,
-    ) -> &mut Self {
+    /// The search's conditions: the server and window of `bounds`, every filter, below
+    /// `bounds.after` and at or above `bounds.floor` in the search's order.
+    pub fn search(&mut self, bounds: Bounds<'_>, f: &Filters) -> &mut Self {
+        let Bounds {
+            server,
+            from,
+            to,
+            after,
+            floor,
+        } = bounds;
         self.push("server_id = ")
             .text(server.0.clone())
             .push(" AND occurred_at >= ")
@@ -152,7 +157,7 @@ impl Sql {
                 serde_json::json!({ server.0.clone(): { i.key.clone(): i.value.clone() } }),
             ));
         }
-        if let (true, Some(d)) = (with_data, &f.data) {
+        if let Some(d) = &f.data {
             self.push(" AND data @> ").bind(Bind::Json(d.clone()));
         }
         if let Some((t, id)) = after {
@@ -187,6 +192,7 @@ impl Sql {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use logs_core::store::ServerId;
     use logs_core::Level;
 
     fn at(s: &str) -> DateTime<Utc> {
@@ -209,8 +215,10 @@ mod tests {
             data: Some(serde_json::json!({ "item": "x" })),
         };
         let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z"));
+        let server = ServerId("s".into());
+        let window = Bounds::window(&server, (from, to));
         let mut sql = Sql::default();
-        sql.search(&ServerId("s".into()), from, to, &f, true, None, None);
+        sql.search(window, &f);
         assert_eq!(
             sql.sql(),
             "server_id = $1 AND occurred_at >= $2 AND occurred_at < $3 AND level = ANY($4) \
@@ -219,14 +227,14 @@ mod tests {
              AND log_identity(server_id, target_player_identifiers) @> $9 AND data @> $10"
         );
         let mut without = Sql::default();
-        without.search(&ServerId("s".into()), from, to, &f, false, None, None);
+        without.search(window, &f.without_data());
         assert!(!without.sql().contains("data"), "{}", without.sql());
         let one = Filters {
             levels: Some(vec![Level::Warn]),
             ..Filters::default()
         };
         let mut sql = Sql::default();
-        sql.search(&ServerId("s".into()), from, to, &one, true, None, None);
+        sql.search(window, &one);
         assert!(sql.sql().ends_with("AND level = $4"), "{}", sql.sql());
     }
 
@@ -238,15 +246,11 @@ mod tests {
         let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-08T00:00:00Z"));
         let pos = (at("2026-11-05T12:00:00Z"), 7);
         let mut sql = Sql::default();
-        sql.search(
-            &ServerId("s".into()),
-            from,
-            to,
-            &Filters::default(),
-            true,
-            Some(pos),
-            Some(pos),
-        );
+        let server = ServerId("s".into());
+        let bounds = Bounds::window(&server, (from, to))
+            .after(Some(pos))
+            .floor(Some(pos));
+        sql.search(bounds, &Filters::default());
         assert_eq!(
             sql.sql(),
             "server_id = $1 AND occurred_at >= $2 AND occurred_at < $3 \

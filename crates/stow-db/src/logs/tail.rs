@@ -11,10 +11,11 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use logs_core::event::{MAX_FUTURE_MINUTES, MAX_PAST_DAYS};
+use logs_core::plan::Bounds;
 use logs_core::store::{EventRow, ServerId, TailPage, TailPosition, TailQuery};
 use std::collections::HashMap;
 
-use super::reads::{Row, COLUMNS};
+use super::event_row::{Row, COLUMNS};
 use super::search_sql::Sql;
 use crate::{db_error, Conn};
 use auth_core::StoreError;
@@ -114,18 +115,11 @@ pub async fn tail(conn: &mut Conn, q: &TailQuery) -> Result<TailPage, StoreError
         .map(|b| (b.batch_id.as_str(), b.commit_xid))
         .collect();
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM log_events WHERE "));
-    sql.search(
-        &q.server_id,
-        from,
-        to + Duration::microseconds(1),
-        &q.filters,
-        true,
-        None,
-        None,
-    )
-    .push(" AND batch_id = ANY(")
-    .texts(batches.iter().map(|b| b.batch_id.clone()).collect())
-    .push(")");
+    let bounds = Bounds::window(&q.server_id, (from, to + Duration::microseconds(1)));
+    sql.search(bounds, &q.filters)
+        .push(" AND batch_id = ANY(")
+        .texts(batches.iter().map(|b| b.batch_id.clone()).collect())
+        .push(")");
     let rows: Vec<Row> = sql.into_query().load(conn).await.map_err(db_error)?;
     let mut events: Vec<(TailPosition, EventRow)> = rows
         .into_iter()
