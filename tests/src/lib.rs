@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use auth_core::model::{new_id, NewKey, Org, Server};
+use auth_core::model::{NewKey, Org, Server};
 use auth_core::{secret, AccountStore, CredentialType, Permission, PermissionSet};
 use stow_db::{testing, Db, PgAccounts};
 use stow_http::Config;
@@ -161,12 +161,12 @@ pub async fn spawn_with(opts: Options) -> TestApp {
 #[derive(Clone)]
 pub struct KeySpec {
     pub kind: CredentialType,
-    pub server: Option<String>,
+    pub server: Option<auth_core::ServerId>,
     pub perms: PermissionSet,
     pub allow: Vec<String>,
     pub deny: Vec<String>,
     pub mime: Option<Vec<String>>,
-    pub org: Option<String>,
+    pub org: Option<auth_core::OrgId>,
     pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
@@ -229,7 +229,7 @@ impl TestApp {
         let s = secret::generate(spec.kind);
         self.accounts
             .create_key(&NewKey {
-                id: new_id("key"),
+                id: auth_core::KeyId::generate(),
                 org_id: spec.org.unwrap_or_else(|| self.org.id.clone()),
                 server_id: spec.server,
                 credential_type: spec.kind,

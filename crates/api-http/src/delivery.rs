@@ -10,6 +10,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::HttpMessage;
 use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::OrgId;
 use cdn_core::content_type::renders_inline;
 use cdn_core::path::{is_hidden, normalize_key};
 use cdn_core::range::{parse_range, Unsatisfiable};
@@ -177,7 +178,7 @@ const PLACEHOLDER_KEY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPH
 async fn placeholder(
     req: &HttpRequest,
     state: &CdnState,
-    org_id: &str,
+    org_id: &OrgId,
     key: &str,
     stale: &StaleMark,
 ) -> Result<HttpResponse, ApiError> {

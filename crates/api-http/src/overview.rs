@@ -90,7 +90,7 @@ pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResp
         Some(server) => vec![server.clone()],
         None => state.accounts.list_servers(&ctx.org.id).await?,
     };
-    let ids: Vec<ServerId> = servers.iter().map(|s| ServerId(s.id.clone())).collect();
+    let ids: Vec<ServerId> = servers.iter().map(|s| s.id.clone()).collect();
     // when events arrived is log data: only for keys that may read logs
     let last = if ctx.key.permissions.contains(Permission::LogsRead) {
         state.logs.last_batches(&ids).await?
@@ -101,7 +101,7 @@ pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResp
     let body = OverviewResponse {
         success: true,
         organization: OverviewOrganization {
-            id: ctx.org.id.clone(),
+            id: ctx.org.id.to_string(),
             name: ctx.org.name.clone(),
         },
         plan: PlanInfo {
@@ -122,9 +122,9 @@ pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResp
             .into_iter()
             .map(|s| OverviewServer {
                 last_event_at: last
-                    .get(&ServerId(s.id.clone()))
+                    .get(&s.id.clone())
                     .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-                id: s.id,
+                id: s.id.into_string(),
                 cfx_id: s.cfx_id,
                 name: s.name,
                 logs_active: s.logs_active,

@@ -5,12 +5,13 @@ use std::time::{Duration, Instant};
 
 use auth_core::signing::SigningKeys;
 use auth_core::signing_secrets::SigningSecretStore;
-use auth_core::{AccountStore, AuthContext, Org};
+use auth_core::{AccountStore, AuthContext, Org, OrgId};
 use cdn_core::idempotency::IdempotencyStore;
 use cdn_core::metadata::Metadata;
 use cdn_core::placeholder::{PlaceholderSet, PlaceholderStore};
 use cdn_core::store::{ObjectRecord, ObjectRecordStore};
 use cdn_core::upload_url::{RefusedAttempts, UploadUrlStore};
+use cdn_core::ObjectKey;
 use chrono::{SubsecRound, Utc};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use stow_db::Db;
@@ -61,8 +62,8 @@ impl quick_cache::Weighter<String, bytes::Bytes> for ByteWeighter {
 
 type SlugCache = quick_cache::sync::Cache<String, (Instant, Option<Org>)>;
 type RefusedCache = quick_cache::sync::Cache<[u8; 32], RefusedAttempts>;
-type RowCache = quick_cache::sync::Cache<(String, String), (Instant, Option<ObjectRecord>)>;
-type PlaceholderCache = quick_cache::sync::Cache<String, (Instant, Arc<PlaceholderSet>)>;
+type RowCache = quick_cache::sync::Cache<(OrgId, ObjectKey), (Instant, Option<ObjectRecord>)>;
+type PlaceholderCache = quick_cache::sync::Cache<OrgId, (Instant, Arc<PlaceholderSet>)>;
 type BytesCache = quick_cache::sync::Cache<String, bytes::Bytes, ByteWeighter>;
 
 pub struct CdnState {
@@ -293,11 +294,11 @@ impl CdnState {
     /// database is unreachable, see [`STALE_IF_ERROR`]).
     pub async fn delivery_row(
         &self,
-        org_id: &str,
-        key: &str,
+        org_id: &OrgId,
+        key: &ObjectKey,
         stale: &StaleMark,
     ) -> Result<Option<ObjectRecord>, auth_core::StoreError> {
-        let cache_key = (org_id.to_owned(), key.to_owned());
+        let cache_key = (org_id.clone(), key.clone());
         let cached = self.rows.get(&cache_key);
         let (row, freshness) = self
             .lookup(cached, DELIVERY_ROW_TTL, || self.records.get(org_id, key))
@@ -312,7 +313,7 @@ impl CdnState {
     /// stale while the database is unreachable, see [`STALE_IF_ERROR`]).
     pub async fn placeholder_set(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         stale: &StaleMark,
     ) -> Result<Arc<PlaceholderSet>, auth_core::StoreError> {
         let cached = self.placeholder_sets.get(org_id);
@@ -324,7 +325,7 @@ impl CdnState {
             .await?;
         if let Some(at) = stale.note(freshness) {
             self.placeholder_sets
-                .insert(org_id.to_owned(), (at, Arc::clone(&set)));
+                .insert(org_id.clone(), (at, Arc::clone(&set)));
         }
         Ok(set)
     }
@@ -354,13 +355,13 @@ impl CdnState {
     }
 
     /// Forgets the organization's compiled placeholders after this instance changed them.
-    pub fn forget_placeholders(&self, org_id: &str) {
+    pub fn forget_placeholders(&self, org_id: &OrgId) {
         self.placeholder_sets.remove(org_id);
     }
 
     /// Forgets a key's cached row after this instance changed it.
-    pub fn forget_row(&self, org_id: &str, key: &str) {
-        self.rows.remove(&(org_id.to_owned(), key.to_owned()));
+    pub fn forget_row(&self, org_id: &OrgId, key: &ObjectKey) {
+        self.rows.remove(&(org_id.clone(), key.clone()));
     }
 
     /// Seconds until the upload URL behind `token_hash` takes attempts again, when too many were
@@ -388,7 +389,7 @@ impl CdnState {
 impl CdnState {
     pub fn uploaded(&self, slug: &str, r: &ObjectRecord) -> UploadedObject {
         UploadedObject {
-            key: r.key.clone(),
+            key: r.key.to_string(),
             size: r.size,
             content_type: r.content_type.clone(),
             etag: r.etag.clone(),
@@ -399,7 +400,7 @@ impl CdnState {
 
     pub fn listed(&self, slug: &str, r: &ObjectRecord) -> ListedObject {
         ListedObject {
-            key: r.key.clone(),
+            key: r.key.to_string(),
             size: r.size,
             content_type: r.content_type.clone(),
             etag: r.etag.clone(),
@@ -416,7 +417,7 @@ impl CdnState {
     /// complete.
     pub async fn commit(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         file: &StagedFile,
         placement: Placement,
         metadata: Metadata,

@@ -10,6 +10,7 @@ use base64::Engine;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
+use crate::ids::KeyId;
 use crate::store::StoreError;
 
 /// How long a session lives: `idle` since its last request, `absolute` since sign-in.
@@ -42,7 +43,7 @@ pub fn needs_touch(session: &Session, now: DateTime<Utc>) -> bool {
 pub struct Session {
     /// SHA-256 of the cookie's token.
     pub id_hash: [u8; 32],
-    pub key_id: String,
+    pub key_id: KeyId,
     /// The key's stored hash ([`crate::secret::hash`]).
     pub key_hash: [u8; 32],
     /// Sent back in `X-CSRF-Token` by every state-changing console request.
@@ -80,7 +81,7 @@ pub trait ConsoleSessionStore: Send + Sync {
     /// Ends one session (sign-out, expiry); ending an unknown one is not an error.
     async fn end(&self, id_hash: &[u8; 32]) -> Result<(), StoreError>;
     /// Ends every session of a key; returns how many there were.
-    async fn end_for_key(&self, key_id: &str) -> Result<u64, StoreError>;
+    async fn end_for_key(&self, key_id: &KeyId) -> Result<u64, StoreError>;
     /// Deletes sessions last used before `idle_before` or created before `created_before`.
     async fn sweep(
         &self,

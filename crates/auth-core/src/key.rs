@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::ids::{KeyId, OrgId, ServerId};
 use crate::model::{Org, Plan, Server};
 use crate::permission::{Permission, PermissionSet};
 use crate::policy::PathScope;
@@ -33,9 +34,9 @@ impl CredentialType {
 /// A stored API key (never its secret).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiKey {
-    pub id: String,
-    pub org_id: String,
-    pub server_id: Option<String>,
+    pub id: KeyId,
+    pub org_id: OrgId,
+    pub server_id: Option<ServerId>,
     pub credential_type: CredentialType,
     pub name: Option<String>,
     pub hint: String,

@@ -6,6 +6,7 @@
 
 pub mod canonical;
 pub mod console_session;
+pub mod ids;
 pub mod join_code;
 pub mod key;
 pub mod log_access;
@@ -21,6 +22,7 @@ pub mod store;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
 
+pub use ids::{KeyId, OrgId, ServerId};
 pub use key::{ApiKey, AuthContext, AuthError, CredentialType};
 pub use model::{NewKey, Org, Plan, Server};
 pub use permission::{Permission, PermissionSet};

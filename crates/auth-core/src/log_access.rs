@@ -77,11 +77,12 @@ pub async fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::{KeyId, OrgId};
     use crate::memory::MemoryAccounts;
-    use crate::model::{new_id, NewKey};
+    use crate::model::NewKey;
     use crate::{secret, CredentialType, PermissionSet};
 
-    async fn ctx(store: &MemoryAccounts, org_id: &str, server: Option<&Server>) -> AuthContext {
+    async fn ctx(store: &MemoryAccounts, org_id: &OrgId, server: Option<&Server>) -> AuthContext {
         let s = secret::generate(CredentialType::Developer);
         let kind = if server.is_some() {
             CredentialType::Server
@@ -90,8 +91,8 @@ mod tests {
         };
         store
             .create_key(&NewKey {
-                id: new_id("key"),
-                org_id: org_id.to_owned(),
+                id: KeyId::generate(),
+                org_id: org_id.clone(),
                 server_id: server.map(|s| s.id.clone()),
                 credential_type: kind,
                 name: None,

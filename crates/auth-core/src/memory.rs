@@ -6,20 +6,21 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::console_session::{ConsoleSessionStore, Session};
+use crate::ids::{KeyId, OrgId, ServerId};
 use crate::signing::SigningKeys;
 use crate::signing_secrets::{SecretInfo, SigningSecretStore};
 use chrono::{DateTime, Utc};
 
 use crate::key::{ApiKey, AuthContext};
-use crate::model::{new_id, NewKey, Org, Plan, Server};
+use crate::model::{NewKey, Org, Plan, Server};
 use crate::store::{AccountStore, StoreError};
 
 #[derive(Default)]
 struct State {
     plans: HashMap<String, Plan>,
-    orgs: HashMap<String, Org>,
-    servers: HashMap<String, Server>,
-    keys: HashMap<String, (ApiKey, [u8; 32])>,
+    orgs: HashMap<OrgId, Org>,
+    servers: HashMap<ServerId, Server>,
+    keys: HashMap<KeyId, (ApiKey, [u8; 32])>,
 }
 
 pub struct MemoryAccounts {
@@ -76,7 +77,7 @@ impl AccountStore for MemoryAccounts {
         Ok(orgs)
     }
 
-    async fn list_servers(&self, org_id: &str) -> Result<Vec<Server>, StoreError> {
+    async fn list_servers(&self, org_id: &OrgId) -> Result<Vec<Server>, StoreError> {
         let st = self.lock();
         if !st.orgs.contains_key(org_id) {
             return Err(unknown("organization", org_id));
@@ -84,14 +85,14 @@ impl AccountStore for MemoryAccounts {
         let mut servers: Vec<Server> = st
             .servers
             .values()
-            .filter(|s| s.org_id == org_id)
+            .filter(|s| s.org_id == *org_id)
             .cloned()
             .collect();
         servers.sort_by_key(|s| s.cfx_id.to_lowercase());
         Ok(servers)
     }
 
-    async fn enable_key(&self, id: &str) -> Result<ApiKey, StoreError> {
+    async fn enable_key(&self, id: &KeyId) -> Result<ApiKey, StoreError> {
         let mut st = self.lock();
         let (key, _) = st.keys.get_mut(id).ok_or_else(|| unknown("key", id))?;
         key.disabled_at = None;
@@ -109,7 +110,7 @@ impl AccountStore for MemoryAccounts {
             )));
         }
         let org = Org {
-            id: new_id("org"),
+            id: OrgId::generate(),
             name: name.to_owned(),
             slug: slug.to_owned(),
             plan: plan.to_owned(),
@@ -118,7 +119,7 @@ impl AccountStore for MemoryAccounts {
         Ok(org)
     }
 
-    async fn get_org(&self, id: &str) -> Result<Option<Org>, StoreError> {
+    async fn get_org(&self, id: &OrgId) -> Result<Option<Org>, StoreError> {
         Ok(self.lock().orgs.get(id).cloned())
     }
 
@@ -126,7 +127,7 @@ impl AccountStore for MemoryAccounts {
         Ok(self.lock().orgs.values().find(|o| o.slug == slug).cloned())
     }
 
-    async fn set_org_plan(&self, id: &str, plan: &str) -> Result<Org, StoreError> {
+    async fn set_org_plan(&self, id: &OrgId, plan: &str) -> Result<Org, StoreError> {
         let mut st = self.lock();
         if !st.plans.contains_key(plan) {
             return Err(unknown("plan", plan));
@@ -141,7 +142,7 @@ impl AccountStore for MemoryAccounts {
 
     async fn register_server(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         cfx_id: &str,
         name: Option<&str>,
     ) -> Result<Server, StoreError> {
@@ -159,7 +160,7 @@ impl AccountStore for MemoryAccounts {
             )));
         }
         let server = Server {
-            id: new_id("srv"),
+            id: ServerId::generate(),
             org_id: org_id.to_owned(),
             cfx_id: cfx_id.to_owned(),
             name: name.map(str::to_owned),
@@ -224,7 +225,7 @@ impl AccountStore for MemoryAccounts {
         Ok(stored)
     }
 
-    async fn list_keys(&self, org_id: &str) -> Result<Vec<ApiKey>, StoreError> {
+    async fn list_keys(&self, org_id: &OrgId) -> Result<Vec<ApiKey>, StoreError> {
         let st = self.lock();
         if !st.orgs.contains_key(org_id) {
             return Err(unknown("organization", org_id));
@@ -232,25 +233,25 @@ impl AccountStore for MemoryAccounts {
         let mut keys: Vec<ApiKey> = st
             .keys
             .values()
-            .filter(|(k, _)| k.org_id == org_id)
+            .filter(|(k, _)| k.org_id == *org_id)
             .map(|(k, _)| k.clone())
             .collect();
         keys.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(keys)
     }
 
-    async fn get_key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
+    async fn get_key(&self, id: &KeyId) -> Result<Option<ApiKey>, StoreError> {
         Ok(self.lock().keys.get(id).map(|(k, _)| k.clone()))
     }
 
-    async fn disable_key(&self, id: &str, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
+    async fn disable_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
         let mut st = self.lock();
         let (key, _) = st.keys.get_mut(id).ok_or_else(|| unknown("key", id))?;
         key.disabled_at.get_or_insert(at);
         Ok(key.clone())
     }
 
-    async fn delete_key(&self, id: &str) -> Result<(), StoreError> {
+    async fn delete_key(&self, id: &KeyId) -> Result<(), StoreError> {
         self.lock()
             .keys
             .remove(id)
@@ -285,7 +286,7 @@ impl AccountStore for MemoryAccounts {
         }))
     }
 
-    async fn touch_key(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+    async fn touch_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<(), StoreError> {
         if let Some((key, _)) = self.lock().keys.get_mut(id) {
             key.last_used_at = Some(at);
         }
@@ -455,10 +456,10 @@ impl ConsoleSessionStore for MemoryConsoleSessions {
         Ok(())
     }
 
-    async fn end_for_key(&self, key_id: &str) -> Result<u64, StoreError> {
+    async fn end_for_key(&self, key_id: &KeyId) -> Result<u64, StoreError> {
         let mut sessions = self.lock();
         let before = sessions.len();
-        sessions.retain(|_, s| s.key_id != key_id);
+        sessions.retain(|_, s| s.key_id != *key_id);
         Ok((before - sessions.len()) as u64)
     }
 

@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::ids::{KeyId, OrgId, ServerId};
 use crate::key::CredentialType;
 use crate::permission::PermissionSet;
 
@@ -43,7 +44,7 @@ impl Plan {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Org {
-    pub id: String,
+    pub id: OrgId,
     pub name: String,
     /// Public workspace name used in `publicUrl`.
     pub slug: String,
@@ -52,8 +53,8 @@ pub struct Org {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Server {
-    pub id: String,
-    pub org_id: String,
+    pub id: ServerId,
+    pub org_id: OrgId,
     /// The join code, as registered (compared case-insensitively).
     pub cfx_id: String,
     pub name: Option<String>,
@@ -63,9 +64,9 @@ pub struct Server {
 /// A key to store; the secret itself is never part of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewKey {
-    pub id: String,
-    pub org_id: String,
-    pub server_id: Option<String>,
+    pub id: KeyId,
+    pub org_id: OrgId,
+    pub server_id: Option<ServerId>,
     pub credential_type: CredentialType,
     pub name: Option<String>,
     pub secret_hash: [u8; 32],

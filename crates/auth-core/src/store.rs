@@ -5,6 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use crate::ids::{KeyId, OrgId};
 use crate::key::{ApiKey, AuthContext};
 use crate::model::{NewKey, Org, Plan, Server};
 
@@ -101,15 +102,15 @@ pub trait AccountStore: Send + Sync {
     async fn list_plans(&self) -> Result<Vec<Plan>, StoreError>;
 
     async fn create_org(&self, name: &str, slug: &str, plan: &str) -> Result<Org, StoreError>;
-    async fn get_org(&self, id: &str) -> Result<Option<Org>, StoreError>;
+    async fn get_org(&self, id: &OrgId) -> Result<Option<Org>, StoreError>;
     /// Every organization, by name (then id).
     async fn list_orgs(&self) -> Result<Vec<Org>, StoreError>;
     async fn find_org_by_slug(&self, slug: &str) -> Result<Option<Org>, StoreError>;
-    async fn set_org_plan(&self, id: &str, plan: &str) -> Result<Org, StoreError>;
+    async fn set_org_plan(&self, id: &OrgId, plan: &str) -> Result<Org, StoreError>;
 
     async fn register_server(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         cfx_id: &str,
         name: Option<&str>,
     ) -> Result<Server, StoreError>;
@@ -118,19 +119,19 @@ pub trait AccountStore: Send + Sync {
     async fn set_logs_active(&self, cfx_id: &str, active: bool) -> Result<Server, StoreError>;
     /// An organization's servers, by join code ignoring case (`NotFound` for an unknown
     /// organization).
-    async fn list_servers(&self, org_id: &str) -> Result<Vec<Server>, StoreError>;
+    async fn list_servers(&self, org_id: &OrgId) -> Result<Vec<Server>, StoreError>;
 
     async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError>;
-    async fn list_keys(&self, org_id: &str) -> Result<Vec<ApiKey>, StoreError>;
-    async fn get_key(&self, id: &str) -> Result<Option<ApiKey>, StoreError>;
-    async fn disable_key(&self, id: &str, at: DateTime<Utc>) -> Result<ApiKey, StoreError>;
+    async fn list_keys(&self, org_id: &OrgId) -> Result<Vec<ApiKey>, StoreError>;
+    async fn get_key(&self, id: &KeyId) -> Result<Option<ApiKey>, StoreError>;
+    async fn disable_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError>;
     /// Makes a disabled key usable again (an expired one stays expired).
-    async fn enable_key(&self, id: &str) -> Result<ApiKey, StoreError>;
-    async fn delete_key(&self, id: &str) -> Result<(), StoreError>;
+    async fn enable_key(&self, id: &KeyId) -> Result<ApiKey, StoreError>;
+    async fn delete_key(&self, id: &KeyId) -> Result<(), StoreError>;
 
     /// The key with this secret hash, with its organization, plan and bound server.
     async fn find_auth_context(&self, hash: &[u8; 32]) -> Result<Option<AuthContext>, StoreError>;
-    async fn touch_key(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
+    async fn touch_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<(), StoreError>;
 }
 
 #[cfg(test)]

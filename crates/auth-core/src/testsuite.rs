@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::ids::{KeyId, OrgId};
 use chrono::Utc;
 
 use crate::key::CredentialType;
@@ -179,10 +180,13 @@ async fn organizations(store: &dyn AccountStore) -> crate::model::Org {
         Err(StoreError::NotFound(_))
     ));
     assert!(matches!(
-        store.set_org_plan("org_missing", "pro").await,
+        store.set_org_plan(&OrgId::new("org_missing"), "pro").await,
         Err(StoreError::NotFound(_))
     ));
-    assert_eq!(store.get_org("org_missing").await.unwrap(), None);
+    assert_eq!(
+        store.get_org(&OrgId::new("org_missing")).await.unwrap(),
+        None
+    );
 
     org
 }
@@ -221,7 +225,7 @@ pub async fn plans_organizations_and_servers_are_listed(store: &dyn AccountStore
     assert_eq!(codes, [server.cfx_id, other.cfx_id], "by join code");
     assert_eq!(store.list_servers(&second.id).await.unwrap(), []);
     assert!(matches!(
-        store.list_servers("org_missing").await,
+        store.list_servers(&OrgId::new("org_missing")).await,
         Err(StoreError::NotFound(_))
     ));
 }
@@ -251,7 +255,9 @@ async fn servers(store: &dyn AccountStore) -> (crate::model::Org, crate::model::
         Err(StoreError::Conflict(_))
     ));
     assert!(matches!(
-        store.register_server("org_missing", "zzz999", None).await,
+        store
+            .register_server(&OrgId::new("org_missing"), "zzz999", None)
+            .await,
         Err(StoreError::NotFound(_))
     ));
     assert!(
@@ -282,7 +288,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
     // keys
     let secret = secret::generate(CredentialType::Server);
     let new_key = NewKey {
-        id: new_id("key"),
+        id: KeyId::generate(),
         org_id: org.id.clone(),
         server_id: Some(server.id.clone()),
         credential_type: CredentialType::Server,
@@ -316,7 +322,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
     assert_eq!(store.find_auth_context(&[0u8; 32]).await.unwrap(), None);
 
     let mut bad = new_key.clone();
-    bad.id = new_id("key");
+    bad.id = KeyId::generate();
     bad.org_id = "org_missing".into();
     bad.secret_hash = [7u8; 32];
     assert!(matches!(
@@ -326,7 +332,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
 
     let other_org = store.create_org("Other", "other", "free").await.unwrap();
     let mut cross = new_key.clone();
-    cross.id = new_id("key");
+    cross.id = KeyId::generate();
     cross.org_id = other_org.id.clone();
     cross.secret_hash = [8u8; 32];
     assert!(
@@ -336,7 +342,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
 
     let dev_secret = secret::generate(CredentialType::Developer);
     let dev = NewKey {
-        id: new_id("key"),
+        id: KeyId::generate(),
         server_id: None,
         credential_type: CredentialType::Developer,
         secret_hash: dev_secret.hash,
@@ -362,7 +368,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
     assert_eq!(listed.len(), 2);
     assert!(store.list_keys(&other_org.id).await.unwrap().is_empty());
     assert!(matches!(
-        store.list_keys("org_missing").await,
+        store.list_keys(&OrgId::new("org_missing")).await,
         Err(StoreError::NotFound(_))
     ));
 
@@ -384,7 +390,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         .unwrap();
     assert!(ctx.key.check_usable(Utc::now()).is_err());
     assert!(matches!(
-        store.disable_key("key_missing", now).await,
+        store.disable_key(&KeyId::new("key_missing"), now).await,
         Err(StoreError::NotFound(_))
     ));
     // enabled again: usable, and found with its secret
@@ -397,7 +403,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         .unwrap();
     assert!(ctx.key.check_usable(Utc::now()).is_ok());
     assert!(matches!(
-        store.enable_key("key_missing").await,
+        store.enable_key(&KeyId::new("key_missing")).await,
         Err(StoreError::NotFound(_))
     ));
 
@@ -433,7 +439,7 @@ macro_rules! console_session_suite {
 }
 
 /// Two developer keys of a new organization, for sessions to belong to.
-async fn two_keys(accounts: &dyn AccountStore) -> [(String, [u8; 32]); 2] {
+async fn two_keys(accounts: &dyn AccountStore) -> [(KeyId, [u8; 32]); 2] {
     let org = accounts
         .create_org("Sessions RP", &new_id("sess"), "free")
         .await
@@ -443,7 +449,7 @@ async fn two_keys(accounts: &dyn AccountStore) -> [(String, [u8; 32]); 2] {
         let secret = secret::generate(CredentialType::Developer);
         let key = accounts
             .create_key(&NewKey {
-                id: new_id("key"),
+                id: KeyId::generate(),
                 org_id: org.id.clone(),
                 server_id: None,
                 credential_type: CredentialType::Developer,
@@ -464,7 +470,7 @@ async fn two_keys(accounts: &dyn AccountStore) -> [(String, [u8; 32]); 2] {
 }
 
 fn session_for(
-    key: &(String, [u8; 32]),
+    key: &(KeyId, [u8; 32]),
     at: chrono::DateTime<Utc>,
 ) -> crate::console_session::Session {
     use crate::console_session::{new_token, token_hash};

@@ -31,7 +31,7 @@ pub enum FolderEntry {
 impl FolderEntry {
     pub fn sort_key(&self) -> String {
         match self {
-            FolderEntry::Object(r) => r.key.clone(),
+            FolderEntry::Object(r) => r.key.to_string(),
             FolderEntry::Folder(path) => format!("{path}/"),
         }
     }

@@ -7,6 +7,8 @@
 
 use auth_core::prefix_matches;
 
+use crate::path::ObjectKey;
+
 /// Objects one folder-move (or folder-delete) request handles at most, and conflicts it names.
 pub const BATCH: usize = 1000;
 
@@ -34,9 +36,9 @@ pub fn check_folders(from: &str, to: &str) -> Result<(), FolderMoveError> {
 
 /// The key an object under `from` gets in `to`: `from/a/b.png` → `to/a/b.png`. `key` is under
 /// `from` (whole segments).
-pub fn destination(from: &str, to: &str, key: &str) -> String {
+pub fn destination(from: &str, to: &str, key: &ObjectKey) -> ObjectKey {
     debug_assert!(key.len() > from.len() && key.starts_with(from));
-    format!("{to}{}", &key[from.len()..])
+    ObjectKey::new(format!("{to}{}", &key[from.len()..]))
 }
 
 /// One batch of a folder move, as the store finds it: objects under the source (in key order,
@@ -45,11 +47,11 @@ pub fn destination(from: &str, to: &str, key: &str) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MoveBatch {
     /// Keys (up to the limit asked) whose destination has no object (every key, when replacing).
-    pub movable: Vec<String>,
+    pub movable: Vec<ObjectKey>,
     /// Whether more movable keys follow those.
     pub more_movable: bool,
     /// Keys (up to the limit asked) whose destination has an object (none when replacing).
-    pub blocked: Vec<String>,
+    pub blocked: Vec<ObjectKey>,
 }
 
 impl MoveBatch {
@@ -88,12 +90,15 @@ mod tests {
 
     #[test]
     fn destinations_keep_the_path_below_the_folder() {
-        assert_eq!(destination("src", "dst", "src/a.png"), "dst/a.png");
         assert_eq!(
-            destination("a/src", "b", "a/src/x/y/猫.png"),
+            destination("src", "dst", &ObjectKey::new("src/a.png")),
+            "dst/a.png"
+        );
+        assert_eq!(
+            destination("a/src", "b", &ObjectKey::new("a/src/x/y/猫.png")),
             "b/x/y/猫.png"
         );
-        assert_eq!(destination("é", "e/f", "é/ü"), "e/f/ü");
+        assert_eq!(destination("é", "e/f", &ObjectKey::new("é/ü")), "e/f/ü");
     }
 
     #[test]

@@ -20,5 +20,5 @@ pub mod store;
 pub mod testsuite;
 pub mod upload_url;
 
-pub use path::{join_key, normalize_folder, normalize_key, PathError, MAX_KEY_BYTES};
+pub use path::{join_key, normalize_folder, normalize_key, ObjectKey, PathError, MAX_KEY_BYTES};
 pub use store::{ObjectRecord, ObjectRecordStore};

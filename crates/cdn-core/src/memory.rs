@@ -4,13 +4,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use auth_core::{prefix_matches, StoreError};
+use auth_core::{prefix_matches, OrgId, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::folder::{self, FolderEntry, FolderQuery, Slot};
 use crate::folder_move::{self, MoveBatch};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
-use crate::path::is_hidden;
+use crate::path::{is_hidden, ObjectKey};
 use crate::placeholder::{Placeholder, PlaceholderStore, Put};
 use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed};
 use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
@@ -21,19 +21,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[derive(Default)]
 pub struct MemoryObjectRecords {
-    rows: Mutex<BTreeMap<(String, String), ObjectRecord>>,
+    rows: Mutex<BTreeMap<(OrgId, ObjectKey), ObjectRecord>>,
 }
 
 #[async_trait]
 impl ObjectRecordStore for MemoryObjectRecords {
     async fn upsert(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         record: &ObjectRecord,
     ) -> Result<Option<String>, StoreError> {
         let mut rows = lock(&self.rows);
         let mut record = record.clone();
-        let slot = (org_id.to_owned(), record.key.clone());
+        let slot = (org_id.clone(), record.key.clone());
         if let Some(old) = rows.get(&slot) {
             record.created_at = old.created_at;
         }
@@ -41,32 +41,45 @@ impl ObjectRecordStore for MemoryObjectRecords {
         Ok(old.map(|o| o.storage_path))
     }
 
-    async fn get(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
+    async fn get(
+        &self,
+        org_id: &OrgId,
+        key: &ObjectKey,
+    ) -> Result<Option<ObjectRecord>, StoreError> {
         Ok(lock(&self.rows)
-            .get(&(org_id.to_owned(), key.to_owned()))
+            .get(&(org_id.clone(), key.clone()))
             .cloned())
     }
 
-    async fn delete(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
-        Ok(lock(&self.rows).remove(&(org_id.to_owned(), key.to_owned())))
+    async fn delete(
+        &self,
+        org_id: &OrgId,
+        key: &ObjectKey,
+    ) -> Result<Option<ObjectRecord>, StoreError> {
+        Ok(lock(&self.rows).remove(&(org_id.clone(), key.clone())))
     }
 
     async fn delete_many(
         &self,
-        org_id: &str,
-        keys: &[String],
+        org_id: &OrgId,
+        keys: &[ObjectKey],
     ) -> Result<Vec<ObjectRecord>, StoreError> {
         let mut rows = lock(&self.rows);
         Ok(keys
             .iter()
-            .filter_map(|k| rows.remove(&(org_id.to_owned(), k.clone())))
+            .filter_map(|k| rows.remove(&(org_id.clone(), k.clone())))
             .collect())
     }
 
-    async fn list(&self, org_id: &str, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
+    async fn list(&self, org_id: &OrgId, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
         let rows = lock(&self.rows);
         Ok(rows
-            .range((org_id.to_owned(), q.after.clone().unwrap_or_default())..)
+            .range(
+                (
+                    org_id.clone(),
+                    ObjectKey::new(q.after.clone().unwrap_or_default()),
+                )..,
+            )
             .take_while(|((org, _), _)| org == org_id)
             .map(|(_, r)| r)
             .filter(|r| q.after.as_deref().is_none_or(|a| r.key.as_str() > a))
@@ -80,19 +93,19 @@ impl ObjectRecordStore for MemoryObjectRecords {
 
     async fn list_folder(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         q: &FolderQuery,
     ) -> Result<Vec<FolderEntry>, StoreError> {
         let rows = lock(&self.rows);
         let resume = q.after.as_deref().map(folder::resume_bound);
         let mut entries: Vec<FolderEntry> = Vec::new();
-        for ((org, key), record) in rows.range((org_id.to_owned(), String::new())..) {
+        for ((org, key), record) in rows.range((org_id.clone(), ObjectKey::default())..) {
             if org != org_id || entries.len() == q.limit {
                 break;
             }
             match &resume {
-                Some((bound, true)) if key < bound => continue,
-                Some((bound, false)) if key <= bound => continue,
+                Some((bound, true)) if key.as_str() < bound.as_str() => continue,
+                Some((bound, false)) if key.as_str() <= bound.as_str() => continue,
                 _ => {}
             }
             let entry = match folder::slot(&q.folder, key) {
@@ -117,13 +130,13 @@ impl ObjectRecordStore for MemoryObjectRecords {
 
     async fn rename(
         &self,
-        org_id: &str,
-        from: &str,
-        to: &str,
+        org_id: &OrgId,
+        from: &ObjectKey,
+        to: &ObjectKey,
         replace: bool,
     ) -> Result<Renamed, StoreError> {
         let mut rows = lock(&self.rows);
-        let slot = |k: &str| (org_id.to_owned(), k.to_owned());
+        let slot = |k: &ObjectKey| (org_id.clone(), k.clone());
         if !rows.contains_key(&slot(from)) {
             return Ok(Renamed::SourceMissing);
         }
@@ -135,7 +148,7 @@ impl ObjectRecordStore for MemoryObjectRecords {
         }
         let replaced = rows.remove(&slot(to)).map(|r| r.storage_path);
         if let Some(mut record) = rows.remove(&slot(from)) {
-            record.key = to.to_owned();
+            record.key = to.clone();
             rows.insert(slot(to), record);
         }
         Ok(Renamed::Moved { replaced })
@@ -143,7 +156,7 @@ impl ObjectRecordStore for MemoryObjectRecords {
 
     async fn folder_move_batch(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         from: &str,
         to: &str,
         replace: bool,
@@ -152,13 +165,13 @@ impl ObjectRecordStore for MemoryObjectRecords {
         let rows = lock(&self.rows);
         let mut batch = MoveBatch::default();
         let under = rows
-            .range((org_id.to_owned(), format!("{from}/"))..)
+            .range((org_id.clone(), ObjectKey::new(format!("{from}/")))..)
             .take_while(|((org, key), _)| org == org_id && prefix_matches(from, key))
             .map(|((_, key), _)| key)
             .filter(|key| !is_hidden(key));
         for key in under {
-            let taken =
-                rows.contains_key(&(org_id.to_owned(), folder_move::destination(from, to, key)));
+            let destination = folder_move::destination(from, to, key);
+            let taken = rows.contains_key(&(org_id.clone(), destination));
             if taken && !replace {
                 if batch.blocked.len() < limit {
                     batch.blocked.push(key.clone());
@@ -178,7 +191,7 @@ impl ObjectRecordStore for MemoryObjectRecords {
             .any(|r| r.storage_path == storage_path))
     }
 
-    async fn totals(&self, org_id: &str) -> Result<ObjectTotals, StoreError> {
+    async fn totals(&self, org_id: &OrgId) -> Result<ObjectTotals, StoreError> {
         let rows = lock(&self.rows);
         let mine = rows.iter().filter(|((org, _), _)| org == org_id);
         Ok(
@@ -348,14 +361,14 @@ impl UploadUrlStore for MemoryUploadUrls {
 
 #[derive(Default)]
 pub struct MemoryPlaceholders {
-    rows: Mutex<BTreeMap<(String, String), Placeholder>>,
+    rows: Mutex<BTreeMap<(OrgId, String), Placeholder>>,
 }
 
 #[async_trait]
 impl PlaceholderStore for MemoryPlaceholders {
-    async fn put(&self, org_id: &str, p: &Placeholder, max: usize) -> Result<Put, StoreError> {
+    async fn put(&self, org_id: &OrgId, p: &Placeholder, max: usize) -> Result<Put, StoreError> {
         let mut rows = lock(&self.rows);
-        let slot = (org_id.to_owned(), p.pattern.clone());
+        let slot = (org_id.clone(), p.pattern.clone());
         if let Some(existing) = rows.get_mut(&slot) {
             let created_at = existing.created_at;
             *existing = Placeholder {
@@ -371,7 +384,7 @@ impl PlaceholderStore for MemoryPlaceholders {
         Ok(Put::Created)
     }
 
-    async fn list(&self, org_id: &str) -> Result<Vec<Placeholder>, StoreError> {
+    async fn list(&self, org_id: &OrgId) -> Result<Vec<Placeholder>, StoreError> {
         Ok(lock(&self.rows)
             .iter()
             .filter(|((org, _), _)| org == org_id)
@@ -379,9 +392,9 @@ impl PlaceholderStore for MemoryPlaceholders {
             .collect())
     }
 
-    async fn delete(&self, org_id: &str, pattern: &str) -> Result<bool, StoreError> {
+    async fn delete(&self, org_id: &OrgId, pattern: &str) -> Result<bool, StoreError> {
         Ok(lock(&self.rows)
-            .remove(&(org_id.to_owned(), pattern.to_owned()))
+            .remove(&(org_id.clone(), pattern.to_owned()))
             .is_some())
     }
 }

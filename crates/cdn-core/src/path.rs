@@ -83,9 +83,14 @@ fn normalize(input: &str, allow_empty: bool) -> Result<String, PathError> {
     Ok(joined)
 }
 
+auth_core::string_id!(
+    /// An object's key within its organization: a normalized path ([`normalize_key`]).
+    ObjectKey
+);
+
 /// Normalizes an object key; it must name something (not empty).
-pub fn normalize_key(input: &str) -> Result<String, PathError> {
-    normalize(input, false)
+pub fn normalize_key(input: &str) -> Result<ObjectKey, PathError> {
+    normalize(input, false).map(ObjectKey::from)
 }
 
 /// Normalizes a folder path; the empty string (or `""` after normalization) is the root.
@@ -95,7 +100,7 @@ pub fn normalize_folder(input: &str) -> Result<String, PathError> {
 }
 
 /// `folder/name`, normalized as a key.
-pub fn join_key(folder: &str, name: &str) -> Result<String, PathError> {
+pub fn join_key(folder: &str, name: &str) -> Result<ObjectKey, PathError> {
     if folder.is_empty() {
         normalize_key(name)
     } else {
@@ -298,7 +303,7 @@ mod tests {
             (leaked[5], Ok(leaked[5])),
             (leaked[6], Err(PathError::TooLong(1026))),
         ];
-        let n = check(&table, normalize_key);
+        let n = check(&table, |k| normalize_key(k).map(String::from));
         assert!(n >= 100, "table has {n} cases");
     }
 

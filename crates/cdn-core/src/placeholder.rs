@@ -11,11 +11,11 @@
 
 use async_trait::async_trait;
 use auth_core::policy::PathScope;
-use auth_core::StoreError;
+use auth_core::{OrgId, StoreError};
 use chrono::{DateTime, Utc};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::path::{normalize_key, PathError};
+use crate::path::{normalize_key, ObjectKey, PathError};
 use crate::store::ObjectRecordStore;
 
 /// Placeholders an organization may have.
@@ -29,7 +29,7 @@ pub struct Placeholder {
     /// A normalized pattern ([`Pattern`]).
     pub pattern: String,
     /// The key of the object served for a missing key the pattern matches.
-    pub fallback: String,
+    pub fallback: ObjectKey,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -67,10 +67,12 @@ impl Pattern {
     pub fn parse(raw: &str) -> Result<Self, PlaceholderError> {
         let normalized = normalize_key(raw).map_err(PlaceholderError::Pattern)?;
         glob(&normalized).map_err(|e| PlaceholderError::Glob {
-            pattern: normalized.clone(),
+            pattern: normalized.to_string(),
             reason: e.kind().to_string(),
         })?;
-        Ok(Self { normalized })
+        Ok(Self {
+            normalized: normalized.into_string(),
+        })
     }
 
     pub fn as_str(&self) -> &str {
@@ -108,7 +110,7 @@ impl Pattern {
 #[derive(Debug, Clone)]
 pub struct NewPlaceholder {
     pub pattern: Pattern,
-    pub fallback: String,
+    pub fallback: ObjectKey,
 }
 
 impl NewPlaceholder {
@@ -135,12 +137,12 @@ pub enum SetError {
 pub async fn set(
     records: &dyn ObjectRecordStore,
     store: &dyn PlaceholderStore,
-    org_id: &str,
+    org_id: &OrgId,
     new: &NewPlaceholder,
     now: DateTime<Utc>,
 ) -> Result<(Placeholder, bool), SetError> {
     if records.get(org_id, &new.fallback).await?.is_none() {
-        return Err(PlaceholderError::FallbackMissing(new.fallback.clone()).into());
+        return Err(PlaceholderError::FallbackMissing(new.fallback.to_string()).into());
     }
     let placeholder = Placeholder {
         pattern: new.pattern.as_str().to_owned(),
@@ -178,11 +180,11 @@ pub trait PlaceholderStore: Send + Sync {
     /// Creates the placeholder of `p.pattern`, or gives the existing one `p`'s fallback and
     /// `updated_at` (keeping its `created_at`). A new pattern is refused once the organization
     /// has `max`, also under concurrent puts.
-    async fn put(&self, org_id: &str, p: &Placeholder, max: usize) -> Result<Put, StoreError>;
+    async fn put(&self, org_id: &OrgId, p: &Placeholder, max: usize) -> Result<Put, StoreError>;
     /// The organization's placeholders in pattern byte order.
-    async fn list(&self, org_id: &str) -> Result<Vec<Placeholder>, StoreError>;
+    async fn list(&self, org_id: &OrgId) -> Result<Vec<Placeholder>, StoreError>;
     /// Removes the placeholder of `pattern`; whether there was one.
-    async fn delete(&self, org_id: &str, pattern: &str) -> Result<bool, StoreError>;
+    async fn delete(&self, org_id: &OrgId, pattern: &str) -> Result<bool, StoreError>;
 }
 
 /// An organization's placeholders, compiled for delivery.
@@ -190,13 +192,13 @@ pub trait PlaceholderStore: Send + Sync {
 pub struct PlaceholderSet {
     set: GlobSet,
     /// `(pattern, fallback)` in precedence order, the order of `set`'s globs.
-    entries: Vec<(String, String)>,
+    entries: Vec<(String, ObjectKey)>,
 }
 
 impl PlaceholderSet {
     /// Compiles `placeholders` (a stored pattern that no longer compiles is left out).
     pub fn new(placeholders: &[Placeholder]) -> Self {
-        let mut entries: Vec<(String, String)> = placeholders
+        let mut entries: Vec<(String, ObjectKey)> = placeholders
             .iter()
             .map(|p| (p.pattern.clone(), p.fallback.clone()))
             .collect();
@@ -218,7 +220,7 @@ impl PlaceholderSet {
     }
 
     /// The fallback key for a missing `key` and the pattern that chose it.
-    pub fn fallback_for(&self, key: &str) -> Option<(&str, &str)> {
+    pub fn fallback_for(&self, key: &str) -> Option<(&str, &ObjectKey)> {
         if self.entries.is_empty() {
             return None;
         }
@@ -241,7 +243,7 @@ mod tests {
             .iter()
             .map(|(p, f)| Placeholder {
                 pattern: Pattern::parse(p).unwrap().as_str().to_owned(),
-                fallback: (*f).to_owned(),
+                fallback: ObjectKey::new(*f),
                 created_at: at(),
                 updated_at: at(),
             })
@@ -294,18 +296,19 @@ mod tests {
             ("maps/**/tile.png", "tile.png"),
         ]);
         assert_eq!(
-            s.fallback_for("inventory/items/bread.png"),
+            s.fallback_for("inventory/items/bread.png")
+                .map(|(p, f)| (p, f.as_str())),
             Some(("inventory/items/*", "inv.png"))
         );
         assert_eq!(s.fallback_for("inventory/items/sub/bread.png"), None);
         assert_eq!(s.fallback_for("inventory/items"), None);
         assert_eq!(s.fallback_for("inventory/itemsx/a.png"), None);
         assert_eq!(
-            s.fallback_for("maps/tile.png").map(|m| m.1),
+            s.fallback_for("maps/tile.png").map(|m| m.1.as_str()),
             Some("tile.png")
         );
         assert_eq!(
-            s.fallback_for("maps/a/b/tile.png").map(|m| m.1),
+            s.fallback_for("maps/a/b/tile.png").map(|m| m.1.as_str()),
             Some("tile.png")
         );
         assert_eq!(s.fallback_for("maps/a/b/tile.jpg"), None);
@@ -339,25 +342,29 @@ mod tests {
             ("inventory/items/*.PNG", "upper.png"),
         ]);
         assert_eq!(
-            s.fallback_for("inventory/items/ab.png").map(|m| m.1),
+            s.fallback_for("inventory/items/ab.png")
+                .map(|m| m.1.as_str()),
             Some("png.png")
         );
         // `*.png` and `?.png` are as long: byte order (`*` < `?`)
         assert_eq!(
-            s.fallback_for("inventory/items/a.png").map(|m| m.1),
+            s.fallback_for("inventory/items/a.png")
+                .map(|m| m.1.as_str()),
             Some("png.png")
         );
         assert_eq!(
-            s.fallback_for("inventory/items/a.gif").map(|m| m.1),
+            s.fallback_for("inventory/items/a.gif")
+                .map(|m| m.1.as_str()),
             Some("item.png")
         );
         assert_eq!(
-            s.fallback_for("inventory/x/y").map(|m| m.1),
+            s.fallback_for("inventory/x/y").map(|m| m.1.as_str()),
             Some("any.png")
         );
         // matching is case-sensitive, like keys
         assert_eq!(
-            s.fallback_for("inventory/items/a.PNG").map(|m| m.1),
+            s.fallback_for("inventory/items/a.PNG")
+                .map(|m| m.1.as_str()),
             Some("upper.png")
         );
     }

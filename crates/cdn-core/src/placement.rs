@@ -5,7 +5,7 @@
 use auth_core::policy::{mime_allowed, prefix_matches, PathScope};
 
 use crate::content_type::{self, extension_for};
-use crate::path::{self, join_key, normalize_folder, PathError};
+use crate::path::{self, join_key, normalize_folder, ObjectKey, PathError};
 
 /// Who may write where, for one upload.
 #[derive(Debug, Clone)]
@@ -32,7 +32,7 @@ pub struct FileFacts<'a> {
 /// A validated destination for one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
-    pub key: String,
+    pub key: ObjectKey,
     pub content_type: String,
 }
 
@@ -109,13 +109,15 @@ pub fn place(
     if let Some(lock) = &policy.lock {
         if !prefix_matches(lock, &key) {
             return Err(PlaceError::KeyOutsideLock {
-                key,
+                key: key.into_string(),
                 lock: lock.clone(),
             });
         }
     }
     if !policy.scope.allows(&key) {
-        return Err(PlaceError::OutsideScope { key });
+        return Err(PlaceError::OutsideScope {
+            key: key.into_string(),
+        });
     }
     if let Some(list) = policy
         .mime_lists

@@ -50,7 +50,7 @@ proptest! {
         if let Ok(key) = normalize_key(&input) {
             check_key(&key)?;
             prop_assert_eq!(normalize_key(&key), Ok(key.clone()));
-            prop_assert_eq!(normalize_folder(&key), Ok(key));
+            prop_assert_eq!(normalize_folder(&key), Ok(key.into_string()));
         }
         if let Ok(folder) = normalize_folder(&input) {
             if !folder.is_empty() {

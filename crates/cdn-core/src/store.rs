@@ -2,16 +2,17 @@
 //! object store at `storage_path` (managed by the caller).
 
 use async_trait::async_trait;
-use auth_core::StoreError;
+use auth_core::{OrgId, StoreError};
 use chrono::{DateTime, Utc};
 
 use crate::folder::{FolderEntry, FolderQuery};
 use crate::folder_move::MoveBatch;
 use crate::metadata::Metadata;
+use crate::path::ObjectKey;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectRecord {
-    pub key: String,
+    pub key: ObjectKey,
     pub size: i64,
     pub content_type: Option<String>,
     /// Content-derived entity tag (no quotes).
@@ -54,36 +55,48 @@ pub trait ObjectRecordStore: Send + Sync {
     /// replaced object, whose bytes the caller removes after this commit.
     async fn upsert(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         record: &ObjectRecord,
     ) -> Result<Option<String>, StoreError>;
-    async fn get(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError>;
+    async fn get(
+        &self,
+        org_id: &OrgId,
+        key: &ObjectKey,
+    ) -> Result<Option<ObjectRecord>, StoreError>;
     /// Removes the row; returns it (so the caller can remove its bytes) or `None`.
-    async fn delete(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError>;
+    async fn delete(
+        &self,
+        org_id: &OrgId,
+        key: &ObjectKey,
+    ) -> Result<Option<ObjectRecord>, StoreError>;
     /// Removes the rows of `keys` that exist in one step; returns them (their bytes are the
     /// caller's to remove).
     async fn delete_many(
         &self,
-        org_id: &str,
-        keys: &[String],
+        org_id: &OrgId,
+        keys: &[ObjectKey],
     ) -> Result<Vec<ObjectRecord>, StoreError>;
     /// Keys in ascending byte order under `folder` (whole segments), dot-prefixed keys never.
-    async fn list(&self, org_id: &str, query: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError>;
+    async fn list(
+        &self,
+        org_id: &OrgId,
+        query: &ListQuery,
+    ) -> Result<Vec<ObjectRecord>, StoreError>;
     /// One page of `query.folder`'s folder view ([`crate::folder`]): objects directly inside and
     /// sub-folders, each once, in sort-key order; hidden (dot-named) and denied entries never.
     /// Costs one index probe per entry, however many keys a sub-folder holds.
     async fn list_folder(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         query: &FolderQuery,
     ) -> Result<Vec<FolderEntry>, StoreError>;
     /// Gives the object at `from` the key `to`, atomically: a reader finds it at one key or the
     /// other, never both or neither. An object at `to` is replaced only when `replace`.
     async fn rename(
         &self,
-        org_id: &str,
-        from: &str,
-        to: &str,
+        org_id: &OrgId,
+        from: &ObjectKey,
+        to: &ObjectKey,
         replace: bool,
     ) -> Result<Renamed, StoreError>;
     /// The next batch of a folder move from `from` to `to` (normalized folders, apart; see
@@ -92,7 +105,7 @@ pub trait ObjectRecordStore: Send + Sync {
     /// `replace`), each in key order; dot-named keys and an object named like `from` itself never.
     async fn folder_move_batch(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         from: &str,
         to: &str,
         replace: bool,
@@ -101,7 +114,7 @@ pub trait ObjectRecordStore: Send + Sync {
     /// Whether any row points at this storage path (garbage collection).
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError>;
     /// How many objects the organization stores, and their bytes (the overview's usage).
-    async fn totals(&self, org_id: &str) -> Result<ObjectTotals, StoreError>;
+    async fn totals(&self, org_id: &OrgId) -> Result<ObjectTotals, StoreError>;
 }
 
 /// An organization's stored objects, counted.

@@ -8,7 +8,7 @@
 
 use async_trait::async_trait;
 use auth_core::policy::{mime_essence, mime_list_within, PathScope};
-use auth_core::StoreError;
+use auth_core::{KeyId, OrgId, StoreError};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::{DateTime, Utc};
@@ -193,8 +193,8 @@ pub fn build_spec(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadUrlRecord {
     pub token_hash: [u8; 32],
-    pub org_id: String,
-    pub key_id: String,
+    pub org_id: OrgId,
+    pub key_id: KeyId,
     pub path: String,
     pub max_files: i32,
     pub files_used: i32,

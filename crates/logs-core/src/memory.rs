@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::event::{Batch, Level};
 use crate::slots::{ExportGuard, LeaseKind, ReadSlotStore};
+use crate::store::OrgId;
 use crate::store::{
     bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets,
     Filters, IngestOutcome, IngestTarget, LogStore, SearchError, ServerId, TailPage, TailPosition,
@@ -21,13 +22,13 @@ type StoredBatch = ([u8; 32], i32, DateTime<Utc>);
 
 #[derive(Default)]
 struct State {
-    batches: HashMap<(String, String), StoredBatch>,
+    batches: HashMap<(ServerId, String), StoredBatch>,
     /// `(server, batch sequence)` of each event, beside it: the order batches were committed in
-    events: Vec<(String, EventRow)>,
+    events: Vec<(ServerId, EventRow)>,
     seqs: Vec<i64>,
     /// server, ingested at, of each batch sequence (from 1)
-    batch_log: Vec<(String, DateTime<Utc>)>,
-    usage: HashMap<(String, i32, u32), i64>,
+    batch_log: Vec<(ServerId, DateTime<Utc>)>,
+    usage: HashMap<(OrgId, i32, u32), i64>,
     next_id: i64,
 }
 
@@ -50,7 +51,7 @@ impl State {
             .events
             .iter()
             .filter(|(s, r)| {
-                *s == server.0
+                *s == server.as_str()
                     && r.occurred_at >= from
                     && r.occurred_at < to
                     && after.is_none_or(|(t, id)| (r.occurred_at, r.id) < (t, id))
@@ -82,7 +83,7 @@ impl LogStore for MemoryLogs {
         now: DateTime<Utc>,
     ) -> Result<IngestOutcome, StoreError> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (t.server_id.0.clone(), batch.batch_id.clone());
+        let key = (t.server_id.clone(), batch.batch_id.clone());
         if let Some((digest, n, at)) = st.batches.get(&key) {
             return Ok(if *digest == batch.digest {
                 IngestOutcome::Replayed {
@@ -95,7 +96,7 @@ impl LogStore for MemoryLogs {
         }
         let n = batch.events.len() as i32;
         st.batches.insert(key, (batch.digest, n, now));
-        st.batch_log.push((t.server_id.0.clone(), now));
+        st.batch_log.push((t.server_id.clone(), now));
         let seq = st.batch_log.len() as i64;
         for e in &batch.events {
             st.next_id += 1;
@@ -118,7 +119,7 @@ impl LogStore for MemoryLogs {
                 message: e.message.clone(),
                 data: e.data.clone().map(Value::Object),
             };
-            st.events.push((t.server_id.0.clone(), row));
+            st.events.push((t.server_id.clone(), row));
             st.seqs.push(seq);
         }
         *st.usage
@@ -211,7 +212,7 @@ impl LogStore for MemoryLogs {
             if read == q.max_batches {
                 break;
             }
-            if st.batch_log[seq as usize - 1].0 != q.server_id.0
+            if st.batch_log[seq as usize - 1].0 != q.server_id.as_str()
                 || (seq == q.after.seq && q.after.id == TailPosition::WHOLE_BATCH)
             {
                 next = next.max(TailPosition::after_batch(seq));
@@ -220,7 +221,11 @@ impl LogStore for MemoryLogs {
             read += 1;
             for ((server, r), s) in st.events.iter().zip(&st.seqs) {
                 let pos = TailPosition { seq, id: r.id };
-                if *s == seq && *server == q.server_id.0 && pos > q.after && q.filters.matches(r) {
+                if *s == seq
+                    && *server == q.server_id.as_str()
+                    && pos > q.after
+                    && q.filters.matches(r)
+                {
                     events.push((pos, r.clone()));
                 }
             }
@@ -238,15 +243,15 @@ impl LogStore for MemoryLogs {
         Ok(usize::try_from(seq - 1)
             .ok()
             .and_then(|i| st.batch_log.get(i))
-            .filter(|(s, _)| *s == server.0)
+            .filter(|(s, _)| *s == server.as_str())
             .map(|(_, at)| *at))
     }
 
-    async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError> {
+    async fn monthly_usage(&self, org_id: &OrgId, now: DateTime<Utc>) -> Result<i64, StoreError> {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         Ok(st
             .usage
-            .get(&(org_id.to_owned(), now.year(), now.month()))
+            .get(&(org_id.clone(), now.year(), now.month()))
             .copied()
             .unwrap_or(0))
     }
@@ -258,8 +263,8 @@ impl LogStore for MemoryLogs {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let mut last = HashMap::new();
         for (server, at) in &st.batch_log {
-            if let Some(s) = servers.iter().find(|s| s.0 == *server) {
-                last.insert(s.clone(), *at);
+            if servers.contains(server) {
+                last.insert(server.clone(), *at);
             }
         }
         Ok(last)
@@ -275,9 +280,9 @@ pub struct MemoryReadSlots {
 #[derive(Default)]
 struct Slots {
     /// id → kind, organization, expires at
-    leases: HashMap<String, (LeaseKind, String, DateTime<Utc>)>,
+    leases: HashMap<String, (LeaseKind, OrgId, DateTime<Utc>)>,
     /// organizations whose export lock is held
-    exports: HashSet<String>,
+    exports: HashSet<OrgId>,
 }
 
 impl MemoryReadSlots {
@@ -291,7 +296,7 @@ impl ReadSlotStore for MemoryReadSlots {
     async fn acquire(
         &self,
         kind: LeaseKind,
-        org_id: &str,
+        org_id: &OrgId,
         limit: usize,
         expires_at: DateTime<Utc>,
     ) -> Result<Option<String>, StoreError> {
@@ -311,7 +316,7 @@ impl ReadSlotStore for MemoryReadSlots {
         let id = kind.new_id();
         slots
             .leases
-            .insert(id.clone(), (kind, org_id.to_owned(), expires_at));
+            .insert(id.clone(), (kind, org_id.clone(), expires_at));
         Ok(Some(id))
     }
 
@@ -340,21 +345,21 @@ impl ReadSlotStore for MemoryReadSlots {
 
     async fn try_export_lock(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
     ) -> Result<Option<Box<dyn ExportGuard>>, StoreError> {
-        if !self.slots().exports.insert(org_id.to_owned()) {
+        if !self.slots().exports.insert(org_id.clone()) {
             return Ok(None);
         }
         Ok(Some(Box::new(MemoryExportGuard {
             slots: self.clone(),
-            org_id: org_id.to_owned(),
+            org_id: org_id.clone(),
         })))
     }
 }
 
 struct MemoryExportGuard {
     slots: MemoryReadSlots,
-    org_id: String,
+    org_id: OrgId,
 }
 
 #[async_trait]
@@ -376,9 +381,9 @@ mod tests {
         crate::testsuite::Fixture {
             store: Box::new(super::MemoryLogs::default()),
             slots: Box::new(super::MemoryReadSlots::default()),
-            org: "org_a".into(),
-            a: ("srv_a".into(), "abc".into()),
-            b: ("srv_b".into(), "def".into()),
+            org: crate::store::OrgId::new("org_a"),
+            a: (crate::store::ServerId::new("srv_a"), "abc".into()),
+            b: (crate::store::ServerId::new("srv_b"), "def".into()),
         }
     }
 

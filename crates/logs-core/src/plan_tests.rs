@@ -11,7 +11,7 @@ fn at(s: &str) -> DateTime<Utc> {
 
 fn server() -> &'static ServerId {
     static S: std::sync::OnceLock<ServerId> = std::sync::OnceLock::new();
-    S.get_or_init(|| ServerId("s".into()))
+    S.get_or_init(|| ServerId::new("s"))
 }
 
 fn query(from: &str, to: &str, after: Option<&str>) -> EventQuery {

@@ -6,7 +6,7 @@
 //! dropping it frees the lock (a store may notice a drop later than an unlock).
 
 use async_trait::async_trait;
-use auth_core::StoreError;
+use auth_core::{OrgId, StoreError};
 use chrono::{DateTime, Utc};
 
 /// What a lease is for; each kind has its own limit.
@@ -52,7 +52,7 @@ pub trait ReadSlotStore: Send + Sync {
     async fn acquire(
         &self,
         kind: LeaseKind,
-        org_id: &str,
+        org_id: &OrgId,
         limit: usize,
         expires_at: DateTime<Utc>,
     ) -> Result<Option<String>, StoreError>;
@@ -69,6 +69,6 @@ pub trait ReadSlotStore: Send + Sync {
     /// The organization's export lock, or `None` while another export holds it.
     async fn try_export_lock(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
     ) -> Result<Option<Box<dyn ExportGuard>>, StoreError>;
 }

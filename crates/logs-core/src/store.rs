@@ -9,27 +9,12 @@ use crate::event::{Batch, Level};
 pub use crate::search::Filters;
 pub use crate::tail::TailPosition;
 
-/// A registered server's id (`srv_…`), as opposed to its join code (`cfx_id`), which the wire
-/// calls `serverId`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServerId(pub String);
-
-impl ServerId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for ServerId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use auth_core::{OrgId, ServerId};
 
 /// Where a batch goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestTarget {
-    pub org_id: String,
+    pub org_id: OrgId,
     pub server_id: ServerId,
     /// Join code as registered.
     pub cfx_id: String,
@@ -249,7 +234,7 @@ pub trait LogStore: Send + Sync {
         seq: i64,
     ) -> Result<Option<DateTime<Utc>>, StoreError>;
     /// Accepted log events of an organization in the calendar month (UTC) of `now`.
-    async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError>;
+    async fn monthly_usage(&self, org_id: &OrgId, now: DateTime<Utc>) -> Result<i64, StoreError>;
     /// When each of `servers` last had a batch accepted (the newest by commit order); servers
     /// without one are absent.
     async fn last_batches(

@@ -201,7 +201,7 @@ async fn ingest(
     })?;
     let target = IngestTarget {
         org_id: ctx.org.id.clone(),
-        server_id: logs_core::ServerId(server.id.clone()),
+        server_id: server.id.clone(),
         cfx_id: server.cfx_id.clone(),
     };
     let batch_id = batch.batch_id.clone();

@@ -1,5 +1,6 @@
 //! The command line: clap definitions only; each command group runs in its own module.
 
+use auth_core::{KeyId, OrgId};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
@@ -66,7 +67,7 @@ pub enum Command {
     Usage {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
     },
     /// Remove stored bytes no object row references (left by crashes).
     Gc {
@@ -147,7 +148,7 @@ pub enum OrgCmd {
     SetPlan {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
         /// Plan name.
         #[arg(long)]
         plan: String,
@@ -173,7 +174,7 @@ pub enum PlaceholderCmd {
     Set {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
         /// Key pattern: `*` within a segment, `**` across segments, `?`, `[abc]`, `{a,b}`.
         #[arg(long)]
         pattern: String,
@@ -185,13 +186,13 @@ pub enum PlaceholderCmd {
     List {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
     },
     /// Remove a placeholder.
     Remove {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
         /// The pattern, as set.
         #[arg(long)]
         pattern: String,
@@ -204,13 +205,13 @@ pub enum ServerCmd {
     List {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
     },
     /// Register a game server by its join code.
     Register {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
         /// The server's cfx.re join code (compared case-insensitively).
         #[arg(long = "cfx-id")]
         cfx_id: String,
@@ -250,7 +251,7 @@ pub enum KeyCmd {
     Create {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
         /// Join code of the server a `server` key is bound to.
         #[arg(long)]
         server: Option<String>,
@@ -280,18 +281,18 @@ pub enum KeyCmd {
     List {
         /// Organization: its id (`org_…`), workspace or name.
         #[arg(long)]
-        org: String,
+        org: OrgId,
     },
     /// Make a disabled key work again (within KEY_CACHE_SECONDS; an expired key stays expired).
     Enable {
         /// Key id (`key_…`).
-        key_id: String,
+        key_id: KeyId,
     },
     /// Create a new key with the same settings (printed once); the old one keeps working until
     /// `key disable`, so clients can move over first.
     Rotate {
         /// Key id (`key_…`) of the key to replace.
-        key_id: String,
+        key_id: KeyId,
         /// Disable the old key at once instead.
         #[arg(long)]
         disable_old: bool,
@@ -299,12 +300,12 @@ pub enum KeyCmd {
     /// Disable a key (takes effect within KEY_CACHE_SECONDS; its upload URLs stop working).
     Disable {
         /// Key id (`key_…`).
-        key_id: String,
+        key_id: KeyId,
     },
     /// Delete a key for good.
     Delete {
         /// Key id (`key_…`).
-        key_id: String,
+        key_id: KeyId,
     },
 }
 
@@ -316,7 +317,7 @@ pub enum LogsCmd {
 
 impl Command {
     /// The organization the command names, if it names one (to resolve before it runs).
-    pub fn org_mut(&mut self) -> Option<&mut String> {
+    pub fn org_mut(&mut self) -> Option<&mut OrgId> {
         match self {
             Command::Usage { org }
             | Command::Org {

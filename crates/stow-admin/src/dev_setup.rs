@@ -1,7 +1,9 @@
 //! `stowctl dev-setup`: the local development workspace that `just run` prints.
 
-use auth_core::model::{new_id, NewKey};
-use auth_core::{secret, AccountStore, CredentialType, Permission, PermissionSet};
+use auth_core::model::NewKey;
+use auth_core::{
+    secret, AccountStore, CredentialType, KeyId, OrgId, Permission, PermissionSet, ServerId,
+};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -15,7 +17,7 @@ const DEV_KEY_NAMES: [&str; 2] = ["dev: all permissions", "dev: server key"];
 async fn reusable_keys(
     ctx: &Ctx,
     path: &Path,
-    org_id: &str,
+    org_id: &OrgId,
 ) -> Result<Option<(String, String)>, CliError> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Ok(None);
@@ -36,7 +38,7 @@ async fn reusable_keys(
             .find_auth_context(&secret::hash(secret))
             .await?
             .is_some_and(|c| {
-                c.org.id == org_id
+                c.org.id == *org_id
                     && c.key.name.as_deref() == Some(name)
                     && c.key.check_usable(chrono::Utc::now()).is_ok()
             });
@@ -135,8 +137,8 @@ pub(crate) async fn dev_setup(
 /// key of that server (its baseline plus `cdn:read` and `cdn:delete`). Returns its secret.
 async fn create_dev_key(
     ctx: &Ctx,
-    org_id: &str,
-    server_id: Option<String>,
+    org_id: &OrgId,
+    server_id: Option<ServerId>,
 ) -> Result<String, CliError> {
     let (kind, name, permissions) = match server_id {
         None => (
@@ -157,8 +159,8 @@ async fn create_dev_key(
     let s = secret::generate(kind);
     ctx.accounts
         .create_key(&NewKey {
-            id: new_id("key"),
-            org_id: org_id.to_owned(),
+            id: KeyId::generate(),
+            org_id: org_id.clone(),
             server_id,
             credential_type: kind,
             name: Some(name.into()),

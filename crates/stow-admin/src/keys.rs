@@ -1,7 +1,7 @@
 //! `stowctl key …`: API keys.
 
-use auth_core::model::{new_id, NewKey};
-use auth_core::{secret, AccountStore, ApiKey, CredentialType, Permission, PermissionSet};
+use auth_core::model::NewKey;
+use auth_core::{secret, AccountStore, ApiKey, CredentialType, KeyId, Permission, PermissionSet};
 use cdn_core::path::normalize_folder;
 use serde_json::{json, Value};
 
@@ -82,7 +82,7 @@ fn prefixes(raw: &[String], flag: &str) -> Result<Vec<String>, CliError> {
 }
 
 /// A disabled key's console sessions end now, not at their next request.
-async fn end_console_sessions(ctx: &Ctx, key_id: &str) -> Result<u64, CliError> {
+async fn end_console_sessions(ctx: &Ctx, key_id: &KeyId) -> Result<u64, CliError> {
     use auth_core::console_session::ConsoleSessionStore;
     Ok(stow_db::PgConsoleSessions::new(ctx.db.clone())
         .end_for_key(key_id)
@@ -163,7 +163,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             let s = secret::generate(kind);
             let key = accounts
                 .create_key(&NewKey {
-                    id: new_id("key"),
+                    id: KeyId::generate(),
                     org_id: org_row.id.clone(),
                     server_id,
                     credential_type: kind,
@@ -201,12 +201,12 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                         servers
                             .iter()
                             .find(|s| &s.id == id)
-                            .map_or_else(|| id.clone(), |s| s.cfx_id.clone())
+                            .map_or_else(|| id.to_string(), |s| s.cfx_id.clone())
                     });
                     let mut paths: Vec<String> = k.allowed_prefixes.clone();
                     paths.extend(k.denied_prefixes.iter().map(|d| format!("!{d}")));
                     vec![
-                        k.id.clone(),
+                        k.id.to_string(),
                         or_dash(k.name.clone()),
                         k.credential_type.as_str().to_owned(),
                         or_dash(server),
@@ -273,7 +273,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             let s = secret::generate(old.credential_type);
             let key = accounts
                 .create_key(&NewKey {
-                    id: new_id("key"),
+                    id: KeyId::generate(),
                     org_id: old.org_id.clone(),
                     server_id: old.server_id.clone(),
                     credential_type: old.credential_type,

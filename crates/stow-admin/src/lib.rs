@@ -14,6 +14,7 @@ mod servers;
 mod signing;
 mod table;
 
+use auth_core::OrgId;
 use std::sync::Arc;
 
 use auth_core::{AccountStore, StoreError};
@@ -63,7 +64,7 @@ impl Ctx {
 impl Ctx {
     /// The organization with this id, or the refusal every command gives for an unknown one.
     pub async fn org(&self, id: &str) -> Result<auth_core::Org, CliError> {
-        self.accounts.get_org(id).await?.ok_or_else(|| {
+        self.accounts.get_org(&OrgId::new(id)).await?.ok_or_else(|| {
             CliError(format!(
                 "unknown organization \"{id}\" (no id, workspace or name; `stowctl org list` shows them)"
             ))
@@ -74,8 +75,8 @@ impl Ctx {
     /// (`Local Dev`, any case); `None` when nothing has that id, workspace or name (the command
     /// then refuses it where it checks its organization, after its other input). A name two
     /// organizations share is refused, listing their ids.
-    pub async fn find_org(&self, named: &str) -> Result<Option<String>, CliError> {
-        if let Some(org) = self.accounts.get_org(named).await? {
+    pub async fn find_org(&self, named: &str) -> Result<Option<OrgId>, CliError> {
+        if let Some(org) = self.accounts.get_org(&OrgId::new(named)).await? {
             return Ok(Some(org.id));
         }
         if let Some(org) = self.accounts.find_org_by_slug(named).await? {

@@ -1,5 +1,6 @@
 //! `stowctl migrate`, `usage`, `gc` and `logs maintain`: the database and the store over time.
 
+use auth_core::OrgId;
 use cdn_core::store::ObjectRecordStore;
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -22,7 +23,7 @@ pub(crate) async fn migrate(ctx: &Ctx) -> Result<(Value, String), CliError> {
     Ok((json!({ "applied": applied }), human))
 }
 
-pub(crate) async fn usage(ctx: &Ctx, org: String) -> Result<(Value, String), CliError> {
+pub(crate) async fn usage(ctx: &Ctx, org: OrgId) -> Result<(Value, String), CliError> {
     use cdn_core::store::ObjectRecordStore;
     use logs_core::LogStore;
     ctx.org(&org).await?;

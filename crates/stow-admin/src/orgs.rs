@@ -16,7 +16,14 @@ pub(crate) async fn run(ctx: &Ctx, cmd: OrgCmd) -> Result<(Value, String), CliEr
             let orgs = accounts.list_orgs().await?;
             let rows: Vec<Vec<String>> = orgs
                 .iter()
-                .map(|o| vec![o.id.clone(), o.name.clone(), o.slug.clone(), o.plan.clone()])
+                .map(|o| {
+                    vec![
+                        o.id.to_string(),
+                        o.name.clone(),
+                        o.slug.clone(),
+                        o.plan.clone(),
+                    ]
+                })
                 .collect();
             Ok((
                 json!({ "organizations": orgs.iter().map(|o| json!({ "id": o.id, "name": o.name, "slug": o.slug, "plan": o.plan })).collect::<Vec<_>>() }),

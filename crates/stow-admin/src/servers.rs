@@ -20,7 +20,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: ServerCmd) -> Result<(Value, String), Cl
                         s.cfx_id.clone(),
                         or_dash(s.name.clone()),
                         if s.logs_active { "active" } else { "inactive" }.into(),
-                        s.id.clone(),
+                        s.id.to_string(),
                     ]
                 })
                 .collect();

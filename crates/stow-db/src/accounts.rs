@@ -4,8 +4,9 @@
 
 use async_trait::async_trait;
 use auth_core::key::{ApiKey, AuthContext, CredentialType};
-use auth_core::model::{new_id, NewKey, Org, Plan, Server};
+use auth_core::model::{NewKey, Org, Plan, Server};
 use auth_core::{AccountStore, Cause, PermissionSet, StoreError};
+use auth_core::{KeyId, OrgId, ServerId};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -66,7 +67,7 @@ struct OrgRow {
 impl From<OrgRow> for Org {
     fn from(r: OrgRow) -> Self {
         Org {
-            id: r.id,
+            id: OrgId::from(r.id),
             name: r.name,
             slug: r.slug,
             plan: r.plan,
@@ -87,8 +88,8 @@ struct ServerRow {
 impl From<ServerRow> for Server {
     fn from(r: ServerRow) -> Self {
         Server {
-            id: r.id,
-            org_id: r.org_id,
+            id: ServerId::from(r.id),
+            org_id: OrgId::from(r.org_id),
             cfx_id: r.cfx_id,
             name: r.name,
             logs_active: r.logs_active,
@@ -123,9 +124,9 @@ impl TryFrom<KeyRow> for ApiKey {
                 .ok_or_else(|| StoreError::Internal("bad credential type".into()))?,
             permissions: PermissionSet::from_names(&r.permissions)
                 .map_err(|e| StoreError::Internal(Cause::from_error(e)))?,
-            id: r.id,
-            org_id: r.org_id,
-            server_id: r.server_id,
+            id: KeyId::from(r.id),
+            org_id: OrgId::from(r.org_id),
+            server_id: r.server_id.map(ServerId::from),
             name: r.name,
             hint: r.secret_hint,
             allowed_prefixes: r.allowed_prefixes,
@@ -220,7 +221,7 @@ impl AccountStore for PgAccounts {
         }
         diesel::insert_into(organizations::table)
             .values((
-                organizations::id.eq(new_id("org")),
+                organizations::id.eq(OrgId::generate().into_string()),
                 organizations::name.eq(name),
                 organizations::slug.eq(slug),
                 organizations::plan.eq(plan),
@@ -237,10 +238,10 @@ impl AccountStore for PgAccounts {
             })
     }
 
-    async fn get_org(&self, id: &str) -> Result<Option<Org>, StoreError> {
+    async fn get_org(&self, id: &OrgId) -> Result<Option<Org>, StoreError> {
         let mut conn = self.db.conn().await?;
         organizations::table
-            .find(id)
+            .find(id.as_str())
             .select(OrgRow::as_select())
             .first(&mut conn)
             .await
@@ -264,12 +265,12 @@ impl AccountStore for PgAccounts {
             .map_err(db_error)
     }
 
-    async fn set_org_plan(&self, id: &str, plan: &str) -> Result<Org, StoreError> {
+    async fn set_org_plan(&self, id: &OrgId, plan: &str) -> Result<Org, StoreError> {
         let mut conn = self.db.conn().await?;
         if !self.plan_exists(&mut conn, plan).await? {
             return Err(not_found("plan", plan));
         }
-        diesel::update(organizations::table.find(id))
+        diesel::update(organizations::table.find(id.as_str()))
             .set(organizations::plan.eq(plan))
             .returning(OrgRow::as_returning())
             .get_result(&mut conn)
@@ -282,15 +283,15 @@ impl AccountStore for PgAccounts {
 
     async fn register_server(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         cfx_id: &str,
         name: Option<&str>,
     ) -> Result<Server, StoreError> {
         let mut conn = self.db.conn().await?;
         diesel::insert_into(servers::table)
             .values((
-                servers::id.eq(new_id("srv")),
-                servers::org_id.eq(org_id),
+                servers::id.eq(ServerId::generate().into_string()),
+                servers::org_id.eq(org_id.as_str()),
                 servers::cfx_id.eq(cfx_id),
                 servers::name.eq(name),
             ))
@@ -335,13 +336,13 @@ impl AccountStore for PgAccounts {
             .ok_or_else(|| not_found("server join code", cfx_id))
     }
 
-    async fn list_servers(&self, org_id: &str) -> Result<Vec<Server>, StoreError> {
+    async fn list_servers(&self, org_id: &OrgId) -> Result<Vec<Server>, StoreError> {
         if self.get_org(org_id).await?.is_none() {
             return Err(not_found("organization", org_id));
         }
         let mut conn = self.db.conn().await?;
         let rows: Vec<ServerRow> = servers::table
-            .filter(servers::org_id.eq(org_id))
+            .filter(servers::org_id.eq(org_id.as_str()))
             .order(lower(servers::cfx_id))
             .select(ServerRow::as_select())
             .load(&mut conn)
@@ -354,7 +355,7 @@ impl AccountStore for PgAccounts {
         let mut conn = self.db.conn().await?;
         if let Some(server_id) = &key.server_id {
             let owner: Option<String> = servers::table
-                .find(server_id)
+                .find(server_id.as_str())
                 .select(servers::org_id)
                 .first(&mut conn)
                 .await
@@ -366,9 +367,9 @@ impl AccountStore for PgAccounts {
         }
         diesel::insert_into(api_keys::table)
             .values((
-                api_keys::id.eq(&key.id),
-                api_keys::org_id.eq(&key.org_id),
-                api_keys::server_id.eq(&key.server_id),
+                api_keys::id.eq(key.id.as_str()),
+                api_keys::org_id.eq(key.org_id.as_str()),
+                api_keys::server_id.eq(key.server_id.as_deref()),
                 api_keys::credential_type.eq(key.credential_type.as_str()),
                 api_keys::name.eq(&key.name),
                 api_keys::secret_hash.eq(key.secret_hash.as_slice()),
@@ -389,13 +390,13 @@ impl AccountStore for PgAccounts {
             .try_into()
     }
 
-    async fn list_keys(&self, org_id: &str) -> Result<Vec<ApiKey>, StoreError> {
+    async fn list_keys(&self, org_id: &OrgId) -> Result<Vec<ApiKey>, StoreError> {
         if self.get_org(org_id).await?.is_none() {
             return Err(not_found("organization", org_id));
         }
         let mut conn = self.db.conn().await?;
         let rows: Vec<KeyRow> = api_keys::table
-            .filter(api_keys::org_id.eq(org_id))
+            .filter(api_keys::org_id.eq(org_id.as_str()))
             .order(api_keys::id)
             .select(KeyRow::as_select())
             .load(&mut conn)
@@ -404,10 +405,10 @@ impl AccountStore for PgAccounts {
         rows.into_iter().map(TryInto::try_into).collect()
     }
 
-    async fn get_key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
+    async fn get_key(&self, id: &KeyId) -> Result<Option<ApiKey>, StoreError> {
         let mut conn = self.db.conn().await?;
         let row: Option<KeyRow> = api_keys::table
-            .find(id)
+            .find(id.as_str())
             .select(KeyRow::as_select())
             .first(&mut conn)
             .await
@@ -416,10 +417,10 @@ impl AccountStore for PgAccounts {
         row.map(TryInto::try_into).transpose()
     }
 
-    async fn disable_key(&self, id: &str, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
+    async fn disable_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
         let mut conn = self.db.conn().await?;
         let row: Option<KeyRow> =
-            diesel::update(api_keys::table.find(id))
+            diesel::update(api_keys::table.find(id.as_str()))
                 .set(
                     api_keys::disabled_at.eq(diesel::dsl::sql::<
                         diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
@@ -435,9 +436,9 @@ impl AccountStore for PgAccounts {
         row.ok_or_else(|| not_found("key", id))?.try_into()
     }
 
-    async fn enable_key(&self, id: &str) -> Result<ApiKey, StoreError> {
+    async fn enable_key(&self, id: &KeyId) -> Result<ApiKey, StoreError> {
         let mut conn = self.db.conn().await?;
-        let row: Option<KeyRow> = diesel::update(api_keys::table.find(id))
+        let row: Option<KeyRow> = diesel::update(api_keys::table.find(id.as_str()))
             .set(api_keys::disabled_at.eq(None::<DateTime<Utc>>))
             .returning(KeyRow::as_returning())
             .get_result(&mut conn)
@@ -447,9 +448,9 @@ impl AccountStore for PgAccounts {
         row.ok_or_else(|| not_found("key", id))?.try_into()
     }
 
-    async fn delete_key(&self, id: &str) -> Result<(), StoreError> {
+    async fn delete_key(&self, id: &KeyId) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
-        let n = diesel::delete(api_keys::table.find(id))
+        let n = diesel::delete(api_keys::table.find(id.as_str()))
             .execute(&mut conn)
             .await
             .map_err(db_error)?;
@@ -481,7 +482,7 @@ impl AccountStore for PgAccounts {
         };
         let server = match &key.server_id {
             Some(id) => servers::table
-                .find(id)
+                .find(id.as_str())
                 .select(ServerRow::as_select())
                 .first(&mut conn)
                 .await
@@ -498,9 +499,9 @@ impl AccountStore for PgAccounts {
         }))
     }
 
-    async fn touch_key(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+    async fn touch_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::update(api_keys::table.find(id))
+        diesel::update(api_keys::table.find(id.as_str()))
             .set(api_keys::last_used_at.eq(at))
             .execute(&mut conn)
             .await

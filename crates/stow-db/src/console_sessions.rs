@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use auth_core::console_session::{ConsoleSessionStore, Session};
+use auth_core::KeyId;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Bytea, Text, Timestamptz};
@@ -52,7 +53,7 @@ impl ConsoleSessionStore for PgConsoleSessions {
              VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind::<Bytea, _>(&s.id_hash[..])
-        .bind::<Text, _>(&s.key_id)
+        .bind::<Text, _>(s.key_id.as_str())
         .bind::<Bytea, _>(&s.key_hash[..])
         .bind::<Text, _>(&s.csrf_token)
         .bind::<Timestamptz, _>(s.created_at)
@@ -81,7 +82,7 @@ impl ConsoleSessionStore for PgConsoleSessions {
         row.map(|r| {
             Ok(Session {
                 id_hash: hash32(r.id_hash, "token hash")?,
-                key_id: r.key_id,
+                key_id: KeyId::from(r.key_id),
                 key_hash: hash32(r.key_hash, "key hash")?,
                 csrf_token: r.csrf_token,
                 created_at: r.created_at,
@@ -112,10 +113,10 @@ impl ConsoleSessionStore for PgConsoleSessions {
         Ok(())
     }
 
-    async fn end_for_key(&self, key_id: &str) -> Result<u64, StoreError> {
+    async fn end_for_key(&self, key_id: &KeyId) -> Result<u64, StoreError> {
         let mut conn = self.db.conn().await?;
         let n = diesel::sql_query("DELETE FROM console_sessions WHERE key_id = $1")
-            .bind::<Text, _>(key_id)
+            .bind::<Text, _>(key_id.as_str())
             .execute(&mut conn)
             .await
             .map_err(db_error)?;

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use auth_core::model::{new_id, NewKey};
+use auth_core::model::NewKey;
 use auth_core::{secret, AccountStore, CredentialType, PermissionSet};
 use stow_db::{
     testing, Db, DbConfig, PgAccounts, PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls,
@@ -19,7 +19,7 @@ async fn fixture() -> cdn_core::testsuite::Fixture {
     let s = secret::generate(CredentialType::Developer);
     let key = accounts
         .create_key(&NewKey {
-            id: new_id("key"),
+            id: auth_core::KeyId::generate(),
             org_id: a.id.clone(),
             server_id: None,
             credential_type: CredentialType::Developer,
@@ -111,7 +111,7 @@ async fn object_rows_of_the_previous_release_are_read() {
     .await
     .unwrap();
     let row = PgObjectRecords::new(db)
-        .get(&org.id, "old.png")
+        .get(&org.id, &cdn_core::ObjectKey::new("old.png"))
         .await
         .unwrap()
         .unwrap();

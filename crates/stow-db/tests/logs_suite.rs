@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use auth_core::AccountStore;
+use auth_core::{AccountStore, OrgId, ServerId};
 use stow_db::logs::PgLogs;
 use stow_db::{testing, Db, DbConfig, PgAccounts};
 
@@ -10,7 +10,7 @@ async fn fixture() -> logs_core::testsuite::Fixture {
 
 /// One organization on the `pro` plan with two registered servers, `abc` and `def`:
 /// `(org id, (server id, join code) of each)`.
-async fn org_with_two_servers(db: &Db) -> (String, (String, String), (String, String)) {
+async fn org_with_two_servers(db: &Db) -> (OrgId, (ServerId, String), (ServerId, String)) {
     stow_db::logs::maintain_partitions(db).await.unwrap();
     let accounts = PgAccounts::new(db.clone());
     let org = accounts.create_org("A", "a", "pro").await.unwrap();
@@ -131,11 +131,11 @@ async fn maintenance_deletes_expired_hourly_counts_and_runs() {
 #[tokio::test]
 async fn a_tail_waits_for_older_transactions_before_passing_a_batch() {
     use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
-    use logs_core::store::{Filters, IngestTarget, ServerId, TailQuery};
+    use logs_core::store::{Filters, IngestTarget, TailQuery};
     let url = testing::fresh_database().await.expect("fresh database");
     let f = fixture_at(url.clone()).await;
     let store = f.store.as_ref();
-    let server = ServerId(f.a.0.clone());
+    let server = f.a.0.clone();
     let start = store.tail_start(&server).await.unwrap();
     // an older transaction that has written (so it has an id), still open
     let mut older = AsyncPgConnection::establish(&url).await.unwrap();

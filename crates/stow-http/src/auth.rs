@@ -94,9 +94,9 @@ impl Authenticator {
     }
 
     /// Records last use without delaying the request.
-    fn touch_later(&self, key_id: &str) {
+    fn touch_later(&self, key_id: &auth_core::KeyId) {
         let store = Arc::clone(&self.store);
-        let id = key_id.to_owned();
+        let id = key_id.clone();
         tokio::spawn(async move {
             if let Err(e) = store.touch_key(&id, chrono::Utc::now()).await {
                 tracing::debug!(error = %e, key_id = %id, "recording key use failed");
@@ -136,7 +136,7 @@ impl Authenticator {
                 self.authenticate_secret(presented).await?
             }
         };
-        req.extensions_mut().insert(KeyId(ctx.key.id.clone()));
+        req.extensions_mut().insert(KeyId(ctx.key.id.to_string()));
         self.rate_limit(&ctx.key.id).await?;
         Ok(ctx)
     }

@@ -85,14 +85,14 @@ pub async fn whoami(auth: Auth) -> HttpResponse {
     let body = WhoamiResponse {
         success: true,
         credential_type: ctx.key.credential_type.as_str().to_owned(),
-        key_id: ctx.key.id.clone(),
+        key_id: ctx.key.id.to_string(),
         name: ctx.key.name.clone(),
         organization: OrganizationInfo {
-            id: Some(ctx.org.id.clone()),
+            id: Some(ctx.org.id.to_string()),
             name: ctx.org.name.clone(),
         },
         server: ctx.server.as_ref().map(|s| ServerInfo {
-            id: s.id.clone(),
+            id: s.id.to_string(),
             cfx_id: s.cfx_id.clone(),
             name: s.name.clone(),
         }),

@@ -126,7 +126,7 @@ async fn provision(db_url: &str) -> String {
     let s = auth_core::secret::generate(auth_core::CredentialType::Developer);
     accounts
         .create_key(&auth_core::model::NewKey {
-            id: auth_core::model::new_id("key"),
+            id: auth_core::KeyId::generate(),
             org_id: org.id,
             server_id: None,
             credential_type: auth_core::CredentialType::Developer,

@@ -20,7 +20,7 @@ async fn whoami_reports_the_key_without_its_secret() {
     assert_eq!(body["requestId"], id);
     assert_eq!(body["credentialType"], "developer");
     assert!(body["keyId"].as_str().unwrap().starts_with("key_"));
-    assert_eq!(body["organization"]["id"], app.org.id);
+    assert_eq!(body["organization"]["id"], app.org.id.as_str());
     assert_eq!(body["server"], Value::Null);
     assert_eq!(
         body["permissions"],
@@ -36,7 +36,7 @@ async fn whoami_reports_the_key_without_its_secret() {
     let body: Value = app.get("/v1/whoami", &app.server_key).json_body().await;
     assert_eq!(body["credentialType"], "server");
     assert_eq!(body["server"]["cfxId"], "abc123");
-    assert_eq!(body["server"]["id"], app.server.id);
+    assert_eq!(body["server"]["id"], app.server.id.as_str());
     assert_eq!(body["permissions"]["logs"], json!(["read", "write"]));
     assert!(body["permissions"]["cdn"]
         .as_array()
@@ -167,7 +167,7 @@ async fn disabled_expired_and_deleted_keys_are_refused() {
         .unwrap()
         .to_owned();
     app.accounts
-        .disable_key(&id, chrono::Utc::now())
+        .disable_key(&auth_core::KeyId::new(id), chrono::Utc::now())
         .await
         .unwrap();
     // the test config caches keys for 0 s; production caches up to KEY_CACHE_SECONDS

@@ -443,7 +443,7 @@ async fn placeholders_are_set_listed_and_removed_with_the_apis_rules() {
     let now = chrono::Utc::now();
     records
         .upsert(
-            &org,
+            &auth_core::OrgId::new(org.as_str()),
             &cdn_core::ObjectRecord {
                 key: "inventory/missing.png".into(),
                 size: 1,
@@ -670,8 +670,8 @@ async fn list_commands_show_what_exists_in_readable_tables() {
     auth_core::AccountStore::create_key(
         &accounts,
         &auth_core::model::NewKey {
-            id: auth_core::model::new_id("key"),
-            org_id: org.clone(),
+            id: auth_core::KeyId::generate(),
+            org_id: auth_core::OrgId::from(org.clone()),
             server_id: None,
             credential_type: auth_core::CredentialType::Developer,
             name: Some("old".into()),
@@ -787,7 +787,7 @@ async fn keys_are_enabled_and_rotated() {
     let now = chrono::Utc::now();
     let session = auth_core::console_session::Session {
         id_hash: auth_core::console_session::token_hash("cookie"),
-        key_id: id.clone(),
+        key_id: auth_core::KeyId::from(id.clone()),
         key_hash: [1; 32],
         csrf_token: "csrf".into(),
         created_at: now,

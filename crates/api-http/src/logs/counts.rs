@@ -85,7 +85,7 @@ pub async fn counts(
         Vec::new()
     } else {
         let query = CountQuery {
-            server_id: logs_core::ServerId(opened.server.id.clone()),
+            server_id: opened.server.id.clone(),
             from,
             to,
             filters: opened.search.filters.clone(),

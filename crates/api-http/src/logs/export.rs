@@ -212,7 +212,7 @@ pub async fn export(
     let export = Export {
         logs: Arc::clone(&state.logs),
         query: EventQuery {
-            server_id: logs_core::ServerId(opened.server.id.clone()),
+            server_id: opened.server.id.clone(),
             from: opened.search.from,
             to: opened.search.to,
             filters: opened.search.filters.clone(),

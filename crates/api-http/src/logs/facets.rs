@@ -70,7 +70,7 @@ pub async fn facets(
         Facets::default()
     } else {
         let query = FacetQuery {
-            server_id: logs_core::ServerId(opened.server.id.clone()),
+            server_id: opened.server.id.clone(),
             from: opened.search.from,
             to: opened.search.to,
             filters: opened.search.filters.clone(),

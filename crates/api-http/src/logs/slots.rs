@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use auth_core::OrgId;
 use bytes::Bytes;
 use chrono::Utc;
 use futures::future::BoxFuture;
@@ -44,7 +45,7 @@ impl SlotLease {
     pub async fn acquire(
         slots: &Arc<dyn ReadSlotStore>,
         kind: LeaseKind,
-        org_id: &str,
+        org_id: &OrgId,
         limit: usize,
     ) -> Result<Option<Self>, auth_core::StoreError> {
         let Some(id) = slots.acquire(kind, org_id, limit, lease_end()).await? else {

@@ -16,7 +16,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
 use chrono::Utc;
 use logs_core::search::validate_filters;
-use logs_core::store::{Filters, LogStore, ServerId, TailPosition, TailQuery};
+use logs_core::store::{Filters, LogStore, TailPosition, TailQuery};
 use logs_core::tail::{TailParams, RESUME_MINUTES};
 use logs_core::LeaseKind;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,7 +57,7 @@ fn end_frame(reason: &str) -> Bytes {
 struct Tail {
     logs: Arc<dyn LogStore>,
     accounts: Arc<dyn auth_core::AccountStore>,
-    key_id: String,
+    key_id: auth_core::KeyId,
     query: TailQuery,
     poll: Duration,
     heartbeat: Duration,
@@ -156,7 +156,7 @@ pub async fn tail(
     let fields = p.search(None, None).map_err(ApiError::invalid_request)?;
     let server = target_server(&state, &auth, fields.server_id.as_deref()).await?;
     let filters: Filters = validate_filters(&fields).map_err(ApiError::invalid_request)?;
-    let server_id = ServerId(server.id.clone());
+    let server_id = server.id.clone();
     let last_event_id = match req.headers().get("last-event-id") {
         Some(v) => Some(
             v.to_str()

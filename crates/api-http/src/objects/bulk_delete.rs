@@ -94,7 +94,7 @@ pub async fn bulk_delete(
         results.push(match delete_path(&state, &auth, path).await {
             Ok((key, status)) => BulkDeleteResult {
                 path: path.clone(),
-                key: Some(key),
+                key: Some(key.into_string()),
                 success: true,
                 status: Some(status.to_owned()),
                 error: None,
@@ -106,7 +106,7 @@ pub async fn bulk_delete(
             }
             Err(e) => BulkDeleteResult {
                 path: path.clone(),
-                key: normalize_key(path).ok(),
+                key: normalize_key(path).ok().map(String::from),
                 success: false,
                 status: None,
                 error: Some(e.code.cdn_name().to_owned()),

@@ -5,7 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
 use cdn_core::idempotency::Fingerprint;
-use cdn_core::path::normalize_key;
+use cdn_core::path::{normalize_key, ObjectKey};
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
@@ -62,7 +62,7 @@ pub async fn delete_one(
         .and_then(|(key, status)| {
             typed(&DeleteResponse {
                 success: true,
-                key,
+                key: key.into_string(),
                 status: status.to_owned(),
                 request_id: current_request_id(),
             })
@@ -76,7 +76,7 @@ pub(super) async fn delete_path(
     state: &CdnState,
     auth: &Auth,
     raw: &str,
-) -> Result<(String, &'static str), ApiError> {
+) -> Result<(ObjectKey, &'static str), ApiError> {
     let key = normalize_key(raw)
         .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid path: {e}")))?;
     if !auth.key.path_scope().allows(&key) {

@@ -7,7 +7,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::Permission;
+use auth_core::{OrgId, Permission};
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::normalize_folder;
 use serde::{Deserialize, Serialize};
@@ -87,7 +87,7 @@ pub async fn delete_folder(
 
 async fn delete_batch(
     state: &CdnState,
-    org_id: &str,
+    org_id: &OrgId,
     folder: String,
 ) -> Result<DeleteFolderResponse, ApiError> {
     let (keys, done) = folder_batch(state, org_id, &folder).await?;

@@ -83,7 +83,7 @@ pub async fn details(
             public_url: state.public_url(&auth.org.slug, &r.key),
             created_at: time(r.created_at),
             updated_at: time(r.last_modified),
-            key: r.key,
+            key: r.key.into_string(),
             size: r.size,
             content_type: r.content_type,
             etag: r.etag,

@@ -138,7 +138,9 @@ pub async fn list(
         let mut rows = state.records.list(&auth.org.id, &query).await?;
         let more = rows.len() > limit;
         rows.truncate(limit);
-        let last = more.then(|| rows.last().map(|r| r.key.clone())).flatten();
+        let last = more
+            .then(|| rows.last().map(|r| r.key.to_string()))
+            .flatten();
         let objects = rows
             .iter()
             .map(|r| state.listed(&auth.org.slug, r))

@@ -25,7 +25,9 @@ pub use upload::*;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::OrgId;
 use cdn_core::metadata;
+use cdn_core::ObjectKey;
 use serde_json::Value;
 use stow_http::{ApiError, Auth};
 
@@ -56,9 +58,9 @@ pub const FOLDER_BATCH: usize = cdn_core::folder_move::BATCH;
 /// folder's own name is its parent's and not among them) and whether they are all that is left.
 pub(crate) async fn folder_batch(
     state: &CdnState,
-    org_id: &str,
+    org_id: &OrgId,
     folder: &str,
-) -> Result<(Vec<String>, bool), ApiError> {
+) -> Result<(Vec<ObjectKey>, bool), ApiError> {
     let query = cdn_core::store::ListQuery {
         folder: folder.to_owned(),
         after: None,
@@ -66,7 +68,7 @@ pub(crate) async fn folder_batch(
         // two past a batch: whether anything is left, even with the object named like the folder
         limit: FOLDER_BATCH + 2,
     };
-    let mut keys: Vec<String> = state
+    let mut keys: Vec<ObjectKey> = state
         .records
         .list(org_id, &query)
         .await?

@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::{PathScope, Permission};
+use auth_core::{OrgId, PathScope, Permission};
 use cdn_core::folder_move;
 use cdn_core::idempotency::Fingerprint;
-use cdn_core::path::{normalize_folder, normalize_key};
+use cdn_core::path::{normalize_folder, normalize_key, ObjectKey};
 use cdn_core::store::Renamed;
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
@@ -124,6 +124,7 @@ pub async fn move_objects(
 fn keys(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiError> {
     let key = |raw: &str, field: &str| {
         normalize_key(raw)
+            .map(String::from)
             .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid {field}: {e}")))
     };
     let (from, to) = (key(&body.from, "from")?, key(&body.to, "to")?);
@@ -153,12 +154,14 @@ fn folders(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), Ap
 
 async fn move_one(
     state: &CdnState,
-    org_id: &str,
+    org_id: &OrgId,
     from: String,
     to: String,
     replace: bool,
 ) -> Result<MoveResponse, ApiError> {
-    match rename(state, org_id, &from, &to, replace).await? {
+    // both were normalized as keys (`keys`)
+    let (from_key, to_key) = (ObjectKey::new(from.as_str()), ObjectKey::new(to.as_str()));
+    match rename(state, org_id, &from_key, &to_key, replace).await? {
         Renamed::SourceMissing => Err(ApiError::new(
             Code::NotFound,
             format!("no object has the key `{from}`"),
@@ -181,7 +184,7 @@ async fn move_one(
 
 async fn move_folder(
     state: &CdnState,
-    org_id: &str,
+    org_id: &OrgId,
     from: String,
     to: String,
     replace: bool,
@@ -197,8 +200,8 @@ async fn move_folder(
             Renamed::Moved { .. } => moved += 1,
             // taken since the batch was read
             Renamed::DestinationExists => conflicts.push(MoveConflict {
-                from: key.clone(),
-                to: dest,
+                from: key.to_string(),
+                to: dest.into_string(),
             }),
             // deleted meanwhile: nothing to move
             Renamed::SourceMissing => {}
@@ -206,8 +209,8 @@ async fn move_folder(
     }
     let done = batch.done();
     conflicts.extend(batch.blocked.into_iter().map(|key| MoveConflict {
-        to: folder_move::destination(&from, &to, &key),
-        from: key,
+        to: folder_move::destination(&from, &to, &key).into_string(),
+        from: key.into_string(),
     }));
     conflicts.truncate(FOLDER_BATCH);
     Ok(MoveResponse {
@@ -225,9 +228,9 @@ async fn move_folder(
 /// the rename replaced (after the commit; `stowctl gc` takes what fails).
 async fn rename(
     state: &CdnState,
-    org_id: &str,
-    from: &str,
-    to: &str,
+    org_id: &OrgId,
+    from: &ObjectKey,
+    to: &ObjectKey,
     replace: bool,
 ) -> Result<Renamed, ApiError> {
     let renamed = state.records.rename(org_id, from, to, replace).await?;

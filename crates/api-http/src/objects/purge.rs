@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::Permission;
+use auth_core::{OrgId, Permission};
 use cdn_core::idempotency::Fingerprint;
-use cdn_core::path::normalize_key;
+use cdn_core::path::{normalize_key, ObjectKey};
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
@@ -85,7 +85,7 @@ pub async fn purge(
                 ApiError::new(Code::InvalidPath, format!("invalid path paths[{i}]: {e}"))
             })
         })
-        .collect::<Result<Vec<String>, ApiError>>()?;
+        .collect::<Result<Vec<ObjectKey>, ApiError>>()?;
     let scope = auth.key.path_scope();
     if let Some(outside) = keys.iter().find(|k| !scope.allows(k)) {
         return Err(ApiError::new(
@@ -111,11 +111,11 @@ pub async fn purge(
 
 async fn purge_keys(
     state: &CdnState,
-    org_id: &str,
-    keys: Vec<String>,
+    org_id: &OrgId,
+    keys: Vec<ObjectKey>,
 ) -> Result<PurgeResponse, ApiError> {
     let started = Instant::now();
-    let distinct: BTreeSet<&str> = keys.iter().map(String::as_str).collect();
+    let distinct: BTreeSet<&ObjectKey> = keys.iter().collect();
     let mut purged = 0;
     for key in &distinct {
         state.forget_row(org_id, key);
@@ -126,7 +126,7 @@ async fn purge_keys(
     outlast_row_caches(started).await;
     Ok(PurgeResponse {
         success: true,
-        paths: keys,
+        paths: keys.into_iter().map(String::from).collect(),
         purged,
         request_id: current_request_id(),
     })

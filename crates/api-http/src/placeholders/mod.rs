@@ -43,7 +43,7 @@ impl PlaceholderView {
             created_at: time(p.created_at),
             updated_at: time(p.updated_at),
             pattern: p.pattern,
-            fallback: p.fallback,
+            fallback: p.fallback.into_string(),
         }
     }
 }

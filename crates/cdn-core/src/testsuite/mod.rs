@@ -13,17 +13,24 @@ pub use placeholders::*;
 pub use records::*;
 pub use upload_urls::*;
 
+use auth_core::{KeyId, OrgId};
 use chrono::{SubsecRound, Utc};
 
 use crate::idempotency::IdempotencyStore;
 use crate::metadata::Metadata;
+use crate::path::ObjectKey;
 use crate::placeholder::PlaceholderStore;
 use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore};
 use crate::upload_url::UploadUrlStore;
 
-pub(crate) fn record(key: &str, path: &str) -> ObjectRecord {
+/// An object key, as the suite writes them.
+pub(crate) fn key(k: &str) -> ObjectKey {
+    ObjectKey::new(k)
+}
+
+pub(crate) fn record(k: &str, path: &str) -> ObjectRecord {
     ObjectRecord {
-        key: key.to_owned(),
+        key: key(k),
         size: 3,
         content_type: Some("image/png".into()),
         etag: "abc".into(),
@@ -54,9 +61,9 @@ pub struct Fixture {
     pub idempotency: Box<dyn IdempotencyStore>,
     pub upload_urls: Box<dyn UploadUrlStore>,
     pub placeholders: Box<dyn PlaceholderStore>,
-    pub org_a: String,
-    pub org_b: String,
-    pub key_id: String,
+    pub org_a: OrgId,
+    pub org_b: OrgId,
+    pub key_id: KeyId,
 }
 
 /// One `#[test]` per case of the CDN store suites, each on a fresh fixture, so a failure names its

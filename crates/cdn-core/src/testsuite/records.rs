@@ -2,12 +2,13 @@
 
 use chrono::Duration;
 
-use super::{keys, q, record, Fixture};
+use super::{key, keys, q, record, Fixture};
 use crate::folder::{FolderEntry, FolderQuery};
+use crate::path::ObjectKey;
 use crate::store::{ObjectTotals, Renamed};
 
 pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) {
-    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
+    let (repo, org_a, org_b) = (f.records.as_ref(), &f.org_a, &f.org_b);
     assert_eq!(
         repo.upsert(org_a, &record("images/a.png", "p1"))
             .await
@@ -15,7 +16,7 @@ pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) 
         None
     );
     let first_created = repo
-        .get(org_a, "images/a.png")
+        .get(org_a, &key("images/a.png"))
         .await
         .unwrap()
         .unwrap()
@@ -27,7 +28,11 @@ pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) 
         repo.upsert(org_a, &replacement).await.unwrap(),
         Some("p1".into())
     );
-    let got = repo.get(org_a, "images/a.png").await.unwrap().unwrap();
+    let got = repo
+        .get(org_a, &key("images/a.png"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(got.storage_path, "p2");
     assert_eq!(
         got.created_at, first_created,
@@ -37,7 +42,7 @@ pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) 
     assert_eq!(got.metadata["k"], "v");
     assert_eq!(got.content_type.as_deref(), Some("image/png"));
     assert_eq!(
-        repo.get(org_b, "images/a.png").await.unwrap(),
+        repo.get(org_b, &key("images/a.png")).await.unwrap(),
         None,
         "organizations are separate"
     );
@@ -45,7 +50,7 @@ pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) 
 
 pub async fn records_list_in_byte_order_recursively_and_by_pages(f: &Fixture) {
     records_upsert_replaces_and_keeps_organizations_apart(f).await;
-    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
+    let (repo, org_a, org_b) = (f.records.as_ref(), &f.org_a, &f.org_b);
     for k in [
         "images/b.png",
         "images2/c.png",
@@ -105,7 +110,7 @@ pub async fn records_list_in_byte_order_recursively_and_by_pages(f: &Fixture) {
 
 pub async fn records_list_without_denied_prefixes_or_other_organizations(f: &Fixture) {
     records_list_in_byte_order_recursively_and_by_pages(f).await;
-    let (repo, org_a, org_b) = (f.records.as_ref(), f.org_a.as_str(), f.org_b.as_str());
+    let (repo, org_a, org_b) = (f.records.as_ref(), &f.org_a, &f.org_b);
     let mut denied = q("images", None, 100);
     denied.denied = vec!["images/sub".into()];
     assert_eq!(
@@ -125,20 +130,27 @@ pub async fn records_list_without_denied_prefixes_or_other_organizations(f: &Fix
 
 pub async fn records_delete_and_report_references(f: &Fixture) {
     records_list_without_denied_prefixes_or_other_organizations(f).await;
-    let (repo, org_a) = (f.records.as_ref(), f.org_a.as_str());
+    let (repo, org_a) = (f.records.as_ref(), &f.org_a);
     assert!(repo.is_referenced("p2").await.unwrap());
     assert!(!repo.is_referenced("p1").await.unwrap());
-    let deleted = repo.delete(org_a, "images/a.png").await.unwrap().unwrap();
+    let deleted = repo
+        .delete(org_a, &key("images/a.png"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(deleted.storage_path, "p2");
-    assert_eq!(repo.delete(org_a, "images/a.png").await.unwrap(), None);
-    assert_eq!(repo.get(org_a, "images/a.png").await.unwrap(), None);
+    assert_eq!(
+        repo.delete(org_a, &key("images/a.png")).await.unwrap(),
+        None
+    );
+    assert_eq!(repo.get(org_a, &key("images/a.png")).await.unwrap(), None);
     assert!(!repo.is_referenced("p2").await.unwrap());
 }
 
 fn entries(v: &[FolderEntry]) -> Vec<String> {
     v.iter()
         .map(|e| match e {
-            FolderEntry::Object(r) => r.key.clone(),
+            FolderEntry::Object(r) => r.key.to_string(),
             FolderEntry::Folder(p) => format!("{p}/"),
         })
         .collect()
@@ -201,7 +213,7 @@ pub async fn records_totals_count_one_organizations_objects(f: &Fixture) {
             bytes: 3
         }
     );
-    repo.delete(&f.org_a, "images/a.png").await.unwrap();
+    repo.delete(&f.org_a, &key("images/a.png")).await.unwrap();
     assert_eq!(repo.totals(&f.org_a).await.unwrap().bytes, 12 * 3);
 }
 
@@ -306,8 +318,8 @@ pub async fn folder_view_pages_across_folder_boundaries(f: &Fixture) {
 pub async fn records_delete_many_in_one_step(f: &Fixture) {
     seed_folders(f).await;
     let repo = f.records.as_ref();
-    let wanted: Vec<String> = ["images/a.png", "images/missing.png", "top.png"]
-        .map(String::from)
+    let wanted: Vec<ObjectKey> = ["images/a.png", "images/missing.png", "top.png"]
+        .map(ObjectKey::from)
         .to_vec();
     let mut gone = repo.delete_many(&f.org_a, &wanted).await.unwrap();
     gone.sort_by(|a, b| a.key.cmp(&b.key));
@@ -317,7 +329,7 @@ pub async fn records_delete_many_in_one_step(f: &Fixture) {
         "what existed, with its rows"
     );
     assert_eq!(gone[0].storage_path, "p-images/a.png");
-    assert!(repo.get(&f.org_a, "top.png").await.unwrap().is_none());
+    assert!(repo.get(&f.org_a, &key("top.png")).await.unwrap().is_none());
     assert!(repo
         .delete_many(&f.org_a, &wanted)
         .await
@@ -326,7 +338,7 @@ pub async fn records_delete_many_in_one_step(f: &Fixture) {
     assert!(
         repo.delete_many(
             &f.org_b,
-            &["images/other-org.png".to_owned(), "images/b.png".to_owned()]
+            &[key("images/other-org.png"), key("images/b.png")]
         )
         .await
         .unwrap()
@@ -334,21 +346,37 @@ pub async fn records_delete_many_in_one_step(f: &Fixture) {
             == 1,
         "only the organization's own rows"
     );
-    assert!(repo.get(&f.org_a, "images/b.png").await.unwrap().is_some());
+    assert!(repo
+        .get(&f.org_a, &key("images/b.png"))
+        .await
+        .unwrap()
+        .is_some());
 }
 
 pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) {
     seed_folders(f).await;
     let repo = f.records.as_ref();
-    let before = repo.get(&f.org_a, "images/a.png").await.unwrap().unwrap();
+    let before = repo
+        .get(&f.org_a, &key("images/a.png"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
-        repo.rename(&f.org_a, "images/a.png", "moved/a.png", false)
+        repo.rename(&f.org_a, &key("images/a.png"), &key("moved/a.png"), false)
             .await
             .unwrap(),
         Renamed::Moved { replaced: None }
     );
-    assert!(repo.get(&f.org_a, "images/a.png").await.unwrap().is_none());
-    let after = repo.get(&f.org_a, "moved/a.png").await.unwrap().unwrap();
+    assert!(repo
+        .get(&f.org_a, &key("images/a.png"))
+        .await
+        .unwrap()
+        .is_none());
+    let after = repo
+        .get(&f.org_a, &key("moved/a.png"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         after.storage_path, before.storage_path,
         "the bytes do not move"
@@ -357,17 +385,20 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
     assert_eq!(after.etag, before.etag);
 
     assert_eq!(
-        repo.rename(&f.org_a, "moved/a.png", "images/b.png", false)
+        repo.rename(&f.org_a, &key("moved/a.png"), &key("images/b.png"), false)
             .await
             .unwrap(),
         Renamed::DestinationExists
     );
     assert!(
-        repo.get(&f.org_a, "moved/a.png").await.unwrap().is_some(),
+        repo.get(&f.org_a, &key("moved/a.png"))
+            .await
+            .unwrap()
+            .is_some(),
         "nothing moved"
     );
     assert_eq!(
-        repo.get(&f.org_a, "images/b.png")
+        repo.get(&f.org_a, &key("images/b.png"))
             .await
             .unwrap()
             .unwrap()
@@ -375,7 +406,7 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
         "p-images/b.png"
     );
     assert_eq!(
-        repo.rename(&f.org_a, "moved/a.png", "images/b.png", true)
+        repo.rename(&f.org_a, &key("moved/a.png"), &key("images/b.png"), true)
             .await
             .unwrap(),
         Renamed::Moved {
@@ -383,7 +414,7 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
         }
     );
     assert_eq!(
-        repo.get(&f.org_a, "images/b.png")
+        repo.get(&f.org_a, &key("images/b.png"))
             .await
             .unwrap()
             .unwrap()
@@ -391,26 +422,31 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
         before.storage_path
     );
     assert_eq!(
-        repo.rename(&f.org_a, "nowhere.png", "x.png", true)
+        repo.rename(&f.org_a, &key("nowhere.png"), &key("x.png"), true)
             .await
             .unwrap(),
         Renamed::SourceMissing
     );
     assert_eq!(
-        repo.rename(&f.org_a, "images/other-org.png", "mine.png", true)
-            .await
-            .unwrap(),
+        repo.rename(
+            &f.org_a,
+            &key("images/other-org.png"),
+            &key("mine.png"),
+            true
+        )
+        .await
+        .unwrap(),
         Renamed::SourceMissing,
         "another organization's object is not there"
     );
     assert_eq!(
-        repo.rename(&f.org_a, "top.png", "top.png", false)
+        repo.rename(&f.org_a, &key("top.png"), &key("top.png"), false)
             .await
             .unwrap(),
         Renamed::Moved { replaced: None },
         "onto itself: nothing to do"
     );
-    assert!(repo.get(&f.org_a, "top.png").await.unwrap().is_some());
+    assert!(repo.get(&f.org_a, &key("top.png")).await.unwrap().is_some());
 }
 
 pub async fn records_folder_move_batches_skip_taken_destinations(f: &Fixture) {
@@ -443,7 +479,7 @@ pub async fn records_folder_move_batches_skip_taken_destinations(f: &Fixture) {
     let first = batch(false, 1).await.unwrap();
     assert_eq!(
         (first.movable.as_slice(), first.blocked.as_slice()),
-        (&["src/a".to_owned()][..], &["src/b".to_owned()][..])
+        (&[key("src/a")][..], &[key("src/b")][..])
     );
     assert!(first.more_movable && !first.done());
     let exact = batch(false, 2).await.unwrap();
@@ -456,8 +492,8 @@ pub async fn records_folder_move_batches_skip_taken_destinations(f: &Fixture) {
 
     // after the movable ones have moved, only conflicts are left: done
     for k in ["src/a", "src/c"] {
-        let to = crate::folder_move::destination("src", "dst", k);
-        repo.rename(&f.org_a, k, &to, false).await.unwrap();
+        let to = crate::folder_move::destination("src", "dst", &key(k));
+        repo.rename(&f.org_a, &key(k), &to, false).await.unwrap();
     }
     let rest = batch(false, 10).await.unwrap();
     assert!(rest.movable.is_empty() && rest.done());

@@ -10,13 +10,13 @@ pub async fn upload_urls_are_stored_and_read_back(f: &Fixture) {
 }
 
 async fn stored_url(f: &Fixture) -> (UploadUrlRecord, chrono::DateTime<Utc>) {
-    let (repo, org_id, key_id) = (f.upload_urls.as_ref(), f.org_a.as_str(), f.key_id.as_str());
+    let (repo, org_id, key_id) = (f.upload_urls.as_ref(), &f.org_a, &f.key_id);
     use chrono::SubsecRound;
     let now = Utc::now().trunc_subsecs(6); // Postgres keeps microseconds
     let rec = UploadUrlRecord {
         token_hash: [1u8; 32],
-        org_id: org_id.into(),
-        key_id: key_id.into(),
+        org_id: org_id.clone(),
+        key_id: key_id.clone(),
         path: "uploads".into(),
         max_files: 3,
         files_used: 0,

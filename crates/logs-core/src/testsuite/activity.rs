@@ -9,7 +9,7 @@ use crate::slots::LeaseKind;
 pub async fn last_batches_name_each_servers_newest_batch(f: &Fixture) {
     let (ta, tb) = targets(f);
     let (a, b) = (ta.server_id.clone(), tb.server_id.clone());
-    let unknown = ServerId("srv_unknown".into());
+    let unknown = ServerId::new("srv_unknown");
     let all = [a.clone(), b.clone(), unknown.clone()];
     assert!(f.store.last_batches(&all).await.unwrap().is_empty());
     let now = Utc::now().trunc_subsecs(6);
@@ -34,7 +34,7 @@ pub async fn last_batches_name_each_servers_newest_batch(f: &Fixture) {
 /// Each kind has its own limit per organization; a released lease frees its slot and cannot be
 /// renewed; a held one can.
 pub async fn read_slot_leases_hold_each_kinds_limit(f: &Fixture) {
-    let (slots, org) = (f.slots.as_ref(), f.org.as_str());
+    let (slots, org) = (f.slots.as_ref(), &f.org);
     let until = Utc::now() + Duration::seconds(30);
     let first = slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap();
     let second = slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap();
@@ -64,7 +64,7 @@ pub async fn read_slot_leases_hold_each_kinds_limit(f: &Fixture) {
 
 /// A lease past its `expires_at` (its holder died) is taken back by the next acquirer.
 pub async fn expired_read_slot_leases_are_taken_back(f: &Fixture) {
-    let (slots, org) = (f.slots.as_ref(), f.org.as_str());
+    let (slots, org) = (f.slots.as_ref(), &f.org);
     let past = Utc::now() - Duration::seconds(1);
     let dead = slots
         .acquire(LeaseKind::Search, org, 1, past)
@@ -92,7 +92,7 @@ pub async fn expired_read_slot_leases_are_taken_back(f: &Fixture) {
 
 /// One export at a time per organization; unlocking frees the lock at once.
 pub async fn one_export_at_a_time_per_organization(f: &Fixture) {
-    let (slots, org) = (f.slots.as_ref(), f.org.as_str());
+    let (slots, org) = (f.slots.as_ref(), &f.org);
     let held = slots
         .try_export_lock(org)
         .await

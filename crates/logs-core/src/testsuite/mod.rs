@@ -26,7 +26,8 @@ use serde_json::json;
 use crate::event::{parse_batch, Level};
 use crate::store::{
     bucket_start, BucketCount, CountQuery, EventQuery, FacetQuery, Filters, IdentifierFilter,
-    IngestOutcome, IngestTarget, LogStore, Owner, SearchError, ServerId, TailPosition, TailQuery,
+    IngestOutcome, IngestTarget, LogStore, OrgId, Owner, SearchError, ServerId, TailPosition,
+    TailQuery,
 };
 
 /// What each case runs on: a fresh, empty store, with organization `org` and two registered
@@ -34,9 +35,9 @@ use crate::store::{
 pub struct Fixture {
     pub store: Box<dyn LogStore>,
     pub slots: Box<dyn crate::slots::ReadSlotStore>,
-    pub org: String,
-    pub a: (String, String),
-    pub b: (String, String),
+    pub org: OrgId,
+    pub a: (ServerId, String),
+    pub b: (ServerId, String),
 }
 
 /// One `#[test]` per case of this suite, each on a fresh fixture, so a failure names its case.
@@ -84,9 +85,9 @@ struct Seeded {
 }
 
 fn targets(f: &Fixture) -> (IngestTarget, IngestTarget) {
-    let target = |(id, code): &(String, String)| IngestTarget {
+    let target = |(id, code): &(ServerId, String)| IngestTarget {
         org_id: f.org.clone(),
-        server_id: ServerId(id.clone()),
+        server_id: id.clone(),
         cfx_id: code.clone(),
     };
     (target(&f.a), target(&f.b))
@@ -94,11 +95,7 @@ fn targets(f: &Fixture) -> (IngestTarget, IngestTarget) {
 
 /// Ingests four events on each server and checks the ingestion outcomes on the way.
 async fn seed(f: &Fixture) -> Seeded {
-    let (store, org, a) = (
-        f.store.as_ref(),
-        f.org.as_str(),
-        (f.a.0.as_str(), f.a.1.as_str()),
-    );
+    let (store, org, a) = (f.store.as_ref(), &f.org, (f.a.0.as_str(), f.a.1.as_str()));
     let (ta, tb) = targets(f);
     let now = Utc::now().trunc_subsecs(6);
     let t = |mins: i64| (now - Duration::minutes(mins)).to_rfc3339();
@@ -151,7 +148,7 @@ async fn seed(f: &Fixture) -> Seeded {
     );
 
     let base = EventQuery {
-        server_id: ServerId(a.0.into()),
+        server_id: ServerId::new(a.0),
         from: now - Duration::hours(1),
         to: now + Duration::minutes(1),
         filters: Filters::default(),

@@ -207,7 +207,7 @@ pub async fn servers_are_kept_apart(f: &Fixture) {
     let (store, b) = (f.store.as_ref(), (f.b.0.as_str(), f.b.1.as_str()));
     let other = store
         .query(&EventQuery {
-            server_id: ServerId(b.0.into()),
+            server_id: f.b.0.clone(),
             ..base.clone()
         })
         .await

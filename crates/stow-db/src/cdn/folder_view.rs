@@ -119,7 +119,7 @@ pub(super) async fn list_folder(
         .filter(|(_, is_folder)| !is_folder)
         .map(|(k, _)| k.as_str())
         .collect();
-    let mut rows: std::collections::HashMap<String, ObjectRecord> = objects::table
+    let mut rows: std::collections::HashMap<cdn_core::ObjectKey, ObjectRecord> = objects::table
         .filter(objects::org_id.eq(org_id))
         .filter(objects::key.eq_any(&object_keys))
         .select(ObjectRow::as_select())
@@ -138,7 +138,7 @@ pub(super) async fn list_folder(
                 Some(FolderEntry::Folder(path))
             } else {
                 // a row deleted between the walk and this read is left out
-                rows.remove(&path).map(FolderEntry::Object)
+                rows.remove(path.as_str()).map(FolderEntry::Object)
             }
         })
         .collect())

@@ -1,8 +1,9 @@
 //! Placeholders ([`PlaceholderStore`]).
 
 use async_trait::async_trait;
-use auth_core::StoreError;
+use auth_core::{OrgId, StoreError};
 use cdn_core::placeholder::{Placeholder, PlaceholderStore, Put};
+use cdn_core::ObjectKey;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -34,7 +35,7 @@ impl From<PlaceholderRow> for Placeholder {
     fn from(r: PlaceholderRow) -> Self {
         Placeholder {
             pattern: r.pattern,
-            fallback: r.fallback_key,
+            fallback: ObjectKey::from(r.fallback_key),
             created_at: r.created_at,
             updated_at: r.updated_at,
         }
@@ -43,7 +44,7 @@ impl From<PlaceholderRow> for Placeholder {
 
 #[async_trait]
 impl PlaceholderStore for PgPlaceholders {
-    async fn put(&self, org_id: &str, p: &Placeholder, max: usize) -> Result<Put, StoreError> {
+    async fn put(&self, org_id: &OrgId, p: &Placeholder, max: usize) -> Result<Put, StoreError> {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
@@ -51,21 +52,21 @@ impl PlaceholderStore for PgPlaceholders {
                 // NO KEY UPDATE leaves the organization's other writes (its objects' foreign
                 // keys) unblocked
                 organizations::table
-                    .find(org_id)
+                    .find(org_id.as_str())
                     .select(organizations::id)
                     .for_no_key_update()
                     .first::<String>(conn)
                     .await?;
                 let existing: Option<DateTime<Utc>> = placeholders::table
-                    .find((org_id, &p.pattern))
+                    .find((org_id.as_str(), p.pattern.as_str()))
                     .select(placeholders::created_at)
                     .first(conn)
                     .await
                     .optional()?;
                 if let Some(created_at) = existing {
-                    diesel::update(placeholders::table.find((org_id, &p.pattern)))
+                    diesel::update(placeholders::table.find((org_id.as_str(), p.pattern.as_str())))
                         .set((
-                            placeholders::fallback_key.eq(&p.fallback),
+                            placeholders::fallback_key.eq(p.fallback.as_str()),
                             placeholders::updated_at.eq(p.updated_at),
                         ))
                         .execute(conn)
@@ -73,7 +74,7 @@ impl PlaceholderStore for PgPlaceholders {
                     return Ok(Put::Replaced { created_at });
                 }
                 let count: i64 = placeholders::table
-                    .filter(placeholders::org_id.eq(org_id))
+                    .filter(placeholders::org_id.eq(org_id.as_str()))
                     .count()
                     .get_result(conn)
                     .await?;
@@ -82,9 +83,9 @@ impl PlaceholderStore for PgPlaceholders {
                 }
                 diesel::insert_into(placeholders::table)
                     .values((
-                        placeholders::org_id.eq(org_id),
+                        placeholders::org_id.eq(org_id.as_str()),
                         placeholders::pattern.eq(&p.pattern),
-                        placeholders::fallback_key.eq(&p.fallback),
+                        placeholders::fallback_key.eq(p.fallback.as_str()),
                         placeholders::created_at.eq(p.created_at),
                         placeholders::updated_at.eq(p.updated_at),
                     ))
@@ -98,10 +99,10 @@ impl PlaceholderStore for PgPlaceholders {
         .map_err(db_error)
     }
 
-    async fn list(&self, org_id: &str) -> Result<Vec<Placeholder>, StoreError> {
+    async fn list(&self, org_id: &OrgId) -> Result<Vec<Placeholder>, StoreError> {
         let mut conn = self.db.conn().await?;
         let rows: Vec<PlaceholderRow> = placeholders::table
-            .filter(placeholders::org_id.eq(org_id))
+            .filter(placeholders::org_id.eq(org_id.as_str()))
             .order(placeholders::pattern)
             .select(PlaceholderRow::as_select())
             .load(&mut conn)
@@ -110,9 +111,9 @@ impl PlaceholderStore for PgPlaceholders {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    async fn delete(&self, org_id: &str, pattern: &str) -> Result<bool, StoreError> {
+    async fn delete(&self, org_id: &OrgId, pattern: &str) -> Result<bool, StoreError> {
         let mut conn = self.db.conn().await?;
-        let n = diesel::delete(placeholders::table.find((org_id, pattern)))
+        let n = diesel::delete(placeholders::table.find((org_id.as_str(), pattern)))
             .execute(&mut conn)
             .await
             .map_err(db_error)?;

@@ -1,11 +1,12 @@
 //! Object rows ([`ObjectRecordStore`]): key → location, size, type, metadata.
 
 use async_trait::async_trait;
-use auth_core::StoreError;
+use auth_core::{OrgId, StoreError};
 use cdn_core::folder::{FolderEntry, FolderQuery};
 use cdn_core::folder_move::MoveBatch;
 use cdn_core::metadata::Metadata;
 use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed};
+use cdn_core::ObjectKey;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
@@ -40,7 +41,7 @@ impl From<ObjectRow> for ObjectRecord {
             _ => Metadata::new(),
         };
         ObjectRecord {
-            key: r.key,
+            key: ObjectKey::from(r.key),
             size: r.size,
             content_type: r.content_type,
             etag: r.etag,
@@ -71,7 +72,7 @@ fn folder_upper_bound(folder: &str) -> String {
 
 #[async_trait]
 impl ObjectRecordStore for PgObjectRecords {
-    async fn upsert(&self, org_id: &str, r: &ObjectRecord) -> Result<Option<String>, StoreError> {
+    async fn upsert(&self, org_id: &OrgId, r: &ObjectRecord) -> Result<Option<String>, StoreError> {
         let mut conn = self.db.conn().await?;
         let metadata = serde_json::to_value(&r.metadata).unwrap_or(Value::Null);
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
@@ -82,8 +83,8 @@ impl ObjectRecordStore for PgObjectRecords {
                 for _ in 0..RACE_ATTEMPTS {
                     let inserted = diesel::insert_into(objects::table)
                         .values((
-                            objects::org_id.eq(org_id),
-                            objects::key.eq(&r.key),
+                            objects::org_id.eq(org_id.as_str()),
+                            objects::key.eq(r.key.as_str()),
                             objects::size.eq(r.size),
                             objects::content_type.eq(&r.content_type),
                             objects::etag.eq(&r.etag),
@@ -101,14 +102,14 @@ impl ObjectRecordStore for PgObjectRecords {
                     // Lock the current row so the replaced path we return is exactly the one this
                     // write replaces, even with concurrent writers to the same key.
                     let old: Option<String> = objects::table
-                        .find((org_id, &r.key))
+                        .find((org_id.as_str(), r.key.as_str()))
                         .select(objects::storage_path)
                         .for_update()
                         .first(conn)
                         .await
                         .optional()?;
                     let Some(old) = old else { continue };
-                    diesel::update(objects::table.find((org_id, &r.key)))
+                    diesel::update(objects::table.find((org_id.as_str(), r.key.as_str())))
                         .set((
                             objects::size.eq(r.size),
                             objects::content_type.eq(&r.content_type),
@@ -130,10 +131,14 @@ impl ObjectRecordStore for PgObjectRecords {
         .ok_or_else(|| StoreError::Conflict(KEY_CHANGED.to_owned()))
     }
 
-    async fn get(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
+    async fn get(
+        &self,
+        org_id: &OrgId,
+        key: &ObjectKey,
+    ) -> Result<Option<ObjectRecord>, StoreError> {
         let mut conn = self.db.conn().await?;
         objects::table
-            .find((org_id, key))
+            .find((org_id.as_str(), key.as_str()))
             .select(ObjectRow::as_select())
             .first(&mut conn)
             .await
@@ -142,9 +147,13 @@ impl ObjectRecordStore for PgObjectRecords {
             .map_err(db_error)
     }
 
-    async fn delete(&self, org_id: &str, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
+    async fn delete(
+        &self,
+        org_id: &OrgId,
+        key: &ObjectKey,
+    ) -> Result<Option<ObjectRecord>, StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::delete(objects::table.find((org_id, key)))
+        diesel::delete(objects::table.find((org_id.as_str(), key.as_str())))
             .returning(ObjectRow::as_returning())
             .get_result(&mut conn)
             .await
@@ -155,14 +164,16 @@ impl ObjectRecordStore for PgObjectRecords {
 
     async fn delete_many(
         &self,
-        org_id: &str,
-        keys: &[String],
+        org_id: &OrgId,
+        keys: &[ObjectKey],
     ) -> Result<Vec<ObjectRecord>, StoreError> {
         let mut conn = self.db.conn().await?;
         diesel::delete(
             objects::table
-                .filter(objects::org_id.eq(org_id))
-                .filter(objects::key.eq_any(keys)),
+                .filter(objects::org_id.eq(org_id.as_str()))
+                .filter(
+                    objects::key.eq_any(keys.iter().map(ObjectKey::as_str).collect::<Vec<_>>()),
+                ),
         )
         .returning(ObjectRow::as_returning())
         .get_results(&mut conn)
@@ -171,10 +182,10 @@ impl ObjectRecordStore for PgObjectRecords {
         .map_err(db_error)
     }
 
-    async fn list(&self, org_id: &str, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
+    async fn list(&self, org_id: &OrgId, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
         let mut conn = self.db.conn().await?;
         let mut query = objects::table
-            .filter(objects::org_id.eq(org_id))
+            .filter(objects::org_id.eq(org_id.as_str()))
             .select(ObjectRow::as_select())
             .order(objects::key.asc())
             .limit(q.limit as i64)
@@ -218,7 +229,7 @@ impl ObjectRecordStore for PgObjectRecords {
 
     async fn list_folder(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         q: &FolderQuery,
     ) -> Result<Vec<FolderEntry>, StoreError> {
         let mut conn = self.db.conn().await?;
@@ -229,9 +240,9 @@ impl ObjectRecordStore for PgObjectRecords {
 
     async fn rename(
         &self,
-        org_id: &str,
-        from: &str,
-        to: &str,
+        org_id: &OrgId,
+        from: &ObjectKey,
+        to: &ObjectKey,
         replace: bool,
     ) -> Result<Renamed, StoreError> {
         let mut conn = self.db.conn().await?;
@@ -251,7 +262,7 @@ impl ObjectRecordStore for PgObjectRecords {
 
     async fn folder_move_batch(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
         from: &str,
         to: &str,
         replace: bool,
@@ -262,7 +273,7 @@ impl ObjectRecordStore for PgObjectRecords {
             diesel::sql_query(format!(
                 "{FOLDER_MOVE_KEYS} {destination} ORDER BY s.key LIMIT $6"
             ))
-            .bind::<Text, _>(org_id)
+            .bind::<Text, _>(org_id.as_str())
             .bind::<Text, _>(format!("{from}/"))
             .bind::<Text, _>(folder_upper_bound(from))
             .bind::<Text, _>(from)
@@ -279,12 +290,12 @@ impl ObjectRecordStore for PgObjectRecords {
             )
         };
         let movable: Vec<KeyRow> = movable.load(&mut conn).await.map_err(db_error)?;
-        batch.movable = movable.into_iter().map(|r| r.key).collect();
+        batch.movable = movable.into_iter().map(|r| r.key.into()).collect();
         batch.more_movable = batch.movable.len() > limit;
         batch.movable.truncate(limit);
         if let Some(blocked) = blocked {
             let blocked: Vec<KeyRow> = blocked.load(&mut conn).await.map_err(db_error)?;
-            batch.blocked = blocked.into_iter().map(|r| r.key).collect();
+            batch.blocked = blocked.into_iter().map(|r| r.key.into()).collect();
         }
         Ok(batch)
     }
@@ -299,7 +310,7 @@ impl ObjectRecordStore for PgObjectRecords {
         .map_err(db_error)
     }
 
-    async fn totals(&self, org_id: &str) -> Result<ObjectTotals, StoreError> {
+    async fn totals(&self, org_id: &OrgId) -> Result<ObjectTotals, StoreError> {
         let mut conn = self.db.conn().await?;
         #[derive(QueryableByName)]
         struct Totals {
@@ -312,7 +323,7 @@ impl ObjectRecordStore for PgObjectRecords {
             "SELECT count(*)::bigint AS objects, COALESCE(sum(size), 0)::bigint AS bytes \
              FROM objects WHERE org_id = $1",
         )
-        .bind::<Text, _>(org_id)
+        .bind::<Text, _>(org_id.as_str())
         .get_result(&mut conn)
         .await
         .map_err(db_error)?;

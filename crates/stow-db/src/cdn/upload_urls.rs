@@ -1,7 +1,7 @@
 //! Upload URLs and their file counts ([`UploadUrlStore`]).
 
 use async_trait::async_trait;
-use auth_core::StoreError;
+use auth_core::{KeyId, OrgId, StoreError};
 use cdn_core::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -44,8 +44,8 @@ impl TryFrom<UploadUrlRow> for UploadUrlRecord {
                 .token_hash
                 .try_into()
                 .map_err(|_| StoreError::Internal("bad token hash length".into()))?,
-            org_id: r.org_id,
-            key_id: r.key_id,
+            org_id: OrgId::from(r.org_id),
+            key_id: KeyId::from(r.key_id),
             path: r.path,
             max_files: r.max_files,
             files_used: r.files_used,
@@ -65,8 +65,8 @@ impl UploadUrlStore for PgUploadUrls {
         diesel::insert_into(upload_urls::table)
             .values((
                 upload_urls::token_hash.eq(r.token_hash.as_slice()),
-                upload_urls::org_id.eq(&r.org_id),
-                upload_urls::key_id.eq(&r.key_id),
+                upload_urls::org_id.eq(r.org_id.as_str()),
+                upload_urls::key_id.eq(r.key_id.as_str()),
                 upload_urls::path.eq(&r.path),
                 upload_urls::max_files.eq(r.max_files),
                 upload_urls::files_used.eq(r.files_used),

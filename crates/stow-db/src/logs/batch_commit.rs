@@ -36,7 +36,7 @@ pub struct PendingBatch {
 
 impl PendingBatch {
     fn key(&self) -> (&str, &str) {
-        (&self.target.server_id.0, &self.batch.batch_id)
+        (self.target.server_id.as_str(), &self.batch.batch_id)
     }
 }
 
@@ -265,7 +265,7 @@ impl<'a> BatchRows<'a> {
             let j = &batches[i];
             // where the batch's events lie in time, for the live tail to find them by index
             let times = j.batch.events.iter().map(|e| e.occurred_at);
-            rows.server_id.push(&j.target.server_id.0);
+            rows.server_id.push(j.target.server_id.as_str());
             rows.batch_id.push(&j.batch.batch_id);
             rows.org_id.push(&j.target.org_id);
             rows.digest.push(&j.batch.digest);
@@ -335,7 +335,7 @@ impl<'a> EventColumns<'a> {
             let j = &batches[i];
             for e in &j.batch.events {
                 c.org_id.push(&j.target.org_id);
-                c.server_id.push(&j.target.server_id.0);
+                c.server_id.push(j.target.server_id.as_str());
                 c.cfx_id.push(&j.target.cfx_id);
                 c.batch_id.push(&j.batch.batch_id);
                 c.ingested_at.push(j.now);
@@ -456,7 +456,7 @@ impl<'a> Runs<'a> {
                 .iter()
                 .map(|e| (e.occurred_at, e.message.as_str()));
             for run in logs_core::words::runs(events) {
-                rows.server_id.push(&j.target.server_id.0);
+                rows.server_id.push(j.target.server_id.as_str());
                 rows.occurred_from.push(run.from);
                 rows.occurred_to.push(run.to);
                 rows.words.push(run.words);

@@ -2,6 +2,7 @@
 //! ([`super::writers`]); the reads are in [`super::reads`].
 
 use async_trait::async_trait;
+use auth_core::OrgId;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -62,7 +63,7 @@ impl LogStore for PgLogs {
         tail::tail_batch_time(&mut self.db.conn().await?, server, seq).await
     }
 
-    async fn monthly_usage(&self, org_id: &str, now: DateTime<Utc>) -> Result<i64, StoreError> {
+    async fn monthly_usage(&self, org_id: &OrgId, now: DateTime<Utc>) -> Result<i64, StoreError> {
         let mut conn = self.db.conn().await?;
         let month = chrono::NaiveDate::from_ymd_opt(
             chrono::Datelike::year(&now),
@@ -71,7 +72,7 @@ impl LogStore for PgLogs {
         )
         .ok_or_else(|| StoreError::Internal("bad month".into()))?;
         usage_counters::table
-            .find((org_id, month))
+            .find((org_id.as_str(), month))
             .select(usage_counters::log_events)
             .first(&mut conn)
             .await

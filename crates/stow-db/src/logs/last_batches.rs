@@ -41,6 +41,6 @@ pub(super) async fn last_batches(
     .map_err(db_error)?;
     Ok(rows
         .into_iter()
-        .map(|r| (ServerId(r.server_id), r.ingested_at))
+        .map(|r| (ServerId::new(r.server_id), r.ingested_at))
         .collect())
 }

@@ -71,7 +71,7 @@ fn candidates_sql(
     // first day's midnight: a range of the `(server_id, occurred_from)` btree
     let midnight = from.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
     let mut sql = Sql::new("SELECT occurred_from, occurred_to FROM log_runs WHERE server_id = ");
-    sql.text(server.0.clone())
+    sql.text(server.to_string())
         .push(" AND occurred_from >= ")
         .time(midnight)
         .push(" AND occurred_from < ")
@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn each_usable_piece_is_a_pattern_placed_by_its_word_bounds() {
-        let server = ServerId("s".into());
+        let server = ServerId::new("s");
         let (from, to) = (at("2026-11-20T06:00:00Z"), at("2026-11-21T00:00:00Z"));
         let sql = candidates_sql(&server, from, to, "transfer of 4242").unwrap();
         assert_eq!(

@@ -2,6 +2,7 @@
 //! (`export_lock`), so each limit holds across instances.
 
 use async_trait::async_trait;
+use auth_core::OrgId;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 use logs_core::slots::{ExportGuard, LeaseKind, ReadSlotStore};
@@ -24,7 +25,7 @@ impl ReadSlotStore for PgReadSlots {
     async fn acquire(
         &self,
         kind: LeaseKind,
-        org_id: &str,
+        org_id: &OrgId,
         limit: usize,
         expires_at: DateTime<Utc>,
     ) -> Result<Option<String>, StoreError> {
@@ -46,7 +47,7 @@ impl ReadSlotStore for PgReadSlots {
 
     async fn try_export_lock(
         &self,
-        org_id: &str,
+        org_id: &OrgId,
     ) -> Result<Option<Box<dyn ExportGuard>>, StoreError> {
         let lock = export_lock::try_export_lock(&self.db, org_id).await?;
         Ok(lock.map(|l| Box::new(l) as Box<dyn ExportGuard>))

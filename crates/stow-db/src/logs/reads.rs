@@ -240,7 +240,7 @@ async fn table_counts(
     sql.push(&format!(
         "level, sum(n)::bigint AS n FROM {table} WHERE server_id = "
     ))
-    .text(q.server_id.0.clone())
+    .text(q.server_id.to_string())
     .push(&format!(" AND {column} >= "))
     .time(from)
     .push(&format!(" AND {column} < "))
@@ -308,7 +308,7 @@ mod tests {
     #[test]
     fn counts_without_a_level_filter_name_every_level() {
         let count = |levels: Option<Vec<Level>>| CountQuery {
-            server_id: logs_core::ServerId("s".into()),
+            server_id: logs_core::ServerId::new("s"),
             from: at("2026-11-20T01:00:00Z"),
             to: at("2026-11-21T01:00:00Z"),
             filters: Filters {

@@ -129,7 +129,7 @@ impl Sql {
             floor,
         } = bounds;
         self.push("server_id = ")
-            .text(server.0.clone())
+            .text(server.to_string())
             .push(" AND occurred_at >= ")
             .time(from)
             .push(" AND occurred_at < ")
@@ -143,8 +143,8 @@ impl Sql {
             // the player or the target, as tokens of the `log_people` index (migration 13)
             self.push(" AND log_people(server_id, player_id, target_player_id) && ")
                 .texts(vec![
-                    format!("p:{}:{p}", server.0),
-                    format!("t:{}:{p}", server.0),
+                    format!("p:{}:{p}", server.as_str()),
+                    format!("t:{}:{p}", server.as_str()),
                 ]);
         }
         if let Some(i) = &f.identifier {
@@ -154,7 +154,7 @@ impl Sql {
                 Owner::Target => " AND log_identity(server_id, target_player_identifiers) @> ",
             };
             self.push(column).bind(Bind::Json(
-                serde_json::json!({ server.0.clone(): { i.key.clone(): i.value.clone() } }),
+                serde_json::json!({ server.to_string(): { i.key.clone(): i.value.clone() } }),
             ));
         }
         if let Some(d) = &f.data {
@@ -215,7 +215,7 @@ mod tests {
             data: Some(serde_json::json!({ "item": "x" })),
         };
         let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z"));
-        let server = ServerId("s".into());
+        let server = ServerId::new("s");
         let window = Bounds::window(&server, (from, to));
         let mut sql = Sql::default();
         sql.search(window, &f);
@@ -246,7 +246,7 @@ mod tests {
         let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-08T00:00:00Z"));
         let pos = (at("2026-11-05T12:00:00Z"), 7);
         let mut sql = Sql::default();
-        let server = ServerId("s".into());
+        let server = ServerId::new("s");
         let bounds = Bounds::window(&server, (from, to))
             .after(Some(pos))
             .floor(Some(pos));

@@ -75,9 +75,9 @@ pub async fn tail(conn: &mut Conn, q: &TailQuery) -> Result<TailPage, StoreError
         "SELECT batch_id, commit_xid, ingested_at, occurred_from, occurred_to FROM log_batches \
          WHERE server_id = ",
     );
-    sql.text(q.server_id.0.clone())
+    sql.text(q.server_id.to_string())
         .push(" AND commit_xid IN (SELECT DISTINCT commit_xid FROM log_batches WHERE server_id = ")
-        .text(q.server_id.0.clone())
+        .text(q.server_id.to_string())
         .push(if whole {
             " AND commit_xid > "
         } else {
@@ -151,7 +151,7 @@ pub async fn tail_batch_time(
         "SELECT ingested_at FROM log_batches WHERE server_id = $1 AND commit_xid = $2 \
          ORDER BY ingested_at LIMIT 1",
     )
-    .bind::<Text, _>(&server.0)
+    .bind::<Text, _>(&server.as_str())
     .bind::<BigInt, _>(seq)
     .get_result(conn)
     .await

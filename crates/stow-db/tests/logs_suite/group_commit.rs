@@ -6,7 +6,9 @@ use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use logs_core::event::Batch;
 use logs_core::parse_batch;
-use logs_core::store::{Filters, IngestOutcome, IngestTarget, LogStore, ServerId, TailQuery};
+use logs_core::store::{
+    Filters, IngestOutcome, IngestTarget, LogStore, OrgId, ServerId, TailQuery,
+};
 use serde_json::json;
 use stow_db::logs::{PendingBatch, PgLogs};
 use stow_db::{testing, Db, DbConfig};
@@ -15,7 +17,7 @@ struct Fixture {
     url: String,
     db: Db,
     logs: PgLogs,
-    org: String,
+    org: OrgId,
     a: IngestTarget,
     b: IngestTarget,
 }
@@ -24,9 +26,9 @@ async fn fixture() -> Fixture {
     let url = testing::fresh_database().await.expect("fresh database");
     let db = Db::connect(&DbConfig::new(url.clone())).expect("pool");
     let (org, a, b) = super::org_with_two_servers(&db).await;
-    let target = |(id, cfx): (String, String)| IngestTarget {
+    let target = |(id, cfx): (ServerId, String)| IngestTarget {
         org_id: org.clone(),
-        server_id: ServerId(id),
+        server_id: id,
         cfx_id: cfx,
     };
     Fixture {
@@ -161,7 +163,7 @@ async fn a_group_answers_each_batch_as_if_it_came_alone() {
     let mut summary: Vec<(&str, &str, i64)> = rows
         .iter()
         .map(|r| {
-            let server = if r.server_id == f.a.server_id.0 {
+            let server = if r.server_id == f.a.server_id.as_str() {
                 "a"
             } else {
                 "b"
@@ -412,7 +414,7 @@ async fn a_batch_for_a_deleted_server_fails_alone() {
     let f = fixture().await;
     let now = Utc::now().trunc_subsecs(6);
     let gone = IngestTarget {
-        server_id: ServerId("srv_deleted".into()),
+        server_id: ServerId::new("srv_deleted"),
         ..f.b.clone()
     };
     let answers = f

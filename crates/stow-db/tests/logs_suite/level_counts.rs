@@ -8,7 +8,7 @@ use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use diesel_migrations::MigrationHarness;
 use logs_core::parse_batch;
-use logs_core::store::{IngestOutcome, IngestTarget, ServerId};
+use logs_core::store::{IngestOutcome, IngestTarget};
 use serde_json::json;
 use stow_db::logs::{PendingBatch, PgLogs};
 use stow_db::{testing, Db, DbConfig};
@@ -74,7 +74,7 @@ async fn the_migrations_level_counts_are_ingestions() {
             pending.push(PendingBatch {
                 target: IngestTarget {
                     org_id: org.clone(),
-                    server_id: ServerId(server.clone()),
+                    server_id: server.clone(),
                     cfx_id: cfx.clone(),
                 },
                 batch: parse_batch(&serde_json::to_vec(&body).unwrap(), now).unwrap(),

@@ -5,7 +5,7 @@ use chrono::{Duration, SubsecRound, Utc};
 use diesel::sql_types::{Array, Text};
 use diesel_async::RunQueryDsl;
 use logs_core::parse_batch;
-use logs_core::store::{EventQuery, Filters, IngestOutcome, IngestTarget, ServerId};
+use logs_core::store::{EventQuery, Filters, IngestOutcome, IngestTarget};
 use serde_json::json;
 use stow_db::logs::{message_within, PendingBatch, PgLogs, Within, MAX_RUNS};
 use stow_db::{testing, Db, DbConfig};
@@ -16,7 +16,7 @@ async fn setup() -> (Db, PgLogs, IngestTarget) {
     let (org, (id, cfx), _) = super::org_with_two_servers(&db).await;
     let target = IngestTarget {
         org_id: org,
-        server_id: ServerId(id),
+        server_id: id,
         cfx_id: cfx,
     };
     (db.clone(), PgLogs::new(db), target)

@@ -62,8 +62,8 @@ async fn insert_events(app: &TestApp, n: i64, newest: DateTime<Utc>) {
          $3 - i * interval '1 millisecond', 'event ' || i, jsonb_build_object('n', i) \
          FROM generate_series(0, $4 - 1) AS i",
     )
-    .bind::<Text, _>(&app.org.id)
-    .bind::<Text, _>(&app.server.id)
+    .bind::<Text, _>(app.org.id.as_str())
+    .bind::<Text, _>(app.server.id.as_str())
     .bind::<Timestamptz, _>(newest)
     .bind::<BigInt, _>(n)
     .execute(&mut conn)

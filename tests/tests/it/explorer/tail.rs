@@ -175,7 +175,10 @@ async fn a_tail_filters_sends_heartbeats_and_ends_when_its_key_is_disabled() {
         .await
         .unwrap();
     let id = whoami["keyId"].as_str().unwrap();
-    app.accounts.disable_key(id, Utc::now()).await.unwrap();
+    app.accounts
+        .disable_key(&auth_core::KeyId::new(id), Utc::now())
+        .await
+        .unwrap();
     let end = loop {
         let f = tail
             .next()

@@ -294,7 +294,7 @@ async fn a_folder_move_gets_past_more_conflicts_than_a_batch_and_ends() {
     let app = spawn().await;
     let row = |key: String| cdn_core::ObjectRecord {
         storage_path: format!("o/{}/{key}", app.org.id),
-        key,
+        key: cdn_core::ObjectKey::from(key),
         size: 1,
         content_type: Some("text/plain".into()),
         etag: "e".into(),
@@ -326,7 +326,7 @@ async fn a_folder_move_gets_past_more_conflicts_than_a_batch_and_ends() {
         json!({ "from": "r/src/c0000", "to": "r/dst/c0000" })
     );
     assert!(records
-        .get(&app.org.id, "r/dst/z.txt")
+        .get(&app.org.id, &cdn_core::ObjectKey::new("r/dst/z.txt"))
         .await
         .unwrap()
         .is_some());
