@@ -3,9 +3,9 @@
 
 pub mod console;
 pub mod delivery;
+pub mod explorer;
 pub mod form;
 pub mod idempotency;
-pub mod logs;
 pub mod objects;
 pub mod openapi;
 pub mod overview;

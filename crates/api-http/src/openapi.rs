@@ -5,7 +5,7 @@ use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
-use crate::{delivery, logs, objects, placeholders, presigned};
+use crate::{delivery, explorer, objects, placeholders, presigned};
 
 stow_http::api_routes! {
     /// The API host's document.
@@ -32,11 +32,11 @@ stow_http::api_routes! {
     "/v1/placeholders" => { get: placeholders::list_placeholders, put: placeholders::set_placeholder, delete: placeholders::remove_placeholder }
     "/v1/presigned-url" => { get: presigned::create }
     "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
-    "/v1/logs/query" => { post: logs::query::query }
-    "/v1/logs/counts" => { post: logs::counts::counts }
-    "/v1/logs/facets" => { post: logs::facets::facets }
-    "/v1/logs/export" => { get: logs::export::export }
-    "/v1/logs/tail" => { get: logs::tail::tail }
+    "/v1/logs/query" => { post: explorer::query::query }
+    "/v1/logs/counts" => { post: explorer::counts::counts }
+    "/v1/logs/facets" => { post: explorer::facets::facets }
+    "/v1/logs/export" => { get: explorer::export::export }
+    "/v1/logs/tail" => { get: explorer::tail::tail }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! search, [`plan_counts`] for counts over time. A store executes the plan; these rules hold for
 //! every store (the memory adapter needs none of them, Postgres follows each).
 //!
-//! Why these strategies, with the measurements behind them: docs/decisions/ (002–005).
+//! Why these strategies, with the measurements behind them: docs/decisions/003, 004, 005, 007.
 
 use chrono::{DateTime, Duration, NaiveTime, Utc};
 

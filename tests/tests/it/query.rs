@@ -533,7 +533,7 @@ async fn concurrent_search_limit() {
     // hold the organization's only slot, as a long search on another instance would
     let slots: std::sync::Arc<dyn logs_core::ReadSlotStore> =
         std::sync::Arc::new(stow_db::logs::PgReadSlots::new(app.db.clone()));
-    let held = api_http::logs::slots::SlotLease::acquire(
+    let held = api_http::explorer::slots::SlotLease::acquire(
         &slots,
         logs_core::LeaseKind::Search,
         &app.org.id,

@@ -1,4 +1,4 @@
-//! The log reads of the API host (docs/api.md, section 6): query, counts, facets, export and
+//! The log explorer's reads on the API host (docs/api.md, section 6): query, counts, facets, export and
 //! tail, one file each, and what they share: the target server, the search with the plan's
 //! retention applied, the event as returned, and the mapping of search errors.
 
