@@ -11,4 +11,5 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 cargo test -p stowage-tests --test e2e_browser -- --ignored --nocapture
-cargo test -p stowage-tests --test console_browser -- --ignored --nocapture
+# a test per flow, two at a time (each has its own app and browser)
+cargo test -p stowage-tests --test console_browser -- --ignored --nocapture --test-threads=2

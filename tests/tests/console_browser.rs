@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The console in headless Chromium through ChromeDriver (`just e2e`, part of `just test`): every
-//! flow of docs/console.md, and a screenshot of every page at desktop and phone width under
-//! `target/console-screenshots/`.
+//! The console in headless Chromium through ChromeDriver (`just e2e`, part of `just test`): a test
+//! per flow of docs/console.md, each on a fresh app and browser, so a failure names its flow; and a
+//! screenshot of every page at desktop and phone width under `target/console-screenshots/`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -242,17 +242,29 @@ const PNG: &[u8] = &[
     0x50, 0x45, 0x4e, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
 
-#[tokio::test]
-#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
-async fn the_console_works_in_a_real_browser() {
+/// A fresh app (public delivery on its own origin) and a browser on nothing yet.
+async fn started() -> (TestApp, Browser, String) {
     let app = spawn_with(Options {
         local_delivery: true,
         ..Options::default()
     })
     .await;
     let console = app.console.clone();
-    let b = Browser::start().await;
+    (app, Browser::start().await, console)
+}
 
+/// A fresh app and a browser signed in to its console with the developer key.
+async fn signed_in() -> (TestApp, Browser, String) {
+    let (app, b, console) = started().await;
+    b.sign_in(&console, &app.dev_key).await;
+    (app, b, console)
+}
+
+/// Signing in with a key, the overview, and the first page's weight.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn sign_in_and_the_overview() {
+    let (app, b, console) = started().await;
     // sign in
     b.client.goto(&format!("{console}/")).await.unwrap();
     b.until("document.querySelector('input[name=key]')").await;
@@ -274,7 +286,14 @@ async fn the_console_works_in_a_real_browser() {
     eprintln!("console first page: {bytes} bytes transferred (compressed), overview rendered at {rendered} ms");
     assert!(bytes.as_f64().unwrap() < 100_000.0, "{bytes}");
     assert!(b.text("main").await.contains("Test Org"));
+    b.client.close().await.unwrap();
+}
 
+/// Uploads by picker and by drop, browsing folders, the details pane with its preview, purge, a placeholder and a rename.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn files_upload_browse_preview_placeholder_and_rename() {
+    let (app, b, console) = signed_in().await;
     // files: empty state, upload by picker (two files) into a folder
     b.client.goto(&format!("{console}/objects")).await.unwrap();
     b.until("document.querySelector('#listing .empty')").await;
@@ -344,7 +363,29 @@ async fn the_console_works_in_a_real_browser() {
         .await;
     b.button("Move").await;
     b.listed("renamed.png").await;
+    b.client.close().await.unwrap();
+}
 
+/// An upload URL made in the console and used by a script, deleting selected files, deleting a folder.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn files_upload_url_and_deletes() {
+    let (app, b, console) = signed_in().await;
+    for (name, bytes) in [
+        ("renamed.png", PNG),
+        ("two.txt", &b"hello"[..]),
+        ("dropped.txt", &b"dropped bytes"[..]),
+    ] {
+        let res = app
+            .upload(&app.dev_key, name, bytes.to_vec(), Some("shots"))
+            .await;
+        assert_eq!(res.status(), 200);
+    }
+    b.client
+        .goto(&format!("{console}/objects?path=shots"))
+        .await
+        .unwrap();
+    b.listed("renamed.png").await;
     // an upload URL from the form, used by a "script"
     b.button("New upload URL").await;
     b.until("document.querySelector('dialog')").await;
@@ -404,7 +445,14 @@ async fn the_console_works_in_a_real_browser() {
     b.button("Delete 2 files").await;
     b.until("location.search === ''").await;
     assert!(app.list_keys(&app.dev_key, Some("shots")).await.is_empty());
+    b.client.close().await.unwrap();
+}
 
+/// The log search: results, the histogram and its zoom, filters in the URL, an event's detail, export.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn logs_search_histogram_filters_and_export() {
+    let (app, b, console) = signed_in().await;
     // logs: events of every level, the histogram counts them, filters, event detail
     let now = chrono::Utc::now();
     let events: Vec<Value> = (0..12)
@@ -501,6 +549,27 @@ async fn the_console_works_in_a_real_browser() {
     assert!(exported
         .lines()
         .all(|l| l.contains(r#""level":"warn""#) || l.contains(r#""level":"error""#)));
+    b.client.close().await.unwrap();
+}
+
+/// The live tail: a new event shows up; one that arrives while paused comes on resume, once.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn logs_live_tail_pauses_and_resumes() {
+    let (app, b, console) = signed_in().await;
+    app.ingest_logs(
+        "console-batch-before",
+        vec![json!({ "level": "warn", "message": "before the tail", "occurred_at": chrono::Utc::now().to_rfc3339() })],
+    )
+    .await;
+    b.client
+        .goto(&format!(
+            "{console}/logs?server=abc123&range=1h&minLevel=warn"
+        ))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 1")
+        .await;
     // live tail: an event ingested during the test shows up
     b.click("#tail-toggle").await;
     b.until("document.querySelector('#tail-state').innerText.startsWith('Live')")
@@ -530,7 +599,14 @@ async fn the_console_works_in_a_real_browser() {
         .await;
     assert_eq!(seen, json!(2), "each tailed event once");
     b.click("#tail-toggle").await;
+    b.client.close().await.unwrap();
+}
 
+/// A page on another site cannot make the signed-in browser change anything.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn a_cross_site_page_changes_nothing() {
+    let (app, b, console) = signed_in().await;
     // a cross-site page cannot make the signed-in browser change anything
     let attack = attacker_page(&console).await;
     let res = app
@@ -545,7 +621,14 @@ async fn the_console_works_in_a_real_browser() {
         vec!["victim/keep.png"],
         "the cross-site form post deleted nothing"
     );
+    b.client.close().await.unwrap();
+}
 
+/// Signing out ends the session on the server, not only in the browser.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn signing_out_ends_the_session() {
+    let (app, b, console) = signed_in().await;
     // sign out ends the session server-side
     b.client.goto(&format!("{console}/overview")).await.unwrap();
     b.until("document.querySelector('.stat')").await;
@@ -566,7 +649,14 @@ async fn the_console_works_in_a_real_browser() {
         .await
         .unwrap();
     assert_eq!(replay.status(), 401);
+    b.client.close().await.unwrap();
+}
 
+/// A path- and type-restricted key: the folders it may use, per-file upload errors, refusals.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn a_restricted_key_sees_its_folders_and_its_errors() {
+    let (app, b, console) = started().await;
     // a path-restricted key sees only its prefixes
     for (name, folder) in [("a.png", "team"), ("b.png", "secret")] {
         assert_eq!(
@@ -615,7 +705,6 @@ async fn the_console_works_in_a_real_browser() {
     b.client.goto(&format!("{console}/logs")).await.unwrap();
     b.until("document.querySelector('main .empty')").await;
     b.shoot("logs-no-permission").await;
-
     b.client.close().await.unwrap();
 }
 

@@ -1,14 +1,24 @@
+// @ts-check
+/** @typedef {import('./types.js').ErrorEnvelope} ErrorEnvelope */
+/** @typedef {import('./types.js').Session} Session */
 // Every call the console makes: the public API routes under /api (acting as the session's key)
 // and /session. Errors become sentences that say what to do.
 
 let csrf = '';
-export function setCsrf(token) { csrf = token || ''; }
-export function csrfToken() { return csrf; }
+export function setCsrf(token) {
+  csrf = token || '';
+}
+export function csrfToken() {
+  return csrf;
+}
 
 export class ApiError extends Error {
   constructor(status, code, message, retryAfter, requestId) {
     super(message);
-    this.status = status; this.code = code; this.retryAfter = retryAfter; this.requestId = requestId;
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+    this.requestId = requestId;
   }
 }
 
@@ -19,29 +29,61 @@ export function sentence(err) {
   }
   const msg = (err.message || '').replace(/\.$/, '');
   switch (err.status) {
-    case 400: return `The request was refused: ${msg}. Correct it and try again.`;
-    case 401: return 'Your session has ended (signed out, expired, or the key was disabled). Sign in again.';
-    case 403: return `This key may not do that: ${msg}. Ask the organization owner for a key with that permission or path.`;
-    case 404: return `Not found: ${msg}.`;
-    case 409: return `That conflicts with what exists: ${msg}.`;
-    case 413: return `Too large: ${msg}.`;
-    case 415: return `That file type is not allowed here: ${msg}.`;
-    case 429: return `Too many requests right now. Try again in ${err.retryAfter || 'a few'} seconds.`;
-    case 503: return `The service is briefly unavailable. Try again in ${err.retryAfter || 'a few'} seconds.`;
+    case 400:
+      return `The request was refused: ${msg}. Correct it and try again.`;
+    case 401:
+      return 'Your session has ended (signed out, expired, or the key was disabled). Sign in again.';
+    case 403:
+      return `This key may not do that: ${msg}. Ask the organization owner for a key with that permission or path.`;
+    case 404:
+      return `Not found: ${msg}.`;
+    case 409:
+      return `That conflicts with what exists: ${msg}.`;
+    case 413:
+      return `Too large: ${msg}.`;
+    case 415:
+      return `That file type is not allowed here: ${msg}.`;
+    case 429:
+      return `Too many requests right now. Try again in ${err.retryAfter || 'a few'} seconds.`;
+    case 503:
+      return `The service is briefly unavailable. Try again in ${err.retryAfter || 'a few'} seconds.`;
     default:
-      return `Something went wrong on the server. Try again; if it keeps happening, give the operator this request id: ${err.requestId || 'unknown'}.`;
+      return (
+        'Something went wrong on the server. Try again; if it keeps happening, ' +
+        `give the operator this request id: ${err.requestId || 'unknown'}.`
+      );
   }
 }
 
-async function failure(res) {
+/**
+ * The one reading of a refusal, whatever carried it (fetch or XHR): the envelope's code and
+ * message when the body is one, else the status line.
+ * @param {number} status
+ * @param {string} text the response body
+ * @param {string} statusText
+ * @param {string | null} retryAfter
+ * @returns {ApiError}
+ */
+function refusal(status, text, statusText, retryAfter) {
+  /** @type {ErrorEnvelope | null} */
   let body = null;
-  try { body = await res.json(); } catch { /* not JSON */ }
-  const e = body && body.error && typeof body.error === 'object' ? body.error : {};
-  return new ApiError(res.status, e.code || '', e.message || res.statusText,
-    res.headers.get('Retry-After'), body && body.requestId);
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  const e = body && body.error && typeof body.error === 'object' ? body.error : null;
+  return new ApiError(status, e?.code || '', e?.message || statusText, retryAfter, body?.requestId);
+}
+
+/** @param {Response} res */
+async function failure(res) {
+  const text = await res.text().catch(() => '');
+  return refusal(res.status, text, res.statusText, res.headers.get('Retry-After'));
 }
 
 function headers(method, json) {
+  /** @type {Record<string, string>} */
   const h = {};
   if (json !== undefined) h['Content-Type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD') h['X-CSRF-Token'] = csrf;
@@ -58,12 +100,20 @@ export function query(params) {
   return s ? `?${s}` : '';
 }
 
-/** `api('GET', '/objects', {query: {...}})` → the JSON answer, or throws ApiError. */
+/**
+ * `api('GET', '/objects', {params: {...}})` → the JSON answer, or throws ApiError.
+ * @param {string} method
+ * @param {string} path under `/api/v1`
+ * @param {{ params?: Record<string, unknown>, json?: unknown, body?: BodyInit }} [options]
+ * @returns {Promise<any>} the route's answer (types.js names each)
+ */
 export async function api(method, path, { params, json, body } = {}) {
   let res;
   try {
     res = await fetch(`/api/v1${path}${query(params)}`, {
-      method, headers: headers(method, json), credentials: 'same-origin',
+      method,
+      headers: headers(method, json),
+      credentials: 'same-origin',
       body: json !== undefined ? JSON.stringify(json) : body,
     });
   } catch {
@@ -83,15 +133,18 @@ export function upload(file, path, onProgress) {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/api/v1/objects');
     xhr.setRequestHeader('X-CSRF-Token', csrf);
-    xhr.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); };
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable) onProgress(e.loaded / e.total);
+    };
     xhr.onerror = () => reject(new ApiError(0, 'NETWORK', 'network error'));
     xhr.onload = () => {
-      let body = null;
-      try { body = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
-      if (xhr.status >= 200 && xhr.status < 300) return resolve(body && body.object);
-      const e = body && body.error ? body.error : {};
-      reject(new ApiError(xhr.status, e.code || '', e.message || xhr.statusText,
-        xhr.getResponseHeader('Retry-After'), body && body.requestId));
+      if (xhr.status >= 200 && xhr.status < 300) {
+        resolve(JSON.parse(xhr.responseText).object);
+        return;
+      }
+      reject(
+        refusal(xhr.status, xhr.responseText, xhr.statusText, xhr.getResponseHeader('Retry-After')),
+      );
     };
     const form = new FormData();
     if (path) form.append('path', path);
@@ -110,8 +163,10 @@ export async function session() {
 
 export async function signIn(key) {
   const res = await fetch('/session', {
-    method: 'POST', credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key }),
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ key }),
   });
   if (!res.ok) throw await failure(res);
   const s = await res.json();
@@ -120,6 +175,10 @@ export async function signIn(key) {
 }
 
 export async function signOut() {
-  await fetch('/session', { method: 'DELETE', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf } });
+  await fetch('/session', {
+    method: 'DELETE',
+    credentials: 'same-origin',
+    headers: { 'X-CSRF-Token': csrf },
+  });
   setCsrf('');
 }

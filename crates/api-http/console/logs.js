@@ -1,3 +1,4 @@
+// @ts-check
 // The log explorer: the whole search lives in the URL (/logs?server=…&range=1h&minLevel=warn…),
 // so a link reproduces it and the back button returns to the previous one. Built on
 // /v1/logs/query, /counts, /export and /tail.
@@ -5,253 +6,572 @@ import { api, query, sentence } from './api.js';
 import { h, toast, when, shortTime, errorBox, empty, dialog, field } from './ui.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'];
-const PRESETS = [['15m', '15 min', 15], ['1h', '1 hour', 60], ['6h', '6 hours', 360], ['24h', '24 hours', 1440], ['7d', '7 days', 10080]];
+const PRESETS = [
+  ['15m', '15 min', 15],
+  ['1h', '1 hour', 60],
+  ['6h', '6 hours', 360],
+  ['24h', '24 hours', 1440],
+  ['7d', '7 days', 10080],
+];
 const FILTERS = ['eventType', 'resource', 'player', 'identifier', 'message', 'data'];
-let view = null;
-let serverList = null;
+/** The logs page: one instance per visit, its state its own (`leave` stops its tail). */
+export function logsView() {
+  let view = null;
+  let serverList = null;
 
-export function leave() {
-  if (view && view.tail) view.tail.close();
-  view = null;
-}
-
-/** The effective window of the URL's range. */
-function windowOf(params) {
-  const range = params.get('range') || '1h';
-  if (range === 'custom' && params.get('from') && params.get('to')) return { from: params.get('from'), to: params.get('to') };
-  const preset = PRESETS.find((p) => p[0] === range) || PRESETS[1];
-  const to = new Date();
-  return { from: new Date(to.getTime() - preset[2] * 60000).toISOString(), to: to.toISOString() };
-}
-
-/** The search fields of the URL, flattened as the export and tail take them. */
-function flatSearch(params) {
-  const f = { serverId: params.get('server') };
-  if (params.get('levels')) f.levels = params.get('levels');
-  else if (params.get('minLevel')) f.minLevel = params.get('minLevel');
-  if (params.get('eventType')) f.eventType = params.get('eventType');
-  if (params.get('resource')) f.resource = params.get('resource');
-  if (params.get('player')) f.playerId = params.get('player');
-  if (params.get('identifier')) f.identifier = params.get('identifier');
-  if (params.get('message')) f.message = params.get('message');
-  if (params.get('data')) f.data = params.get('data');
-  return f;
-}
-
-/** The same search as a JSON body of query/counts. */
-function jsonSearch(params, win) {
-  const flat = flatSearch(params);
-  const body = { serverId: flat.serverId, from: win.from, to: win.to };
-  if (flat.levels) body.levels = flat.levels.split(',');
-  if (flat.minLevel) body.minLevel = flat.minLevel;
-  for (const k of ['eventType', 'resource', 'playerId', 'message']) if (flat[k]) body[k] = flat[k];
-  if (flat.identifier) {
-    const [owner, key, ...value] = flat.identifier.split(':');
-    body.identifier = { owner, key, value: value.join(':') };
+  function leave() {
+    if (view && view.tail) view.tail.close();
+    view = null;
   }
-  if (flat.data) {
-    try { body.data = JSON.parse(flat.data); } catch { throw new Error('The data filter is not JSON: write an object such as {"item": "WEAPON_PISTOL"}.'); }
-  }
-  return body;
-}
 
-export async function render(root, { me, params, navigate }) {
-  document.title = 'Logs · Stowage console';
-  root.append(h('h1', {}, 'Logs'));
-  if (!me.permissions.logs.includes('read')) {
-    root.append(empty('This key cannot read logs.', 'Sign in with a key that has logs:read to search server events.'));
-    return;
+  /** The effective window of the URL's range. */
+  function windowOf(params) {
+    const range = params.get('range') || '1h';
+    if (range === 'custom' && params.get('from') && params.get('to'))
+      return { from: params.get('from'), to: params.get('to') };
+    const preset = /** @type {[string, string, number]} */ (
+      PRESETS.find((p) => p[0] === range) || PRESETS[1]
+    );
+    const to = new Date();
+    return { from: new Date(to.getTime() - preset[2] * 60000).toISOString(), to: to.toISOString() };
   }
-  // the server list is read once per page load, not before every search
-  if (!serverList) serverList = (await api('GET', '/overview')).servers;
-  const servers = serverList;
-  if (me.server && !params.get('server')) params.set('server', me.server.cfxId);
-  if (!params.get('server') && servers.length) params.set('server', (servers.find((s) => s.logsActive) || servers[0]).cfxId);
-  if (!servers.length) {
-    root.append(empty('No server sends logs yet.', 'Register a server and activate its Logs source (stowctl), then send events with the FiveMesh SDK.'));
-    return;
-  }
-  view = { params, navigate, cursor: null, tail: null, lastId: null };
-  root.append(searchForm(params, servers, navigate));
-  let win;
-  let body;
-  try { win = windowOf(params); body = jsonSearch(params, win); } catch (err) {
-    root.append(errorBox(err.message)); return;
-  }
-  view.body = body;
-  const exportLink = (format) => `/api/v1/logs/export${query({ ...flatSearch(params), from: win.from, to: win.to, format })}`;
-  root.append(
-    h('section', { class: 'card histogram-card' }, h('div', { class: 'row' }, h('h2', {}, 'Events over time'), h('span', { id: 'total', class: 'muted' })),
-      h('div', { id: 'histogram', class: 'histogram' }, h('p', { class: 'muted' }, 'Counting…')),
-      h('p', { class: 'muted small' }, 'Drag across the chart (or click a bar) to zoom into that span.')),
-    h('div', { class: 'toolbar' },
-      h('button', { type: 'button', id: 'tail-toggle', onclick: toggleTail }, 'Live tail'),
-      h('span', { id: 'tail-state', class: 'muted', role: 'status' }),
-      h('a', { class: 'button ghost', id: 'export-ndjson', href: exportLink('ndjson'), download: '' }, 'Export NDJSON'),
-      h('a', { class: 'button ghost', id: 'export-csv', href: exportLink('csv'), download: '' }, 'Export CSV')),
-    h('div', { id: 'results' }, h('p', { class: 'muted' }, 'Searching…')));
-  await Promise.all([histogram(body), results(body, false)]);
-}
 
-function searchForm(params, servers, navigate) {
-  const server = h('select', { name: 'server' }, servers.map((s) => h('option', { value: s.cfxId, selected: s.cfxId === params.get('server') }, `${s.name || s.cfxId} (${s.cfxId})${s.logsActive ? '' : ' — Logs inactive'}`)));
-  const range = h('select', { name: 'range' }, PRESETS.map(([v, label]) => h('option', { value: v, selected: (params.get('range') || '1h') === v }, `Last ${label}`)), h('option', { value: 'custom', selected: params.get('range') === 'custom' }, 'Custom'));
-  const local = (iso) => (iso ? new Date(new Date(iso).getTime() - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 16) : '');
-  const from = h('input', { type: 'datetime-local', name: 'from', value: local(params.get('from')) });
-  const to = h('input', { type: 'datetime-local', name: 'to', value: local(params.get('to')) });
-  const custom = h('div', { class: 'custom-range', hidden: params.get('range') !== 'custom' }, field('From', from), field('To', to));
-  range.addEventListener('change', () => { custom.hidden = range.value !== 'custom'; });
-  const chosen = (params.get('levels') || '').split(',').filter(Boolean);
-  const levelBoxes = LEVELS.map((l) => h('label', { class: `check level-${l}` }, h('input', { type: 'checkbox', name: 'level', value: l, checked: chosen.includes(l) }), ` ${l}`));
-  const minLevel = h('select', { name: 'minLevel' }, h('option', { value: '' }, 'any'), LEVELS.map((l) => h('option', { value: l, selected: params.get('minLevel') === l }, `${l} and above`)));
-  const input = (name, placeholder) => h('input', { type: 'text', name, value: params.get(name) || '', placeholder, spellcheck: 'false' });
-  const inputs = {
-    eventType: input('eventType', 'player.join'), resource: input('resource', 'qb-inventory'), player: input('player', 'player id'),
-    identifier: input('identifier', 'player:license:license:abc'), message: input('message', 'text in the message'), data: input('data', '{"item": "WEAPON_PISTOL"}'),
-  };
-  const form = h('form', { class: 'card search', role: 'search', onsubmit: (e) => {
-    e.preventDefault();
-    const next = new URLSearchParams();
-    next.set('server', server.value);
-    next.set('range', range.value);
-    if (range.value === 'custom') {
-      if (!from.value || !to.value) { toast('A custom range needs both “From” and “To”.', 'error'); return; }
-      next.set('from', new Date(from.value).toISOString()); next.set('to', new Date(to.value).toISOString());
+  /** The search fields of the URL, flattened as the export and tail take them. */
+  function flatSearch(params) {
+    const f = { serverId: params.get('server') };
+    if (params.get('levels')) f.levels = params.get('levels');
+    else if (params.get('minLevel')) f.minLevel = params.get('minLevel');
+    if (params.get('eventType')) f.eventType = params.get('eventType');
+    if (params.get('resource')) f.resource = params.get('resource');
+    if (params.get('player')) f.playerId = params.get('player');
+    if (params.get('identifier')) f.identifier = params.get('identifier');
+    if (params.get('message')) f.message = params.get('message');
+    if (params.get('data')) f.data = params.get('data');
+    return f;
+  }
+
+  /** The same search as a JSON body of query/counts. */
+  function jsonSearch(params, win) {
+    const flat = flatSearch(params);
+    const body = { serverId: flat.serverId, from: win.from, to: win.to };
+    if (flat.levels) body.levels = flat.levels.split(',');
+    if (flat.minLevel) body.minLevel = flat.minLevel;
+    for (const k of ['eventType', 'resource', 'playerId', 'message'])
+      if (flat[k]) body[k] = flat[k];
+    if (flat.identifier) {
+      const [owner, key, ...value] = flat.identifier.split(':');
+      body.identifier = { owner, key, value: value.join(':') };
     }
-    const levels = levelBoxes.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
-    if (levels.length) next.set('levels', levels.join(','));
-    else if (minLevel.value) next.set('minLevel', minLevel.value);
-    for (const k of FILTERS) if (inputs[k].value.trim()) next.set(k, inputs[k].value.trim());
-    navigate(`/logs?${next}`);
-  } },
-  h('div', { class: 'form-grid' }, field('Server', server), field('Time range', range), custom),
-  h('fieldset', { class: 'levels' }, h('legend', {}, 'Levels'), levelBoxes, field('Or minimum level', minLevel)),
-  h('div', { class: 'form-grid' }, field('Message contains', inputs.message), field('Player', inputs.player), field('Event type', inputs.eventType)),
-  h('details', { class: 'more-filters', open: ['resource', 'identifier', 'data'].some((k) => params.get(k)) },
-    h('summary', {}, 'More filters: resource, identifier, data'),
-    h('div', { class: 'form-grid' },
-      field('Resource', inputs.resource), field('Identifier', inputs.identifier, 'owner:key:value'), field('Data contains', inputs.data, 'a JSON object'))),
-  h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Search'), h('a', { href: `/logs?server=${encodeURIComponent(params.get('server') || '')}`, 'data-link': true, class: 'button ghost' }, 'Clear filters')));
-  // on a phone the results matter more than the form: it starts folded, naming the search
-  const summary = [params.get('server'), (PRESETS.find((p) => p[0] === (params.get('range') || '1h')) || ['', 'custom range'])[1],
-    params.get('levels') || (params.get('minLevel') ? `${params.get('minLevel')}+` : ''),
-    ...FILTERS.map((k) => params.get(k))].filter(Boolean).join(' · ');
-  return h('details', { class: 'search-panel', open: window.matchMedia('(min-width: 721px)').matches },
-    h('summary', {}, h('strong', {}, 'Search'), ` ${summary}`), form);
-}
-
-async function histogram(body) {
-  const box = document.getElementById('histogram');
-  let c;
-  try { c = await api('POST', '/logs/counts', { json: { ...body, interval: 'auto' } }); } catch (err) {
-    box.replaceChildren(errorBox(sentence(err))); return;
-  }
-  if (!view) return;
-  document.getElementById('total').textContent = `${c.total.toLocaleString()} event${c.total === 1 ? '' : 's'} · ${c.interval} buckets`;
-  if (c.total === 0) { box.replaceChildren(empty('No events in this range.', 'Widen the time range or clear filters.')); return; }
-  const W = 1000; const H = 160; const n = c.buckets.length; const bw = W / n;
-  const max = Math.max(1, ...c.buckets.map((b) => b.total));
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${W} ${H}`); svg.setAttribute('preserveAspectRatio', 'none');
-  svg.setAttribute('role', 'img'); svg.setAttribute('aria-label', `Histogram of ${c.total} events by level`);
-  c.buckets.forEach((b, i) => {
-    let y = H;
-    for (const l of LEVELS) {
-      const v = b.levels[l]; if (!v) continue;
-      const bh = (v / max) * (H - 4);
-      const r = document.createElementNS(ns, 'rect');
-      r.setAttribute('x', String(i * bw + 0.5)); r.setAttribute('width', String(Math.max(bw - 1, 0.5)));
-      r.setAttribute('y', String(y - bh)); r.setAttribute('height', String(bh)); r.setAttribute('class', `bar ${l}`);
-      r.dataset.bucket = String(i); r.dataset.level = l; r.dataset.count = String(v);
-      const t = document.createElementNS(ns, 'title'); t.textContent = `${when(b.start)}: ${b.total} events (${LEVELS.filter((x) => b.levels[x]).map((x) => `${b.levels[x]} ${x}`).join(', ')})`;
-      r.append(t); svg.append(r); y -= bh;
+    if (flat.data) {
+      try {
+        body.data = JSON.parse(flat.data);
+      } catch {
+        throw new Error(
+          'The data filter is not JSON: write an object such as {"item": "WEAPON_PISTOL"}.',
+        );
+      }
     }
-  });
-  const sel = document.createElementNS(ns, 'rect'); sel.setAttribute('class', 'selection'); sel.setAttribute('y', '0'); sel.setAttribute('height', String(H)); sel.setAttribute('width', '0');
-  svg.append(sel);
-  const bucketAt = (e) => { const r = svg.getBoundingClientRect(); return Math.min(n - 1, Math.max(0, Math.floor(((e.clientX - r.left) / r.width) * n))); };
-  let start = null;
-  svg.addEventListener('pointerdown', (e) => { start = bucketAt(e); try { svg.setPointerCapture(e.pointerId); } catch { /* not a live pointer */ } });
-  svg.addEventListener('pointermove', (e) => {
-    if (start === null) return;
-    const a = Math.min(start, bucketAt(e)); const b = Math.max(start, bucketAt(e));
-    sel.setAttribute('x', String(a * bw)); sel.setAttribute('width', String((b - a + 1) * bw));
-  });
-  svg.addEventListener('pointerup', (e) => {
-    if (start === null) return;
-    const a = Math.min(start, bucketAt(e)); const b = Math.max(start, bucketAt(e)); start = null;
-    const from = new Date(Math.max(Date.parse(c.buckets[a].start), Date.parse(c.range.from)));
-    const to = new Date(Math.min(Date.parse(c.buckets[b].start) + c.intervalSeconds * 1000, Date.parse(c.range.to)));
-    const next = new URLSearchParams(view.params); next.set('range', 'custom'); next.set('from', from.toISOString()); next.set('to', to.toISOString());
-    view.navigate(`/logs?${next}`);
-  });
-  const legend = h('div', { class: 'legend' }, LEVELS.map((l) => h('span', { class: `key ${l}` }, l)));
-  const axis = h('div', { class: 'axis muted small' }, h('span', {}, when(c.range.from)), h('span', {}, when(c.range.to)));
-  box.replaceChildren(svg, axis, legend);
-}
-
-function eventRow(e, fresh) {
-  return h('tr', { class: fresh ? 'fresh' : '', tabindex: '0', onclick: () => showEvent(e), onkeydown: (k) => { if (k.key === 'Enter') showEvent(e); } },
-    h('td', { class: 'nowrap', title: when(e.occurred_at) }, shortTime(e.occurred_at)), h('td', {}, h('span', { class: `lvl ${e.level}` }, e.level)),
-    h('td', { class: 'hide-narrow' }, e.event_type || ''), h('td', { class: 'hide-narrow' }, e.resource || ''),
-    h('td', { class: 'hide-narrow' }, e.player_id || ''), h('td', { class: 'msg' }, e.message || ''));
-}
-
-function table() {
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'events' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Level'), h('th', { class: 'hide-narrow' }, 'Type'), h('th', { class: 'hide-narrow' }, 'Resource'), h('th', { class: 'hide-narrow' }, 'Player'), h('th', {}, 'Message'))),
-    h('tbody', { id: 'event-rows' })));
-}
-
-async function results(body, more) {
-  const box = document.getElementById('results');
-  let page;
-  try { page = await api('POST', '/logs/query', { json: { ...body, limit: 100, cursor: more ? view.cursor : undefined } }); } catch (err) {
-    if (!more) box.replaceChildren(errorBox(sentence(err), () => results(body, false))); else toast(sentence(err), 'error');
-    return;
+    return body;
   }
-  if (!view) return;
-  if (!more) {
-    if (page.events.length === 0) { box.replaceChildren(empty('No events match this search.', 'Widen the time range, clear a filter, or start the live tail to watch new events arrive.'), table()); box.querySelector('table').hidden = true; return; }
-    box.replaceChildren(table());
-  }
-  const rows = document.getElementById('event-rows');
-  for (const e of page.events) rows.append(eventRow(e, false));
-  view.cursor = page.pagination.nextCursor;
-  box.querySelector('.more')?.remove();
-  if (page.pagination.hasMore) box.append(h('button', { type: 'button', class: 'more', onclick: () => results(body, true) }, 'Load more'));
-}
 
-function showEvent(e) {
-  dialog(`${e.level} · ${e.event_type || 'event'}`, h('pre', { class: 'code json' }, JSON.stringify(e, null, 2)), [['Close', '']]);
-}
-
-function toggleTail() {
-  const button = document.getElementById('tail-toggle');
-  const status = document.getElementById('tail-state');
-  if (view.tail) {
-    view.tail.close(); view.tail = null;
-    button.textContent = 'Resume tail'; status.textContent = 'Paused.';
-    return;
+  async function render(root, { me, params, navigate }) {
+    document.title = 'Logs · Stowage console';
+    root.append(h('h1', {}, 'Logs'));
+    if (!me.permissions.logs.includes('read')) {
+      root.append(
+        empty(
+          'This key cannot read logs.',
+          'Sign in with a key that has logs:read to search server events.',
+        ),
+      );
+      return;
+    }
+    // the server list is read once per page load, not before every search
+    if (!serverList) serverList = (await api('GET', '/overview')).servers;
+    const servers = serverList;
+    if (me.server && !params.get('server')) params.set('server', me.server.cfxId);
+    if (!params.get('server') && servers.length)
+      params.set('server', (servers.find((s) => s.logsActive) || servers[0]).cfxId);
+    if (!servers.length) {
+      root.append(
+        empty(
+          'No server sends logs yet.',
+          'Register a server and activate its Logs source (stowctl), then send events with the FiveMesh SDK.',
+        ),
+      );
+      return;
+    }
+    view = { params, navigate, body: null, cursor: null, tail: null, lastId: null };
+    root.append(searchForm(params, servers, navigate));
+    let win;
+    let body;
+    try {
+      win = windowOf(params);
+      body = jsonSearch(params, win);
+    } catch (err) {
+      root.append(errorBox(err.message));
+      return;
+    }
+    view.body = body;
+    const exportLink = (format) =>
+      `/api/v1/logs/export${query({ ...flatSearch(params), from: win.from, to: win.to, format })}`;
+    root.append(
+      h(
+        'section',
+        { class: 'card histogram-card' },
+        h(
+          'div',
+          { class: 'row' },
+          h('h2', {}, 'Events over time'),
+          h('span', { id: 'total', class: 'muted' }),
+        ),
+        h('div', { id: 'histogram', class: 'histogram' }, h('p', { class: 'muted' }, 'Counting…')),
+        h(
+          'p',
+          { class: 'muted small' },
+          'Drag across the chart (or click a bar) to zoom into that span.',
+        ),
+      ),
+      h(
+        'div',
+        { class: 'toolbar' },
+        h('button', { type: 'button', id: 'tail-toggle', onclick: toggleTail }, 'Live tail'),
+        h('span', { id: 'tail-state', class: 'muted', role: 'status' }),
+        h(
+          'a',
+          { class: 'button ghost', id: 'export-ndjson', href: exportLink('ndjson'), download: '' },
+          'Export NDJSON',
+        ),
+        h(
+          'a',
+          { class: 'button ghost', id: 'export-csv', href: exportLink('csv'), download: '' },
+          'Export CSV',
+        ),
+      ),
+      h('div', { id: 'results' }, h('p', { class: 'muted' }, 'Searching…')),
+    );
+    await Promise.all([histogram(body), results(body, false)]);
   }
-  const params = { ...flatSearch(view.params), lastEventId: view.lastId };
-  const source = new EventSource(`/api/v1/logs/tail${query(params)}`);
-  view.tail = source;
-  button.textContent = 'Pause tail'; status.textContent = 'Connecting…';
-  source.addEventListener('open', () => { status.textContent = 'Live: new events appear at the top.'; });
-  source.addEventListener('log', (m) => {
-    view.lastId = m.lastEventId;
-    const e = JSON.parse(m.data);
-    let rows = document.getElementById('event-rows');
-    if (!rows) { document.getElementById('results').replaceChildren(table()); rows = document.getElementById('event-rows'); }
-    rows.closest('table').hidden = false;
-    document.querySelector('#results .empty')?.remove();
-    rows.prepend(eventRow(e, true));
-  });
-  source.addEventListener('gap', () => toast('Some events may have been missed while the tail was paused; search the range to see them.'));
-  source.addEventListener('end', () => { source.close(); view.tail = null; button.textContent = 'Live tail'; status.textContent = 'The tail ended: the key can no longer read logs.'; });
-  source.addEventListener('error', () => {
-    if (source.readyState === EventSource.CLOSED) { view.tail = null; button.textContent = 'Live tail'; status.textContent = 'The tail could not start (too many tails open, or the session ended). Try again in a few seconds.'; } else status.textContent = 'Reconnecting…';
-  });
+
+  function searchForm(params, servers, navigate) {
+    const server = h(
+      'select',
+      { name: 'server' },
+      servers.map((s) =>
+        h(
+          'option',
+          { value: s.cfxId, selected: s.cfxId === params.get('server') },
+          `${s.name || s.cfxId} (${s.cfxId})${s.logsActive ? '' : ' — Logs inactive'}`,
+        ),
+      ),
+    );
+    const range = h(
+      'select',
+      { name: 'range' },
+      PRESETS.map(([v, label]) =>
+        h('option', { value: v, selected: (params.get('range') || '1h') === v }, `Last ${label}`),
+      ),
+      h('option', { value: 'custom', selected: params.get('range') === 'custom' }, 'Custom'),
+    );
+    const local = (iso) =>
+      iso
+        ? new Date(new Date(iso).getTime() - new Date().getTimezoneOffset() * 60000)
+            .toISOString()
+            .slice(0, 16)
+        : '';
+    const from = h('input', {
+      type: 'datetime-local',
+      name: 'from',
+      value: local(params.get('from')),
+    });
+    const to = h('input', { type: 'datetime-local', name: 'to', value: local(params.get('to')) });
+    const custom = h(
+      'div',
+      { class: 'custom-range', hidden: params.get('range') !== 'custom' },
+      field('From', from),
+      field('To', to),
+    );
+    range.addEventListener('change', () => {
+      custom.hidden = range.value !== 'custom';
+    });
+    const chosen = (params.get('levels') || '').split(',').filter(Boolean);
+    const levelBoxes = LEVELS.map((l) =>
+      h(
+        'label',
+        { class: `check level-${l}` },
+        h('input', { type: 'checkbox', name: 'level', value: l, checked: chosen.includes(l) }),
+        ` ${l}`,
+      ),
+    );
+    const minLevel = h(
+      'select',
+      { name: 'minLevel' },
+      h('option', { value: '' }, 'any'),
+      LEVELS.map((l) =>
+        h('option', { value: l, selected: params.get('minLevel') === l }, `${l} and above`),
+      ),
+    );
+    const input = (name, placeholder) =>
+      h('input', {
+        type: 'text',
+        name,
+        value: params.get(name) || '',
+        placeholder,
+        spellcheck: 'false',
+      });
+    const inputs = {
+      eventType: input('eventType', 'player.join'),
+      resource: input('resource', 'qb-inventory'),
+      player: input('player', 'player id'),
+      identifier: input('identifier', 'player:license:license:abc'),
+      message: input('message', 'text in the message'),
+      data: input('data', '{"item": "WEAPON_PISTOL"}'),
+    };
+    const form = h(
+      'form',
+      {
+        class: 'card search',
+        role: 'search',
+        onsubmit: (e) => {
+          e.preventDefault();
+          const next = new URLSearchParams();
+          next.set('server', server.value);
+          next.set('range', range.value);
+          if (range.value === 'custom') {
+            if (!from.value || !to.value) {
+              toast('A custom range needs both “From” and “To”.', 'error');
+              return;
+            }
+            next.set('from', new Date(from.value).toISOString());
+            next.set('to', new Date(to.value).toISOString());
+          }
+          const levels = levelBoxes
+            .map((l) => l.querySelector('input'))
+            .filter((i) => i.checked)
+            .map((i) => i.value);
+          if (levels.length) next.set('levels', levels.join(','));
+          else if (minLevel.value) next.set('minLevel', minLevel.value);
+          for (const k of FILTERS) if (inputs[k].value.trim()) next.set(k, inputs[k].value.trim());
+          navigate(`/logs?${next}`);
+        },
+      },
+      h('div', { class: 'form-grid' }, field('Server', server), field('Time range', range), custom),
+      h(
+        'fieldset',
+        { class: 'levels' },
+        h('legend', {}, 'Levels'),
+        levelBoxes,
+        field('Or minimum level', minLevel),
+      ),
+      h(
+        'div',
+        { class: 'form-grid' },
+        field('Message contains', inputs.message),
+        field('Player', inputs.player),
+        field('Event type', inputs.eventType),
+      ),
+      h(
+        'details',
+        {
+          class: 'more-filters',
+          open: ['resource', 'identifier', 'data'].some((k) => params.get(k)),
+        },
+        h('summary', {}, 'More filters: resource, identifier, data'),
+        h(
+          'div',
+          { class: 'form-grid' },
+          field('Resource', inputs.resource),
+          field('Identifier', inputs.identifier, 'owner:key:value'),
+          field('Data contains', inputs.data, 'a JSON object'),
+        ),
+      ),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'submit', class: 'primary' }, 'Search'),
+        h(
+          'a',
+          {
+            href: `/logs?server=${encodeURIComponent(params.get('server') || '')}`,
+            'data-link': true,
+            class: 'button ghost',
+          },
+          'Clear filters',
+        ),
+      ),
+    );
+    // on a phone the results matter more than the form: it starts folded, naming the search
+    const summary = [
+      params.get('server'),
+      (PRESETS.find((p) => p[0] === (params.get('range') || '1h')) || ['', 'custom range'])[1],
+      params.get('levels') || (params.get('minLevel') ? `${params.get('minLevel')}+` : ''),
+      ...FILTERS.map((k) => params.get(k)),
+    ]
+      .filter(Boolean)
+      .join(' · ');
+    return h(
+      'details',
+      { class: 'search-panel', open: window.matchMedia('(min-width: 721px)').matches },
+      h('summary', {}, h('strong', {}, 'Search'), ` ${summary}`),
+      form,
+    );
+  }
+
+  async function histogram(body) {
+    const box = document.getElementById('histogram');
+    /** @type {import('./types.js').Counts} */
+    let c;
+    try {
+      c = await api('POST', '/logs/counts', { json: { ...body, interval: 'auto' } });
+    } catch (err) {
+      box.replaceChildren(errorBox(sentence(err)));
+      return;
+    }
+    if (!view) return;
+    document.getElementById('total').textContent =
+      `${c.total.toLocaleString()} event${c.total === 1 ? '' : 's'} · ${c.interval} buckets`;
+    if (c.total === 0) {
+      box.replaceChildren(
+        empty('No events in this range.', 'Widen the time range or clear filters.'),
+      );
+      return;
+    }
+    const W = 1000;
+    const H = 160;
+    const n = c.buckets.length;
+    const bw = W / n;
+    const max = Math.max(1, ...c.buckets.map((b) => b.total));
+    const ns = 'http://www.w3.org/2000/svg';
+    const svg = document.createElementNS(ns, 'svg');
+    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', `Histogram of ${c.total} events by level`);
+    c.buckets.forEach((b, i) => {
+      let y = H;
+      for (const l of LEVELS) {
+        const v = b.levels[l];
+        if (!v) continue;
+        const bh = (v / max) * (H - 4);
+        const r = document.createElementNS(ns, 'rect');
+        r.setAttribute('x', String(i * bw + 0.5));
+        r.setAttribute('width', String(Math.max(bw - 1, 0.5)));
+        r.setAttribute('y', String(y - bh));
+        r.setAttribute('height', String(bh));
+        r.setAttribute('class', `bar ${l}`);
+        r.dataset.bucket = String(i);
+        r.dataset.level = l;
+        r.dataset.count = String(v);
+        const t = document.createElementNS(ns, 'title');
+        t.textContent = `${when(b.start)}: ${b.total} events (${LEVELS.filter((x) => b.levels[x])
+          .map((x) => `${b.levels[x]} ${x}`)
+          .join(', ')})`;
+        r.append(t);
+        svg.append(r);
+        y -= bh;
+      }
+    });
+    const sel = document.createElementNS(ns, 'rect');
+    sel.setAttribute('class', 'selection');
+    sel.setAttribute('y', '0');
+    sel.setAttribute('height', String(H));
+    sel.setAttribute('width', '0');
+    svg.append(sel);
+    const bucketAt = (e) => {
+      const r = svg.getBoundingClientRect();
+      return Math.min(n - 1, Math.max(0, Math.floor(((e.clientX - r.left) / r.width) * n)));
+    };
+    let start = null;
+    svg.addEventListener('pointerdown', (e) => {
+      start = bucketAt(e);
+      try {
+        svg.setPointerCapture(e.pointerId);
+      } catch {
+        /* not a live pointer */
+      }
+    });
+    svg.addEventListener('pointermove', (e) => {
+      if (start === null) return;
+      const a = Math.min(start, bucketAt(e));
+      const b = Math.max(start, bucketAt(e));
+      sel.setAttribute('x', String(a * bw));
+      sel.setAttribute('width', String((b - a + 1) * bw));
+    });
+    svg.addEventListener('pointerup', (e) => {
+      if (start === null) return;
+      const a = Math.min(start, bucketAt(e));
+      const b = Math.max(start, bucketAt(e));
+      start = null;
+      const from = new Date(Math.max(Date.parse(c.buckets[a].start), Date.parse(c.range.from)));
+      const to = new Date(
+        Math.min(Date.parse(c.buckets[b].start) + c.intervalSeconds * 1000, Date.parse(c.range.to)),
+      );
+      const next = new URLSearchParams(view.params);
+      next.set('range', 'custom');
+      next.set('from', from.toISOString());
+      next.set('to', to.toISOString());
+      view.navigate(`/logs?${next}`);
+    });
+    const legend = h(
+      'div',
+      { class: 'legend' },
+      LEVELS.map((l) => h('span', { class: `key ${l}` }, l)),
+    );
+    const axis = h(
+      'div',
+      { class: 'axis muted small' },
+      h('span', {}, when(c.range.from)),
+      h('span', {}, when(c.range.to)),
+    );
+    box.replaceChildren(svg, axis, legend);
+  }
+
+  function eventRow(e, fresh) {
+    return h(
+      'tr',
+      {
+        class: fresh ? 'fresh' : '',
+        tabindex: '0',
+        onclick: () => showEvent(e),
+        onkeydown: (k) => {
+          if (k.key === 'Enter') showEvent(e);
+        },
+      },
+      h('td', { class: 'nowrap', title: when(e.occurred_at) }, shortTime(e.occurred_at)),
+      h('td', {}, h('span', { class: `lvl ${e.level}` }, e.level)),
+      h('td', { class: 'hide-narrow' }, e.event_type || ''),
+      h('td', { class: 'hide-narrow' }, e.resource || ''),
+      h('td', { class: 'hide-narrow' }, e.player_id || ''),
+      h('td', { class: 'msg' }, e.message || ''),
+    );
+  }
+
+  function table() {
+    return h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'events' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', {}, 'Time'),
+            h('th', {}, 'Level'),
+            h('th', { class: 'hide-narrow' }, 'Type'),
+            h('th', { class: 'hide-narrow' }, 'Resource'),
+            h('th', { class: 'hide-narrow' }, 'Player'),
+            h('th', {}, 'Message'),
+          ),
+        ),
+        h('tbody', { id: 'event-rows' }),
+      ),
+    );
+  }
+
+  async function results(body, more) {
+    const box = document.getElementById('results');
+    /** @type {import('./types.js').EventPage} */
+    let page;
+    try {
+      page = await api('POST', '/logs/query', {
+        json: { ...body, limit: 100, cursor: more ? view.cursor : undefined },
+      });
+    } catch (err) {
+      if (!more) box.replaceChildren(errorBox(sentence(err), () => results(body, false)));
+      else toast(sentence(err), 'error');
+      return;
+    }
+    if (!view) return;
+    if (!more) {
+      if (page.events.length === 0) {
+        box.replaceChildren(
+          empty(
+            'No events match this search.',
+            'Widen the time range, clear a filter, or start the live tail to watch new events arrive.',
+          ),
+          table(),
+        );
+        box.querySelector('table').hidden = true;
+        return;
+      }
+      box.replaceChildren(table());
+    }
+    const rows = document.getElementById('event-rows');
+    for (const e of page.events) rows.append(eventRow(e, false));
+    view.cursor = page.pagination.nextCursor;
+    box.querySelector('.more')?.remove();
+    if (page.pagination.hasMore)
+      box.append(
+        h(
+          'button',
+          { type: 'button', class: 'more', onclick: () => results(body, true) },
+          'Load more',
+        ),
+      );
+  }
+
+  function showEvent(e) {
+    dialog(
+      `${e.level} · ${e.event_type || 'event'}`,
+      h('pre', { class: 'code json' }, JSON.stringify(e, null, 2)),
+      [['Close', '']],
+    );
+  }
+
+  function toggleTail() {
+    const button = document.getElementById('tail-toggle');
+    const status = document.getElementById('tail-state');
+    if (view.tail) {
+      view.tail.close();
+      view.tail = null;
+      button.textContent = 'Resume tail';
+      status.textContent = 'Paused.';
+      return;
+    }
+    const params = { ...flatSearch(view.params), lastEventId: view.lastId };
+    const source = new EventSource(`/api/v1/logs/tail${query(params)}`);
+    view.tail = source;
+    button.textContent = 'Pause tail';
+    status.textContent = 'Connecting…';
+    source.addEventListener('open', () => {
+      status.textContent = 'Live: new events appear at the top.';
+    });
+    source.addEventListener('log', (m) => {
+      view.lastId = m.lastEventId;
+      const e = JSON.parse(m.data);
+      let rows = document.getElementById('event-rows');
+      if (!rows) {
+        document.getElementById('results').replaceChildren(table());
+        rows = document.getElementById('event-rows');
+      }
+      rows.closest('table').hidden = false;
+      document.querySelector('#results .empty')?.remove();
+      rows.prepend(eventRow(e, true));
+    });
+    source.addEventListener('gap', () =>
+      toast(
+        'Some events may have been missed while the tail was paused; search the range to see them.',
+      ),
+    );
+    source.addEventListener('end', () => {
+      source.close();
+      view.tail = null;
+      button.textContent = 'Live tail';
+      status.textContent = 'The tail ended: the key can no longer read logs.';
+    });
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED) {
+        view.tail = null;
+        button.textContent = 'Live tail';
+        status.textContent =
+          'The tail could not start (too many tails open, or the session ended). Try again in a few seconds.';
+      } else status.textContent = 'Reconnecting…';
+    });
+  }
+
+  return { render, leave };
 }

@@ -1,302 +1,771 @@
+// @ts-check
 // The object browser: folders (GET /v1/objects?delimiter=/), details, uploads, moves, deletes,
 // purges, upload URLs and placeholders — each through its public route.
 import { api, upload, sentence } from './api.js';
 import { h, toast, bytes, when, errorBox, empty, dialog, copy, field } from './ui.js';
 
-let state = null;
-
 const parent = (p) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
 const base = (k) => k.slice(k.lastIndexOf('/') + 1);
 const link = (path) => `/objects${path ? `?path=${encodeURIComponent(path)}` : ''}`;
 
-export function leave() { state = null; }
+/** The files page: one instance per visit, its state its own (`leave` drops it). */
+export function filesView() {
+  let state = null;
 
-export async function render(root, { me, params, navigate }) {
-  const path = params.get('path') || '';
-  const allowed = me.restrictions.allowedPrefixes;
-  document.title = `${path || 'Files'} · Stowage console`;
-  state = { me, path, navigate, entries: [], token: null, selected: new Set(), root };
-  root.append(h('h1', {}, 'Files'));
-  if (!me.permissions.cdn.includes('read')) {
-    root.append(empty('This key cannot list files.', 'Sign in with a key that has cdn:read to browse files.'));
-    return;
+  function leave() {
+    state = null;
   }
-  if (!path && allowed.length) {
-    // a path-restricted key cannot list the root: offer its folders instead
-    root.append(h('p', { class: 'muted' }, 'This key may use these folders:'),
-      h('ul', { class: 'folders' }, allowed.map((p) => h('li', {}, h('a', { href: link(p), 'data-link': true, class: 'folder' }, `${p}/`)))));
-    return;
+
+  async function render(root, { me, params, navigate }) {
+    const path = params.get('path') || '';
+    const allowed = me.restrictions.allowedPrefixes;
+    document.title = `${path || 'Files'} · Stowage console`;
+    state = { me, path, navigate, entries: [], token: null, selected: new Set(), root };
+    root.append(h('h1', {}, 'Files'));
+    if (!me.permissions.cdn.includes('read')) {
+      root.append(
+        empty(
+          'This key cannot list files.',
+          'Sign in with a key that has cdn:read to browse files.',
+        ),
+      );
+      return;
+    }
+    if (!path && allowed.length) {
+      // a path-restricted key cannot list the root: offer its folders instead
+      root.append(
+        h('p', { class: 'muted' }, 'This key may use these folders:'),
+        h(
+          'ul',
+          { class: 'folders' },
+          allowed.map((p) =>
+            h('li', {}, h('a', { href: link(p), 'data-link': true, class: 'folder' }, `${p}/`)),
+          ),
+        ),
+      );
+      return;
+    }
+    root.append(breadcrumbs(path), toolbar(), h('div', { id: 'uploads', class: 'uploads' }));
+    const list = h('div', { id: 'listing', class: 'dropzone', tabindex: '-1' });
+    const layout = h(
+      'div',
+      { class: 'split' },
+      list,
+      h('aside', { id: 'details', class: 'details-pane', hidden: true }),
+    );
+    root.append(layout);
+    dropTarget(list);
+    await loadPage(true);
   }
-  root.append(breadcrumbs(path), toolbar(), h('div', { id: 'uploads', class: 'uploads' }));
-  const list = h('div', { id: 'listing', class: 'dropzone', tabindex: '-1' });
-  const layout = h('div', { class: 'split' }, list, h('aside', { id: 'details', class: 'details-pane', hidden: true }));
-  root.append(layout);
-  dropTarget(list);
-  await loadPage(true);
-}
 
-function breadcrumbs(path) {
-  const parts = path ? path.split('/') : [];
-  const crumbs = [parts.length ? h('a', { href: link(''), 'data-link': true }, 'All files') : h('span', { 'aria-current': 'page' }, 'All files')];
-  parts.forEach((p, i) => {
-    const to = parts.slice(0, i + 1).join('/');
-    crumbs.push(' / ', i === parts.length - 1 ? h('span', { 'aria-current': 'page' }, p) : h('a', { href: link(to), 'data-link': true }, p));
-  });
-  return h('nav', { class: 'crumbs', 'aria-label': 'Folder' }, crumbs);
-}
-
-function can(action) { return state.me.permissions.cdn.includes(action); }
-
-function toolbar() {
-  const filter = h('input', { type: 'search', id: 'name-filter', placeholder: 'Filter by name', oninput: () => drawList() });
-  const picker = h('input', { type: 'file', multiple: true, id: 'file-picker', class: 'visually-hidden', onchange: (e) => { uploadAll([...e.target.files]); e.target.value = ''; } });
-  return h('div', { class: 'toolbar' },
-    h('label', { class: 'visually-hidden', for: 'name-filter' }, 'Filter by name'), filter,
-    can('write') ? [picker, h('label', { for: 'file-picker', class: 'button primary', tabindex: '0', onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); picker.click(); } } }, 'Upload files')] : null,
-    can('write') ? h('button', { type: 'button', onclick: uploadUrlForm }, 'New upload URL') : null,
-    can('delete') ? h('button', { type: 'button', id: 'delete-selected', class: 'danger', disabled: true, onclick: deleteSelected }, 'Delete selected') : null,
-    can('delete') && state.path ? h('button', { type: 'button', class: 'danger', onclick: deleteFolder }, 'Delete this folder') : null,
-    h('button', { type: 'button', class: 'ghost', onclick: placeholders }, 'Placeholders'));
-}
-
-async function loadPage(first) {
-  const list = document.getElementById('listing');
-  if (!list || !state) return;
-  try {
-    const page = await api('GET', '/objects', { params: { path: state.path, delimiter: '/', limit: 100, continuationToken: first ? null : state.token } });
-    if (first) state.entries = [];
-    for (const f of page.folders || []) state.entries.push({ folder: true, path: f.path, name: f.name });
-    for (const o of page.objects) state.entries.push({ folder: false, ...o, name: base(o.key) });
-    state.token = page.continuationToken;
-    drawList();
-  } catch (err) {
-    list.replaceChildren(errorBox(sentence(err), () => loadPage(first)));
+  function breadcrumbs(path) {
+    const parts = path ? path.split('/') : [];
+    const crumbs = [
+      parts.length
+        ? h('a', { href: link(''), 'data-link': true }, 'All files')
+        : h('span', { 'aria-current': 'page' }, 'All files'),
+    ];
+    parts.forEach((p, i) => {
+      const to = parts.slice(0, i + 1).join('/');
+      crumbs.push(
+        ' / ',
+        i === parts.length - 1
+          ? h('span', { 'aria-current': 'page' }, p)
+          : h('a', { href: link(to), 'data-link': true }, p),
+      );
+    });
+    return h('nav', { class: 'crumbs', 'aria-label': 'Folder' }, crumbs);
   }
-}
 
-function drawList() {
-  const list = document.getElementById('listing');
-  if (!list) return;
-  const q = (document.getElementById('name-filter')?.value || '').toLowerCase();
-  const shown = state.entries.filter((e) => e.name.toLowerCase().includes(q));
-  if (state.entries.length === 0) {
-    list.replaceChildren(empty('This folder is empty.', can('write') ? 'Drop files here or use “Upload files”.' : 'Files uploaded here will show up in this list.'));
-    return;
+  function can(action) {
+    return state.me.permissions.cdn.includes(action);
   }
-  const rows = shown.map((e) => e.folder
-    ? h('tr', { class: 'folder-row' }, h('td', {}), h('td', {}, h('a', { href: link(e.path), 'data-link': true, class: 'folder' }, `${e.name}/`)), h('td', {}, ''), h('td', { class: 'hide-narrow' }, 'folder'), h('td', { class: 'hide-narrow' }, ''))
-    : h('tr', {},
-      h('td', {}, can('delete') ? h('input', { type: 'checkbox', 'aria-label': `Select ${e.name}`, checked: state.selected.has(e.key), onchange: (ev) => { if (ev.target.checked) state.selected.add(e.key); else state.selected.delete(e.key); selectionChanged(); } }) : null),
-      h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => showDetails(e.key) }, e.name)),
-      h('td', { class: 'num' }, bytes(e.size)), h('td', { class: 'hide-narrow' }, e.contentType), h('td', { class: 'hide-narrow' }, when(e.lastModified))));
-  list.replaceChildren(...[
-    h('div', { class: 'table-wrap' }, h('table', { class: 'files' },
-      h('thead', {}, h('tr', {}, h('th', { class: 'check' }, h('span', { class: 'visually-hidden' }, 'Select')), h('th', {}, 'Name'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'hide-narrow' }, 'Type'), h('th', { class: 'hide-narrow' }, 'Modified'))),
-      h('tbody', {}, rows))),
-    shown.length === 0 ? h('p', { class: 'muted' }, 'Nothing loaded matches the filter.') : null,
-    state.token ? h('button', { type: 'button', class: 'more', onclick: () => loadPage(false) }, 'More') : null].filter(Boolean));
-}
 
-function selectionChanged() {
-  const b = document.getElementById('delete-selected');
-  if (b) { b.disabled = state.selected.size === 0; b.textContent = state.selected.size ? `Delete selected (${state.selected.size})` : 'Delete selected'; }
-}
-
-async function showDetails(key) {
-  const pane = document.getElementById('details');
-  pane.hidden = false;
-  pane.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
-  let o;
-  try { o = (await api('GET', '/objects/details', { params: { path: key } })).object; } catch (err) {
-    pane.replaceChildren(errorBox(sentence(err))); return;
+  function toolbar() {
+    const filter = h('input', {
+      type: 'search',
+      id: 'name-filter',
+      placeholder: 'Filter by name',
+      oninput: () => drawList(),
+    });
+    const picker = h('input', {
+      type: 'file',
+      multiple: true,
+      id: 'file-picker',
+      class: 'visually-hidden',
+      onchange: (e) => {
+        uploadAll([...e.target.files]);
+        e.target.value = '';
+      },
+    });
+    return h(
+      'div',
+      { class: 'toolbar' },
+      h('label', { class: 'visually-hidden', for: 'name-filter' }, 'Filter by name'),
+      filter,
+      can('write')
+        ? [
+            picker,
+            h(
+              'label',
+              {
+                for: 'file-picker',
+                class: 'button primary',
+                tabindex: '0',
+                onkeydown: (e) => {
+                  if (e.key === 'Enter' || e.key === ' ') {
+                    e.preventDefault();
+                    picker.click();
+                  }
+                },
+              },
+              'Upload files',
+            ),
+          ]
+        : null,
+      can('write')
+        ? h('button', { type: 'button', onclick: uploadUrlForm }, 'New upload URL')
+        : null,
+      can('delete')
+        ? h(
+            'button',
+            {
+              type: 'button',
+              id: 'delete-selected',
+              class: 'danger',
+              disabled: true,
+              onclick: deleteSelected,
+            },
+            'Delete selected',
+          )
+        : null,
+      can('delete') && state.path
+        ? h(
+            'button',
+            { type: 'button', class: 'danger', onclick: deleteFolder },
+            'Delete this folder',
+          )
+        : null,
+      h('button', { type: 'button', class: 'ghost', onclick: placeholders }, 'Placeholders'),
+    );
   }
-  const type = o.contentType || '';
-  const preview = type.startsWith('image/') ? h('img', { src: o.publicUrl, alt: `Preview of ${base(o.key)}`, class: 'preview' })
-    : type.startsWith('audio/') ? h('audio', { src: o.publicUrl, controls: true, class: 'preview' })
-      : type.startsWith('video/') ? h('video', { src: o.publicUrl, controls: true, class: 'preview' })
-        : h('p', { class: 'muted' }, 'No preview for this type.');
-  const url = h('input', { type: 'text', readonly: true, value: o.publicUrl, id: 'public-url', onfocus: (e) => e.target.select() });
-  pane.replaceChildren(
-    h('div', { class: 'pane-head' }, h('h2', { tabindex: '-1' }, base(o.key)), h('button', { type: 'button', class: 'ghost', 'aria-label': 'Close details', onclick: () => { pane.hidden = true; } }, '×')),
-    preview,
-    field('Public URL', url),
-    h('div', { class: 'actions' },
-      h('button', { type: 'button', onclick: () => copy(o.publicUrl, 'Public URL') }, 'Copy URL'),
-      h('a', { href: o.publicUrl, target: '_blank', rel: 'noopener noreferrer', class: 'button ghost' }, 'Open')),
-    h('dl', { class: 'details' },
-      h('dt', {}, 'Key'), h('dd', {}, h('code', {}, o.key)),
-      h('dt', {}, 'Size'), h('dd', {}, `${bytes(o.size)} (${o.size.toLocaleString()} bytes)`),
-      h('dt', {}, 'Type'), h('dd', {}, type),
-      h('dt', {}, 'ETag'), h('dd', {}, h('code', {}, o.etag)),
-      h('dt', {}, 'Created'), h('dd', {}, when(o.createdAt)),
-      h('dt', {}, 'Modified'), h('dd', {}, when(o.updatedAt)),
-      h('dt', {}, 'Metadata'), h('dd', {}, Object.keys(o.metadata || {}).length ? h('pre', {}, JSON.stringify(o.metadata, null, 2)) : 'none')),
-    h('div', { class: 'actions' },
-      can('write') && can('delete') ? h('button', { type: 'button', onclick: () => moveObject(o.key) }, 'Rename or move') : null,
-      state.me.permissions.cdn.includes('purge') ? h('button', { type: 'button', onclick: () => purge(o.key) }, 'Purge caches') : null,
-      can('delete') ? h('button', { type: 'button', class: 'danger', onclick: () => deleteOne(o.key) }, 'Delete') : null));
-  // focus (and so scroll to) the details: below the list on a phone
-  pane.querySelector('h2').focus();
-}
 
-function dropTarget(el) {
-  if (!can('write')) return;
-  el.addEventListener('dragover', (e) => { e.preventDefault(); el.classList.add('over'); });
-  el.addEventListener('dragleave', () => el.classList.remove('over'));
-  el.addEventListener('drop', (e) => {
-    e.preventDefault(); el.classList.remove('over');
-    const files = [...(e.dataTransfer?.files || [])];
-    if (files.length) uploadAll(files);
-  });
-}
+  async function loadPage(first) {
+    const list = document.getElementById('listing');
+    if (!list || !state) return;
+    try {
+      /** @type {import('./types.js').ObjectPage} */
+      const page = await api('GET', '/objects', {
+        params: {
+          path: state.path,
+          delimiter: '/',
+          limit: 100,
+          continuationToken: first ? null : state.token,
+        },
+      });
+      if (first) state.entries = [];
+      for (const f of page.folders || [])
+        state.entries.push({ folder: true, path: f.path, name: f.name });
+      for (const o of page.objects) state.entries.push({ folder: false, ...o, name: base(o.key) });
+      state.token = page.continuationToken;
+      drawList();
+    } catch (err) {
+      list.replaceChildren(errorBox(sentence(err), () => loadPage(first)));
+    }
+  }
 
-async function uploadAll(files) {
-  const box = document.getElementById('uploads');
-  const jobs = files.map((file) => {
-    const bar = h('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
-    const status = h('span', { class: 'muted' }, 'waiting');
-    const row = h('div', { class: 'upload', 'data-name': file.name }, h('span', { class: 'name' }, file.name), bar, status);
-    box.append(row);
-    return { file, bar, status, row };
-  });
-  // three at a time: progress stays visible and the rate limit is not hammered
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) {
-      const j = jobs[next]; next += 1;
-      j.status.textContent = 'uploading';
-      try {
-        await upload(j.file, state?.path || '', (f) => { j.bar.value = f; });
-        j.bar.value = 1; j.status.textContent = 'done'; j.row.classList.add('ok');
-      } catch (err) {
-        j.status.textContent = sentence(err); j.row.classList.add('failed');
+  function drawList() {
+    const list = document.getElementById('listing');
+    if (!list) return;
+    const filter = /** @type {HTMLInputElement | null} */ (document.getElementById('name-filter'));
+    const q = (filter?.value || '').toLowerCase();
+    const shown = state.entries.filter((e) => e.name.toLowerCase().includes(q));
+    if (state.entries.length === 0) {
+      list.replaceChildren(
+        empty(
+          'This folder is empty.',
+          can('write')
+            ? 'Drop files here or use “Upload files”.'
+            : 'Files uploaded here will show up in this list.',
+        ),
+      );
+      return;
+    }
+    const rows = shown.map((e) =>
+      e.folder
+        ? h(
+            'tr',
+            { class: 'folder-row' },
+            h('td', {}),
+            h(
+              'td',
+              {},
+              h('a', { href: link(e.path), 'data-link': true, class: 'folder' }, `${e.name}/`),
+            ),
+            h('td', {}, ''),
+            h('td', { class: 'hide-narrow' }, 'folder'),
+            h('td', { class: 'hide-narrow' }, ''),
+          )
+        : h(
+            'tr',
+            {},
+            h(
+              'td',
+              {},
+              can('delete')
+                ? h('input', {
+                    type: 'checkbox',
+                    'aria-label': `Select ${e.name}`,
+                    checked: state.selected.has(e.key),
+                    onchange: (ev) => {
+                      if (ev.target.checked) state.selected.add(e.key);
+                      else state.selected.delete(e.key);
+                      selectionChanged();
+                    },
+                  })
+                : null,
+            ),
+            h(
+              'td',
+              {},
+              h(
+                'button',
+                { type: 'button', class: 'link', onclick: () => showDetails(e.key) },
+                e.name,
+              ),
+            ),
+            h('td', { class: 'num' }, bytes(e.size)),
+            h('td', { class: 'hide-narrow' }, e.contentType),
+            h('td', { class: 'hide-narrow' }, when(e.lastModified)),
+          ),
+    );
+    list.replaceChildren(
+      ...[
+        h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'files' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                h('th', { class: 'check' }, h('span', { class: 'visually-hidden' }, 'Select')),
+                h('th', {}, 'Name'),
+                h('th', { class: 'num' }, 'Size'),
+                h('th', { class: 'hide-narrow' }, 'Type'),
+                h('th', { class: 'hide-narrow' }, 'Modified'),
+              ),
+            ),
+            h('tbody', {}, rows),
+          ),
+        ),
+        shown.length === 0
+          ? h('p', { class: 'muted' }, 'Nothing loaded matches the filter.')
+          : null,
+        state.token
+          ? h('button', { type: 'button', class: 'more', onclick: () => loadPage(false) }, 'More')
+          : null,
+      ].filter(Boolean),
+    );
+  }
+
+  function selectionChanged() {
+    const b = /** @type {HTMLButtonElement | null} */ (document.getElementById('delete-selected'));
+    if (b) {
+      b.disabled = state.selected.size === 0;
+      b.textContent = state.selected.size
+        ? `Delete selected (${state.selected.size})`
+        : 'Delete selected';
+    }
+  }
+
+  async function showDetails(key) {
+    const pane = document.getElementById('details');
+    pane.hidden = false;
+    pane.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+    /** @type {import('./types.js').StoredObject} */
+    let o;
+    try {
+      o = (await api('GET', '/objects/details', { params: { path: key } })).object;
+    } catch (err) {
+      pane.replaceChildren(errorBox(sentence(err)));
+      return;
+    }
+    const type = o.contentType || '';
+    const preview = type.startsWith('image/')
+      ? h('img', { src: o.publicUrl, alt: `Preview of ${base(o.key)}`, class: 'preview' })
+      : type.startsWith('audio/')
+        ? h('audio', { src: o.publicUrl, controls: true, class: 'preview' })
+        : type.startsWith('video/')
+          ? h('video', { src: o.publicUrl, controls: true, class: 'preview' })
+          : h('p', { class: 'muted' }, 'No preview for this type.');
+    const url = h('input', {
+      type: 'text',
+      readonly: true,
+      value: o.publicUrl,
+      id: 'public-url',
+      onfocus: (e) => e.target.select(),
+    });
+    pane.replaceChildren(
+      h(
+        'div',
+        { class: 'pane-head' },
+        h('h2', { tabindex: '-1' }, base(o.key)),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'ghost',
+            'aria-label': 'Close details',
+            onclick: () => {
+              pane.hidden = true;
+            },
+          },
+          '×',
+        ),
+      ),
+      preview,
+      field('Public URL', url),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'button', onclick: () => copy(o.publicUrl, 'Public URL') }, 'Copy URL'),
+        h(
+          'a',
+          {
+            href: o.publicUrl,
+            target: '_blank',
+            rel: 'noopener noreferrer',
+            class: 'button ghost',
+          },
+          'Open',
+        ),
+      ),
+      h(
+        'dl',
+        { class: 'details' },
+        h('dt', {}, 'Key'),
+        h('dd', {}, h('code', {}, o.key)),
+        h('dt', {}, 'Size'),
+        h('dd', {}, `${bytes(o.size)} (${o.size.toLocaleString()} bytes)`),
+        h('dt', {}, 'Type'),
+        h('dd', {}, type),
+        h('dt', {}, 'ETag'),
+        h('dd', {}, h('code', {}, o.etag)),
+        h('dt', {}, 'Created'),
+        h('dd', {}, when(o.createdAt)),
+        h('dt', {}, 'Modified'),
+        h('dd', {}, when(o.updatedAt)),
+        h('dt', {}, 'Metadata'),
+        h(
+          'dd',
+          {},
+          Object.keys(o.metadata || {}).length
+            ? h('pre', {}, JSON.stringify(o.metadata, null, 2))
+            : 'none',
+        ),
+      ),
+      h(
+        'div',
+        { class: 'actions' },
+        can('write') && can('delete')
+          ? h('button', { type: 'button', onclick: () => moveObject(o.key) }, 'Rename or move')
+          : null,
+        state.me.permissions.cdn.includes('purge')
+          ? h('button', { type: 'button', onclick: () => purge(o.key) }, 'Purge caches')
+          : null,
+        can('delete')
+          ? h(
+              'button',
+              { type: 'button', class: 'danger', onclick: () => deleteOne(o.key) },
+              'Delete',
+            )
+          : null,
+      ),
+    );
+    // focus (and so scroll to) the details: below the list on a phone
+    pane.querySelector('h2').focus();
+  }
+
+  function dropTarget(el) {
+    if (!can('write')) return;
+    el.addEventListener('dragover', (e) => {
+      e.preventDefault();
+      el.classList.add('over');
+    });
+    el.addEventListener('dragleave', () => el.classList.remove('over'));
+    el.addEventListener('drop', (e) => {
+      e.preventDefault();
+      el.classList.remove('over');
+      const files = [...(e.dataTransfer?.files || [])];
+      if (files.length) uploadAll(files);
+    });
+  }
+
+  async function uploadAll(files) {
+    const box = document.getElementById('uploads');
+    const jobs = files.map((file) => {
+      const bar = h('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
+      const status = h('span', { class: 'muted' }, 'waiting');
+      const row = h(
+        'div',
+        { class: 'upload', 'data-name': file.name },
+        h('span', { class: 'name' }, file.name),
+        bar,
+        status,
+      );
+      box.append(row);
+      return { file, bar, status, row };
+    });
+    // three at a time: progress stays visible and the rate limit is not hammered
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) {
+        const j = jobs[next];
+        next += 1;
+        j.status.textContent = 'uploading';
+        try {
+          await upload(j.file, state?.path || '', (f) => {
+            j.bar.value = f;
+          });
+          j.bar.value = 1;
+          j.status.textContent = 'done';
+          j.row.classList.add('ok');
+        } catch (err) {
+          j.status.textContent = sentence(err);
+          j.row.classList.add('failed');
+        }
       }
-    }
-  };
-  await Promise.all([worker(), worker(), worker()]);
-  const failed = jobs.filter((j) => j.row.classList.contains('failed')).length;
-  toast(failed ? `${jobs.length - failed} uploaded, ${failed} failed (see each file).` : `${jobs.length} file${jobs.length > 1 ? 's' : ''} uploaded.`, failed ? 'error' : 'info');
-  setTimeout(() => { for (const j of jobs) if (!j.row.classList.contains('failed')) j.row.remove(); }, 3000);
-  await loadPage(true);
-}
-
-async function deleteOne(key) {
-  const ok = await dialog('Delete this file?', h('p', {}, `${key} will be deleted. Its public URL stops working.`), [['Cancel', ''], ['Delete', 'yes', 'danger']]);
-  if (ok !== 'yes') return;
-  try {
-    await api('DELETE', '/objects', { params: { path: key } });
-    toast(`Deleted ${key}.`);
-    document.getElementById('details').hidden = true;
+    };
+    await Promise.all([worker(), worker(), worker()]);
+    const failed = jobs.filter((j) => j.row.classList.contains('failed')).length;
+    toast(
+      failed
+        ? `${jobs.length - failed} uploaded, ${failed} failed (see each file).`
+        : `${jobs.length} file${jobs.length > 1 ? 's' : ''} uploaded.`,
+      failed ? 'error' : 'info',
+    );
+    setTimeout(() => {
+      for (const j of jobs) if (!j.row.classList.contains('failed')) j.row.remove();
+    }, 3000);
     await loadPage(true);
-  } catch (err) { toast(sentence(err), 'error'); }
-}
-
-async function deleteSelected() {
-  const paths = [...state.selected];
-  const ok = await dialog(`Delete ${paths.length} file${paths.length > 1 ? 's' : ''}?`, h('ul', { class: 'short-list' }, paths.slice(0, 10).map((p) => h('li', {}, p)), paths.length > 10 ? h('li', {}, `…and ${paths.length - 10} more`) : null), [['Cancel', ''], ['Delete', 'yes', 'danger']]);
-  if (ok !== 'yes') return;
-  try {
-    const r = await api('POST', '/objects/bulk-delete', { json: { paths } });
-    const failed = r.results ? r.results.filter((x) => !x.success) : [];
-    state.selected.clear(); selectionChanged();
-    toast(failed.length ? `${paths.length - failed.length} deleted; ${failed.length} could not be: ${failed.map((f) => `${f.path}: ${f.message}`).join('; ')}` : `${paths.length} deleted.`, failed.length ? 'error' : 'info');
-    await loadPage(true);
-  } catch (err) { toast(sentence(err), 'error'); }
-}
-
-/** Objects under the folder, counted by listing pages (up to 10,000). */
-async function countFolder(path) {
-  let n = 0; let token = null;
-  for (let i = 0; i < 10; i += 1) {
-    const page = await api('GET', '/objects', { params: { path, limit: 1000, continuationToken: token } });
-    n += page.objects.length; token = page.continuationToken;
-    if (!token) return { n, more: false };
   }
-  return { n, more: true };
-}
 
-async function deleteFolder() {
-  const path = state.path;
-  let count;
-  try { count = await countFolder(path); } catch (err) { toast(sentence(err), 'error'); return; }
-  const what = `${count.more ? 'more than ' : ''}${count.n.toLocaleString()} file${count.n === 1 ? '' : 's'}`;
-  const ok = await dialog(`Delete the folder ${path}?`, h('p', {}, `This deletes ${what} under ${path}/. Their public URLs stop working. This cannot be undone.`), [['Cancel', ''], [`Delete ${what}`, 'yes', 'danger']]);
-  if (ok !== 'yes') return;
-  let deleted = 0;
-  try {
-    for (;;) {
-      const r = await api('POST', '/objects/delete-folder', { json: { path } });
-      deleted += r.deleted;
-      if (r.done) break;
+  async function deleteOne(key) {
+    const ok = await dialog(
+      'Delete this file?',
+      h('p', {}, `${key} will be deleted. Its public URL stops working.`),
+      [
+        ['Cancel', ''],
+        ['Delete', 'yes', 'danger'],
+      ],
+    );
+    if (ok !== 'yes') return;
+    try {
+      await api('DELETE', '/objects', { params: { path: key } });
+      toast(`Deleted ${key}.`);
+      document.getElementById('details').hidden = true;
+      await loadPage(true);
+    } catch (err) {
+      toast(sentence(err), 'error');
     }
-    toast(`Deleted ${deleted.toLocaleString()} files under ${path}/.`);
-    state.navigate(link(parent(path)));
-  } catch (err) { toast(`${deleted} deleted before an error. ${sentence(err)}`, 'error'); }
-}
+  }
 
-async function moveObject(key) {
-  const to = h('input', { type: 'text', value: key, required: true, spellcheck: 'false' });
-  const replace = h('input', { type: 'checkbox' });
-  const choice = await dialog('Rename or move', h('div', {}, field('New key', to, 'A folder path and a name, e.g. screenshots/2026/shot.png'), h('label', { class: 'check' }, replace, ' Replace a file that already has this key')), [['Cancel', ''], ['Move', 'yes', 'primary']]);
-  if (choice !== 'yes' || to.value.trim() === key) return;
-  try {
-    await api('POST', '/objects/move', { json: { from: key, to: to.value.trim(), replace: replace.checked } });
-    toast(`Moved to ${to.value.trim()}.`);
-    document.getElementById('details').hidden = true;
-    await loadPage(true);
-  } catch (err) { toast(sentence(err), 'error'); }
-}
+  async function deleteSelected() {
+    const paths = [...state.selected];
+    const ok = await dialog(
+      `Delete ${paths.length} file${paths.length > 1 ? 's' : ''}?`,
+      h(
+        'ul',
+        { class: 'short-list' },
+        paths.slice(0, 10).map((p) => h('li', {}, p)),
+        paths.length > 10 ? h('li', {}, `…and ${paths.length - 10} more`) : null,
+      ),
+      [
+        ['Cancel', ''],
+        ['Delete', 'yes', 'danger'],
+      ],
+    );
+    if (ok !== 'yes') return;
+    try {
+      const r = await api('POST', '/objects/bulk-delete', { json: { paths } });
+      const failed = r.results ? r.results.filter((x) => !x.success) : [];
+      state.selected.clear();
+      selectionChanged();
+      toast(
+        failed.length
+          ? `${paths.length - failed.length} deleted; ${failed.length} could not be: ${failed.map((f) => `${f.path}: ${f.message}`).join('; ')}`
+          : `${paths.length} deleted.`,
+        failed.length ? 'error' : 'info',
+      );
+      await loadPage(true);
+    } catch (err) {
+      toast(sentence(err), 'error');
+    }
+  }
 
-async function purge(key) {
-  try {
-    await api('POST', '/objects/purge', { json: { paths: [key] } });
-    toast('Cached copies purged: the next request gets the current bytes.');
-  } catch (err) { toast(sentence(err), 'error'); }
-}
+  /** Objects under the folder, counted by listing pages (up to 10,000). */
+  async function countFolder(path) {
+    let n = 0;
+    let token = null;
+    for (let i = 0; i < 10; i += 1) {
+      const page = await api('GET', '/objects', {
+        params: { path, limit: 1000, continuationToken: token },
+      });
+      n += page.objects.length;
+      token = page.continuationToken;
+      if (!token) return { n, more: false };
+    }
+    return { n, more: true };
+  }
 
-async function uploadUrlForm() {
-  const path = h('input', { type: 'text', value: state.path, spellcheck: 'false' });
-  const expires = h('input', { type: 'number', min: '1', value: '900' });
-  const maxFiles = h('input', { type: 'number', min: '1', max: '1000', value: '1' });
-  const maxSize = h('input', { type: 'number', min: '1', placeholder: 'workspace limit' });
-  const mimes = h('input', { type: 'text', placeholder: 'e.g. image/png,image/jpeg (any when empty)' });
-  const randomize = h('input', { type: 'checkbox' });
-  const meta = h('input', { type: 'checkbox' });
-  const choice = await dialog('New upload URL', h('div', { class: 'form-grid' },
-    field('Folder', path, 'Files go here; the URL cannot write elsewhere.'),
-    field('Valid for (seconds)', expires, 'Clamped to the plan’s maximum.'),
-    field('Files', maxFiles), field('Largest file (bytes)', maxSize),
-    field('Allowed types', mimes),
-    h('label', { class: 'check' }, randomize, ' Give every file a random name'),
-    h('label', { class: 'check' }, meta, ' Allow custom metadata')), [['Cancel', ''], ['Create', 'yes', 'primary']]);
-  if (choice !== 'yes') return;
-  let r;
-  try {
-    r = await api('GET', '/presigned-url', { params: { path: path.value.trim(), expiresIn: expires.value, maxFiles: maxFiles.value, maxFileSize: maxSize.value, allowedMimeTypes: mimes.value.replace(/\s+/g, ''), randomizeName: randomize.checked, allowCustomMetadata: meta.checked } });
-  } catch (err) { toast(sentence(err), 'error'); return; }
-  const curl = `curl -F file=@screenshot.png '${r.uploadUrl}'`;
-  const nui = `// in-game web view (NUI): blob is the screenshot\nconst form = new FormData();\nform.append('file', blob, 'screenshot.png');\nconst res = await fetch('${r.uploadUrl}', { method: 'POST', body: form });\nconst { object } = await res.json(); // object.publicUrl`;
-  const urlBox = h('textarea', { readonly: true, rows: '3', id: 'upload-url', class: 'code' }, r.uploadUrl);
-  await dialog('Upload URL ready', h('div', {},
-    h('p', {}, `POST up to ${r.maxFiles} file${r.maxFiles > 1 ? 's' : ''} (form field “file”) before ${when(r.expiresAt)}${r.path ? ` into ${r.path}/` : ''}. No API key is needed, so hand it only to the script that uploads.`),
-    field('URL', urlBox),
-    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => copy(r.uploadUrl, 'Upload URL') }, 'Copy URL'), h('button', { type: 'button', onclick: () => copy(curl, 'curl command') }, 'Copy curl command')),
-    h('pre', { class: 'code' }, curl), h('pre', { class: 'code' }, nui)), [['Done', 'ok', 'primary']]);
-}
+  async function deleteFolder() {
+    const path = state.path;
+    let count;
+    try {
+      count = await countFolder(path);
+    } catch (err) {
+      toast(sentence(err), 'error');
+      return;
+    }
+    const what = `${count.more ? 'more than ' : ''}${count.n.toLocaleString()} file${count.n === 1 ? '' : 's'}`;
+    const ok = await dialog(
+      `Delete the folder ${path}?`,
+      h(
+        'p',
+        {},
+        `This deletes ${what} under ${path}/. Their public URLs stop working. This cannot be undone.`,
+      ),
+      [
+        ['Cancel', ''],
+        [`Delete ${what}`, 'yes', 'danger'],
+      ],
+    );
+    if (ok !== 'yes') return;
+    let deleted = 0;
+    try {
+      for (;;) {
+        const r = await api('POST', '/objects/delete-folder', { json: { path } });
+        deleted += r.deleted;
+        if (r.done) break;
+      }
+      toast(`Deleted ${deleted.toLocaleString()} files under ${path}/.`);
+      state.navigate(link(parent(path)));
+    } catch (err) {
+      toast(`${deleted} deleted before an error. ${sentence(err)}`, 'error');
+    }
+  }
 
-async function placeholders() {
-  let list;
-  try { list = await api('GET', '/placeholders'); } catch (err) { toast(sentence(err), 'error'); return; }
-  const items = list.placeholders || [];
-  const pattern = h('input', { type: 'text', placeholder: 'inventory/items/*.png', spellcheck: 'false' });
-  const fallback = h('input', { type: 'text', placeholder: 'inventory/missing.png', spellcheck: 'false' });
-  const body = h('div', {},
-    h('p', { class: 'muted' }, 'A missing file whose key matches a pattern is answered with the fallback file (status 404).'),
-    items.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Pattern'), h('th', {}, 'Fallback'))), h('tbody', {}, items.map((p) => h('tr', {}, h('td', {}, h('code', {}, p.pattern)), h('td', {}, h('code', {}, p.fallback)))))) : h('p', {}, 'No placeholders yet.'),
-    can('write') ? [field('Pattern', pattern), field('Fallback file', fallback)] : null);
-  const choice = await dialog('Placeholders', body, can('write') ? [['Close', ''], ['Remove pattern', 'remove', 'danger'], ['Save', 'save', 'primary']] : [['Close', '']]);
-  try {
-    if (choice === 'save') { await api('PUT', '/placeholders', { json: { pattern: pattern.value.trim(), fallback: fallback.value.trim() } }); toast('Placeholder saved.'); }
-    if (choice === 'remove') { await api('DELETE', '/placeholders', { params: { pattern: pattern.value.trim() } }); toast('Placeholder removed.'); }
-  } catch (err) { toast(sentence(err), 'error'); }
+  async function moveObject(key) {
+    const to = h('input', { type: 'text', value: key, required: true, spellcheck: 'false' });
+    const replace = h('input', { type: 'checkbox' });
+    const choice = await dialog(
+      'Rename or move',
+      h(
+        'div',
+        {},
+        field('New key', to, 'A folder path and a name, e.g. screenshots/2026/shot.png'),
+        h('label', { class: 'check' }, replace, ' Replace a file that already has this key'),
+      ),
+      [
+        ['Cancel', ''],
+        ['Move', 'yes', 'primary'],
+      ],
+    );
+    if (choice !== 'yes' || to.value.trim() === key) return;
+    try {
+      await api('POST', '/objects/move', {
+        json: { from: key, to: to.value.trim(), replace: replace.checked },
+      });
+      toast(`Moved to ${to.value.trim()}.`);
+      document.getElementById('details').hidden = true;
+      await loadPage(true);
+    } catch (err) {
+      toast(sentence(err), 'error');
+    }
+  }
+
+  async function purge(key) {
+    try {
+      await api('POST', '/objects/purge', { json: { paths: [key] } });
+      toast('Cached copies purged: the next request gets the current bytes.');
+    } catch (err) {
+      toast(sentence(err), 'error');
+    }
+  }
+
+  async function uploadUrlForm() {
+    const path = h('input', { type: 'text', value: state.path, spellcheck: 'false' });
+    const expires = h('input', { type: 'number', min: '1', value: '900' });
+    const maxFiles = h('input', { type: 'number', min: '1', max: '1000', value: '1' });
+    const maxSize = h('input', { type: 'number', min: '1', placeholder: 'workspace limit' });
+    const mimes = h('input', {
+      type: 'text',
+      placeholder: 'e.g. image/png,image/jpeg (any when empty)',
+    });
+    const randomize = h('input', { type: 'checkbox' });
+    const meta = h('input', { type: 'checkbox' });
+    const choice = await dialog(
+      'New upload URL',
+      h(
+        'div',
+        { class: 'form-grid' },
+        field('Folder', path, 'Files go here; the URL cannot write elsewhere.'),
+        field('Valid for (seconds)', expires, 'Clamped to the plan’s maximum.'),
+        field('Files', maxFiles),
+        field('Largest file (bytes)', maxSize),
+        field('Allowed types', mimes),
+        h('label', { class: 'check' }, randomize, ' Give every file a random name'),
+        h('label', { class: 'check' }, meta, ' Allow custom metadata'),
+      ),
+      [
+        ['Cancel', ''],
+        ['Create', 'yes', 'primary'],
+      ],
+    );
+    if (choice !== 'yes') return;
+    let r;
+    try {
+      r = await api('GET', '/presigned-url', {
+        params: {
+          path: path.value.trim(),
+          expiresIn: expires.value,
+          maxFiles: maxFiles.value,
+          maxFileSize: maxSize.value,
+          allowedMimeTypes: mimes.value.replace(/\s+/g, ''),
+          randomizeName: randomize.checked,
+          allowCustomMetadata: meta.checked,
+        },
+      });
+    } catch (err) {
+      toast(sentence(err), 'error');
+      return;
+    }
+    const curl = `curl -F file=@screenshot.png '${r.uploadUrl}'`;
+    const nui = [
+      '// in-game web view (NUI): blob is the screenshot',
+      'const form = new FormData();',
+      "form.append('file', blob, 'screenshot.png');",
+      `const res = await fetch('${r.uploadUrl}', { method: 'POST', body: form });`,
+      'const { object } = await res.json(); // object.publicUrl',
+    ].join('\n');
+    const urlBox = h(
+      'textarea',
+      { readonly: true, rows: '3', id: 'upload-url', class: 'code' },
+      r.uploadUrl,
+    );
+    await dialog(
+      'Upload URL ready',
+      h(
+        'div',
+        {},
+        h(
+          'p',
+          {},
+          `POST up to ${r.maxFiles} file${r.maxFiles > 1 ? 's' : ''} (form field “file”) ` +
+            `before ${when(r.expiresAt)}${r.path ? ` into ${r.path}/` : ''}. ` +
+            'No API key is needed, so hand it only to the script that uploads.',
+        ),
+        field('URL', urlBox),
+        h(
+          'div',
+          { class: 'actions' },
+          h(
+            'button',
+            { type: 'button', onclick: () => copy(r.uploadUrl, 'Upload URL') },
+            'Copy URL',
+          ),
+          h(
+            'button',
+            { type: 'button', onclick: () => copy(curl, 'curl command') },
+            'Copy curl command',
+          ),
+        ),
+        h('pre', { class: 'code' }, curl),
+        h('pre', { class: 'code' }, nui),
+      ),
+      [['Done', 'ok', 'primary']],
+    );
+  }
+
+  async function placeholders() {
+    let list;
+    try {
+      list = await api('GET', '/placeholders');
+    } catch (err) {
+      toast(sentence(err), 'error');
+      return;
+    }
+    const items = list.placeholders || [];
+    const pattern = h('input', {
+      type: 'text',
+      placeholder: 'inventory/items/*.png',
+      spellcheck: 'false',
+    });
+    const fallback = h('input', {
+      type: 'text',
+      placeholder: 'inventory/missing.png',
+      spellcheck: 'false',
+    });
+    const body = h(
+      'div',
+      {},
+      h(
+        'p',
+        { class: 'muted' },
+        'A missing file whose key matches a pattern is answered with the fallback file (status 404).',
+      ),
+      items.length
+        ? h(
+            'table',
+            {},
+            h('thead', {}, h('tr', {}, h('th', {}, 'Pattern'), h('th', {}, 'Fallback'))),
+            h(
+              'tbody',
+              {},
+              items.map((p) =>
+                h(
+                  'tr',
+                  {},
+                  h('td', {}, h('code', {}, p.pattern)),
+                  h('td', {}, h('code', {}, p.fallback)),
+                ),
+              ),
+            ),
+          )
+        : h('p', {}, 'No placeholders yet.'),
+      can('write') ? [field('Pattern', pattern), field('Fallback file', fallback)] : null,
+    );
+    const choice = await dialog(
+      'Placeholders',
+      body,
+      can('write')
+        ? [
+            ['Close', ''],
+            ['Remove pattern', 'remove', 'danger'],
+            ['Save', 'save', 'primary'],
+          ]
+        : [['Close', '']],
+    );
+    try {
+      if (choice === 'save') {
+        await api('PUT', '/placeholders', {
+          json: { pattern: pattern.value.trim(), fallback: fallback.value.trim() },
+        });
+        toast('Placeholder saved.');
+      }
+      if (choice === 'remove') {
+        await api('DELETE', '/placeholders', { params: { pattern: pattern.value.trim() } });
+        toast('Placeholder removed.');
+      }
+    } catch (err) {
+      toast(sentence(err), 'error');
+    }
+  }
+
+  return { render, leave };
 }

@@ -1,40 +1,150 @@
+// @ts-check
 // Organization, plan, this month's usage and servers (GET /v1/overview).
 import { api } from './api.js';
 import { h, bytes, when, empty } from './ui.js';
 
-export async function render(root, { me }) {
+/** The overview page (stateless). */
+export function overviewView() {
+  return { render, leave() {} };
+}
+
+async function render(root, { me }) {
   document.title = 'Overview · Stowage console';
   root.append(h('h1', {}, 'Overview'));
+  /** @type {import('./types.js').Overview} */
   const o = await api('GET', '/overview');
-  const p = o.plan; const u = o.usage;
-  root.append(h('section', { class: 'grid' },
-    h('div', { class: 'card stat' }, h('h2', {}, 'Organization'), h('p', { class: 'big' }, o.organization.name),
-      h('p', { class: 'muted' }, `Plan ${p.name} · logs kept ${p.retentionDays} days`)),
-    h('div', { class: 'card stat' }, h('h2', {}, `Storage (${u.month})`), h('p', { class: 'big' }, bytes(u.storageBytes)),
-      h('p', { class: 'muted' }, `${u.objects.toLocaleString()} files · up to ${bytes(p.maxFileSize)} per file`)),
-    h('div', { class: 'card stat' }, h('h2', {}, `Log events (${u.month})`), h('p', { class: 'big' }, u.logEvents.toLocaleString()),
-      h('p', { class: 'muted' }, p.logsEnabled ? `${p.concurrentSearches} searches at once` : 'This plan has no Logs')),
-  ));
+  const p = o.plan;
+  const u = o.usage;
+  root.append(
+    h(
+      'section',
+      { class: 'grid' },
+      h(
+        'div',
+        { class: 'card stat' },
+        h('h2', {}, 'Organization'),
+        h('p', { class: 'big' }, o.organization.name),
+        h('p', { class: 'muted' }, `Plan ${p.name} · logs kept ${p.retentionDays} days`),
+      ),
+      h(
+        'div',
+        { class: 'card stat' },
+        h('h2', {}, `Storage (${u.month})`),
+        h('p', { class: 'big' }, bytes(u.storageBytes)),
+        h(
+          'p',
+          { class: 'muted' },
+          `${u.objects.toLocaleString()} files · up to ${bytes(p.maxFileSize)} per file`,
+        ),
+      ),
+      h(
+        'div',
+        { class: 'card stat' },
+        h('h2', {}, `Log events (${u.month})`),
+        h('p', { class: 'big' }, u.logEvents.toLocaleString()),
+        h(
+          'p',
+          { class: 'muted' },
+          p.logsEnabled ? `${p.concurrentSearches} searches at once` : 'This plan has no Logs',
+        ),
+      ),
+    ),
+  );
   root.append(h('h2', {}, 'Servers'));
   if (o.servers.length === 0) {
-    root.append(empty('No game server is registered yet.',
-      'An operator registers one with `stowctl server register`; its key then sends logs with the FiveMesh SDK.'));
+    root.append(
+      empty(
+        'No game server is registered yet.',
+        'An operator registers one with `stowctl server register`; its key then sends logs with the FiveMesh SDK.',
+      ),
+    );
   } else {
     const canLogs = me.permissions.logs.includes('read');
-    root.append(h('div', { class: 'table-wrap' }, h('table', {},
-      h('thead', {}, h('tr', {}, h('th', {}, 'Server'), h('th', {}, 'Join code'), h('th', {}, 'Logs source'), h('th', {}, 'Last events'), h('th', {}, ''))),
-      h('tbody', {}, o.servers.map((s) => h('tr', {},
-        h('td', {}, s.name || '—'), h('td', {}, h('code', {}, s.cfxId)),
-        h('td', {}, s.logsActive ? h('span', { class: 'pill ok' }, 'active') : h('span', { class: 'pill' }, 'inactive')),
-        h('td', {}, s.lastEventAt ? when(s.lastEventAt) : 'none yet'),
-        h('td', {}, canLogs && s.logsActive ? h('a', { href: `/logs?server=${encodeURIComponent(s.cfxId)}`, 'data-link': true }, 'Search logs') : '')))))));
+    root.append(
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          {},
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', {}, 'Server'),
+              h('th', {}, 'Join code'),
+              h('th', {}, 'Logs source'),
+              h('th', {}, 'Last events'),
+              h('th', {}, ''),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            o.servers.map((s) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, s.name || '—'),
+                h('td', {}, h('code', {}, s.cfxId)),
+                h(
+                  'td',
+                  {},
+                  s.logsActive
+                    ? h('span', { class: 'pill ok' }, 'active')
+                    : h('span', { class: 'pill' }, 'inactive'),
+                ),
+                h('td', {}, s.lastEventAt ? when(s.lastEventAt) : 'none yet'),
+                h(
+                  'td',
+                  {},
+                  canLogs && s.logsActive
+                    ? h(
+                        'a',
+                        { href: `/logs?server=${encodeURIComponent(s.cfxId)}`, 'data-link': true },
+                        'Search logs',
+                      )
+                    : '',
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
   }
-  const perms = [...me.permissions.cdn.map((a) => `cdn:${a}`), ...me.permissions.logs.map((a) => `logs:${a}`)];
-  root.append(h('h2', {}, 'This key'), h('div', { class: 'card' },
-    h('dl', { class: 'details' },
-      h('dt', {}, 'Key'), h('dd', {}, `${me.name || '—'} (${me.keyId}, ${me.credentialType})`),
-      h('dt', {}, 'Permissions'), h('dd', {}, perms.join(', ') || 'none'),
-      h('dt', {}, 'Paths'), h('dd', {}, me.restrictions.allowedPrefixes.length ? me.restrictions.allowedPrefixes.join(', ') : 'all'),
-      me.restrictions.deniedPrefixes.length ? [h('dt', {}, 'Denied'), h('dd', {}, me.restrictions.deniedPrefixes.join(', '))] : null,
-      h('dt', {}, 'Expires'), h('dd', {}, me.expiresAt ? when(me.expiresAt) : 'never'))));
+  const perms = [
+    ...me.permissions.cdn.map((a) => `cdn:${a}`),
+    ...me.permissions.logs.map((a) => `logs:${a}`),
+  ];
+  root.append(
+    h('h2', {}, 'This key'),
+    h(
+      'div',
+      { class: 'card' },
+      h(
+        'dl',
+        { class: 'details' },
+        h('dt', {}, 'Key'),
+        h('dd', {}, `${me.name || '—'} (${me.keyId}, ${me.credentialType})`),
+        h('dt', {}, 'Permissions'),
+        h('dd', {}, perms.join(', ') || 'none'),
+        h('dt', {}, 'Paths'),
+        h(
+          'dd',
+          {},
+          me.restrictions.allowedPrefixes.length
+            ? me.restrictions.allowedPrefixes.join(', ')
+            : 'all',
+        ),
+        me.restrictions.deniedPrefixes.length
+          ? [h('dt', {}, 'Denied'), h('dd', {}, me.restrictions.deniedPrefixes.join(', '))]
+          : null,
+        h('dt', {}, 'Expires'),
+        h('dd', {}, me.expiresAt ? when(me.expiresAt) : 'never'),
+      ),
+    ),
+  );
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Small DOM helpers shared by the views.
 
 /** h('a', {href: '/x', class: 'y', onclick: f}, 'text', child) */
@@ -27,8 +28,12 @@ export function toast(message, kind = 'info') {
 export function bytes(n) {
   if (n === null || n === undefined) return '';
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let i = 0; let v = Number(n);
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+  let i = 0;
+  let v = Number(n);
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
   return `${i === 0 ? v : v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
@@ -43,28 +48,58 @@ export function shortTime(iso) {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso || '—';
   const today = new Date().toDateString() === d.toDateString();
-  return today ? d.toLocaleTimeString() : d.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return today
+    ? d.toLocaleTimeString()
+    : d.toLocaleString([], {
+        month: 'short',
+        day: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      });
 }
 
 export function errorBox(text, retry) {
-  return h('div', { class: 'error-box', role: 'alert' }, h('p', {}, text),
-    retry ? h('button', { type: 'button', onclick: retry }, 'Try again') : null);
+  return h(
+    'div',
+    { class: 'error-box', role: 'alert' },
+    h('p', {}, text),
+    retry ? h('button', { type: 'button', onclick: retry }, 'Try again') : null,
+  );
 }
 
 export function empty(title, hint) {
-  return h('div', { class: 'empty' }, h('p', { class: 'empty-title' }, title), hint ? h('p', { class: 'muted' }, hint) : null);
+  return h(
+    'div',
+    { class: 'empty' },
+    h('p', { class: 'empty-title' }, title),
+    hint ? h('p', { class: 'muted' }, hint) : null,
+  );
 }
 
 /** A modal dialog; resolves with the button's value ('' when dismissed). */
 export function dialog(title, body, buttons) {
   return new Promise((resolve) => {
-    const d = h('dialog', { 'aria-label': title },
-      h('form', { method: 'dialog' },
-        h('h2', {}, title), body,
-        h('div', { class: 'actions' }, buttons.map(([label, value, cls]) =>
-          h('button', { value, class: cls || '' }, label)))));
+    const d = h(
+      'dialog',
+      { 'aria-label': title },
+      h(
+        'form',
+        { method: 'dialog' },
+        h('h2', {}, title),
+        body,
+        h(
+          'div',
+          { class: 'actions' },
+          buttons.map(([label, value, cls]) => h('button', { value, class: cls || '' }, label)),
+        ),
+      ),
+    );
     document.body.append(d);
-    d.addEventListener('close', () => { resolve(d.returnValue); d.remove(); });
+    d.addEventListener('close', () => {
+      resolve(d.returnValue);
+      d.remove();
+    });
     d.showModal();
   });
 }
@@ -74,12 +109,21 @@ export async function copy(text, what) {
     await navigator.clipboard.writeText(text);
     toast(`${what} copied to the clipboard.`);
   } catch {
-    toast(`Copying was refused by the browser: select the ${what.toLowerCase()} and copy it by hand.`, 'error');
+    toast(
+      `Copying was refused by the browser: select the ${what.toLowerCase()} and copy it by hand.`,
+      'error',
+    );
   }
 }
 
 export function field(label, input, hint) {
   const id = input.id || `f-${Math.random().toString(36).slice(2, 9)}`;
   input.id = id;
-  return h('div', { class: 'field' }, h('label', { for: id }, label), input, hint ? h('small', { class: 'muted' }, hint) : null);
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    input,
+    hint ? h('small', { class: 'muted' }, hint) : null,
+  );
 }

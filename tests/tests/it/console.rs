@@ -263,6 +263,30 @@ async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline
         .await
         .unwrap();
     assert_eq!(res.headers()["content-encoding"], "gzip");
+    // each carries a tag of its content: a reload revalidates with a 304 and no body
+    let etag = res.headers()["etag"].to_str().unwrap().to_owned();
+    let again = at(&app, Method::GET, "/assets/logs.js")
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    assert!(again.bytes().await.unwrap().is_empty());
+    let other = at(&app, Method::GET, "/assets/app.js")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(other.headers()["etag"].to_str().unwrap(), etag);
+    assert_eq!(
+        at(&app, Method::GET, "/assets/types.js")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404,
+        "the checker's types are not served"
+    );
     assert_eq!(
         at(&app, Method::GET, "/assets/nope.js")
             .send()
