@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
-# The domain crates are pure: no web framework, database driver, object store or async runtime
-# may appear among their normal (non-dev) dependencies.
+# The layering of the workspace (docs/architecture.md), proven on the dependency graph:
+# - the domain crates (auth-core, cdn-core, logs-core) are pure: no web framework, database
+#   driver, object store or async runtime among their normal dependencies, and no crate of the
+#   layers above them (adapters, HTTP glue, hosts, tools);
+# - the adapters (stow-db, stow-objects) use no web framework and no host;
+# - the two hosts (api-http for cdn-api, logs-http for logs-api) do not depend on each other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 status=0
-for crate in auth-core cdn-core logs-core; do
+refuse() {
+  local crate=$1
+  shift
+  local tree
   tree=$(cargo tree -q -p "$crate" -e normal --prefix none)
-  for forbidden in actix-web actix-http actix-rt diesel diesel-async tokio tokio-postgres object_store reqwest hyper; do
+  for forbidden in "$@"; do
     if echo "$tree" | grep -qE "^${forbidden} v"; then
       echo "check-boundaries: $crate depends on $forbidden" >&2
       status=1
     fi
   done
+}
+
+io="actix-web actix-http actix-rt diesel diesel-async tokio tokio-postgres object_store reqwest hyper"
+upper="stow-db stow-objects stow-http api-http logs-http stow-admin"
+for crate in auth-core cdn-core logs-core; do
+  # shellcheck disable=SC2086
+  refuse "$crate" $io $upper
 done
-[ $status -eq 0 ] && echo "check-boundaries: domain crates are free of I/O dependencies"
+for crate in stow-db stow-objects; do
+  refuse "$crate" actix-web actix-http stow-http api-http logs-http stow-admin
+done
+refuse api-http logs-http
+refuse logs-http api-http
+[ $status -eq 0 ] && echo "check-boundaries: domain crates are pure, adapters have no web framework, the hosts are apart"
 exit $status

@@ -205,9 +205,9 @@ pub async fn begin(
         key,
     };
     let owner = ulid::Ulid::new().to_string();
-    match state.idempotency.claim(&scope, &owner, Utc::now()).await? {
+    match state.stores.idempotency.claim(&scope, &owner, Utc::now()).await? {
         Claim::Claimed => Ok(Ticket {
-            lease: Some(Lease::start(Arc::clone(&state.idempotency), scope, owner)),
+            lease: Some(Lease::start(Arc::clone(&state.stores.idempotency), scope, owner)),
             prior: None,
         }),
         Claim::InFlight => Err(ApiError::new(

@@ -134,8 +134,8 @@ impl Application {
             .port();
         let config = Arc::clone(&state.config);
         let authenticator = web::Data::new(Authenticator::new(
-            Arc::clone(&state.accounts),
-            Arc::clone(&state.rate_buckets),
+            Arc::clone(&state.stores.accounts),
+            Arc::clone(&state.stores.rate_buckets),
             config.key_cache_ttl,
             config.rate_limit_per_second,
             config.rate_limit_burst,
@@ -211,7 +211,7 @@ impl Application {
                 tick.tick().await;
                 let before = chrono::Utc::now()
                     - chrono::Duration::hours(cdn_core::idempotency::RETENTION_HOURS);
-                match state.idempotency.sweep(before).await {
+                match state.stores.idempotency.sweep(before).await {
                     Ok(n) => tracing::info!(swept = n, "idempotency records swept"),
                     Err(e) => tracing::warn!(error = %e, "idempotency sweep failed"),
                 }
@@ -236,6 +236,7 @@ async fn sweep_console_sessions(state: &CdnState) {
     let now = chrono::Utc::now();
     let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::zero());
     match state
+        .stores
         .console_sessions
         .sweep(
             ago(state.config.console_idle),
@@ -263,14 +264,14 @@ fn console_server(
         .port();
     let config = Arc::clone(&state.config);
     let console = web::Data::new(console::Console::new(
-        Arc::clone(&state.console_sessions),
+        Arc::clone(&state.stores.console_sessions),
         auth_core::console_session::Lifetimes {
             idle: config.console_idle,
             absolute: config.console_absolute,
         },
         &config.public_base_url,
         api_port,
-        Arc::clone(&state.rate_buckets),
+        Arc::clone(&state.stores.rate_buckets),
     ));
     let (state, authenticator) = (state.clone(), authenticator.clone());
     let server = HttpServer::new(move || {

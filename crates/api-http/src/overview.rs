@@ -84,16 +84,16 @@ pub struct OverviewOrganization {
 pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResponse, ApiError> {
     let ctx = &auth.0;
     let now = chrono::Utc::now();
-    let log_events = state.logs.monthly_usage(&ctx.org.id, now).await?;
-    let stored = state.records.totals(&ctx.org.id).await?;
+    let log_events = state.stores.logs.monthly_usage(&ctx.org.id, now).await?;
+    let stored = state.stores.records.totals(&ctx.org.id).await?;
     let servers = match &ctx.server {
         Some(server) => vec![server.clone()],
-        None => state.accounts.list_servers(&ctx.org.id).await?,
+        None => state.stores.accounts.list_servers(&ctx.org.id).await?,
     };
     let ids: Vec<ServerId> = servers.iter().map(|s| s.id.clone()).collect();
     // when events arrived is log data: only for keys that may read logs
     let last = if ctx.key.permissions.contains(Permission::LogsRead) {
-        state.logs.last_batches(&ids).await?
+        state.stores.logs.last_batches(&ids).await?
     } else {
         Default::default()
     };

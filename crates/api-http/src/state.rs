@@ -71,20 +71,8 @@ pub struct CdnState {
     pub db: Db,
     /// Object bytes by immutable location (a directory or S3).
     pub blobs: Objects,
-    pub accounts: Arc<dyn AccountStore>,
-    /// Object rows (key → location, size, type, metadata), in Postgres.
-    pub records: Arc<dyn ObjectRecordStore>,
-    pub idempotency: Arc<dyn IdempotencyStore>,
-    pub upload_urls: Arc<dyn UploadUrlStore>,
-    pub placeholders: Arc<dyn PlaceholderStore>,
-    pub signing_secrets: Arc<dyn SigningSecretStore>,
-    pub logs: Arc<dyn logs_core::LogStore>,
-    /// The organizations' limited log-read slots (searches, tails, the export lock).
-    pub read_slots: Arc<dyn logs_core::ReadSlotStore>,
-    /// Web console sign-ins (docs/console.md).
-    pub console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
-    /// Token buckets every instance shares (the per-key rate limit, the sign-in throttle).
-    pub rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
+    /// The stores, one trait object each.
+    pub stores: Stores,
     rows: RowCache,
     /// Bytes of small objects by storage location (locations are never rewritten).
     pub small_objects: BytesCache,
@@ -163,32 +151,11 @@ pub struct Stores {
 
 impl CdnState {
     pub fn new(config: Arc<Config>, db: Db, blobs: Objects, stores: Stores) -> Self {
-        let Stores {
-            accounts,
-            records,
-            idempotency,
-            upload_urls,
-            placeholders,
-            signing_secrets,
-            logs,
-            read_slots,
-            console_sessions,
-            rate_buckets,
-        } = stores;
         Self {
             config,
             db,
             blobs,
-            accounts,
-            records,
-            idempotency,
-            upload_urls,
-            placeholders,
-            signing_secrets,
-            logs,
-            read_slots,
-            console_sessions,
-            rate_buckets,
+            stores,
             rows: RowCache::new(100_000),
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
             slugs: SlugCache::new(10_000),
@@ -222,7 +189,7 @@ impl CdnState {
     ) -> Result<Option<Org>, auth_core::StoreError> {
         let cached = self.slugs.get(slug);
         let lookup = self.lookup(cached, SLUG_CACHE_TTL, || {
-            self.accounts.find_org_by_slug(slug)
+            self.stores.accounts.find_org_by_slug(slug)
         });
         let (org, freshness) = lookup.await?;
         if let Some(at) = stale.note(freshness) {
@@ -301,7 +268,9 @@ impl CdnState {
         let cache_key = (org_id.clone(), key.clone());
         let cached = self.rows.get(&cache_key);
         let (row, freshness) = self
-            .lookup(cached, DELIVERY_ROW_TTL, || self.records.get(org_id, key))
+            .lookup(cached, DELIVERY_ROW_TTL, || {
+                self.stores.records.get(org_id, key)
+            })
             .await?;
         if let Some(at) = stale.note(freshness) {
             self.rows.insert(cache_key, (at, row.clone()));
@@ -319,7 +288,7 @@ impl CdnState {
         let cached = self.placeholder_sets.get(org_id);
         let (set, freshness) = self
             .lookup(cached, PLACEHOLDER_TTL, || async {
-                let list = self.placeholders.list(org_id).await?;
+                let list = self.stores.placeholders.list(org_id).await?;
                 Ok(Arc::new(PlaceholderSet::new(&list)))
             })
             .await?;
@@ -345,7 +314,7 @@ impl CdnState {
             .clone();
         let (keys, freshness) = self
             .lookup(cached, self.config.signing_keys_ttl, || {
-                self.signing_secrets.keys(Utc::now())
+                self.stores.signing_secrets.keys(Utc::now())
             })
             .await?;
         if let Freshness::Loaded(at) = freshness {
@@ -438,7 +407,7 @@ impl CdnState {
             last_modified: now,
             created_at: now,
         };
-        let replaced = self.records.upsert(org_id, &record).await?;
+        let replaced = self.stores.records.upsert(org_id, &record).await?;
         self.forget_row(org_id, &record.key);
         metrics::counter!("cdn_uploaded_bytes_total").increment(file.size);
         metrics::counter!("cdn_uploaded_objects_total").increment(1);

@@ -41,6 +41,17 @@ pub fn destination(from: &str, to: &str, key: &ObjectKey) -> ObjectKey {
     ObjectKey::new(format!("{to}{}", &key[from.len()..]))
 }
 
+/// What a folder move asks the store for, batch by batch: the keys under `from` (a normalized
+/// folder) that would move to `to` (another, apart from it), up to `limit` of each kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderMove {
+    pub from: String,
+    pub to: String,
+    /// Whether objects at the destinations are replaced (then every key is movable).
+    pub replace: bool,
+    pub limit: usize,
+}
+
 /// One batch of a folder move, as the store finds it: objects under the source (in key order,
 /// dot-named keys never, an object named like the folder itself never) split by whether their
 /// destination is free.

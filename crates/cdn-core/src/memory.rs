@@ -8,7 +8,7 @@ use auth_core::{prefix_matches, OrgId, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::folder::{self, FolderEntry, FolderQuery, Slot};
-use crate::folder_move::{self, MoveBatch};
+use crate::folder_move::{self, FolderMove, MoveBatch};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::{is_hidden, ObjectKey};
 use crate::placeholder::{Placeholder, PlaceholderStore, Put};
@@ -157,11 +157,9 @@ impl ObjectRecordStore for MemoryObjectRecords {
     async fn folder_move_batch(
         &self,
         org_id: &OrgId,
-        from: &str,
-        to: &str,
-        replace: bool,
-        limit: usize,
+        m: &FolderMove,
     ) -> Result<MoveBatch, StoreError> {
+        let (from, to, limit) = (m.from.as_str(), m.to.as_str(), m.limit);
         let rows = lock(&self.rows);
         let mut batch = MoveBatch::default();
         let under = rows
@@ -172,7 +170,7 @@ impl ObjectRecordStore for MemoryObjectRecords {
         for key in under {
             let destination = folder_move::destination(from, to, key);
             let taken = rows.contains_key(&(org_id.clone(), destination));
-            if taken && !replace {
+            if taken && !m.replace {
                 if batch.blocked.len() < limit {
                     batch.blocked.push(key.clone());
                 }

@@ -6,7 +6,7 @@ use auth_core::{OrgId, StoreError};
 use chrono::{DateTime, Utc};
 
 use crate::folder::{FolderEntry, FolderQuery};
-use crate::folder_move::MoveBatch;
+use crate::folder_move::{FolderMove, MoveBatch};
 use crate::metadata::Metadata;
 use crate::path::ObjectKey;
 
@@ -99,17 +99,14 @@ pub trait ObjectRecordStore: Send + Sync {
         to: &ObjectKey,
         replace: bool,
     ) -> Result<Renamed, StoreError>;
-    /// The next batch of a folder move from `from` to `to` (normalized folders, apart; see
-    /// [`crate::folder_move`]): up to `limit` keys under `from` whose destination has no object
-    /// (every key, when `replace`) and up to `limit` whose destination has one (none, when
-    /// `replace`), each in key order; dot-named keys and an object named like `from` itself never.
+    /// The next batch of a folder move ([`crate::folder_move`]): up to `m.limit` keys under
+    /// `m.from` whose destination has no object (every key, when `m.replace`) and up to `m.limit`
+    /// whose destination has one (none, when `m.replace`), each in key order; dot-named keys and
+    /// an object named like `m.from` itself never.
     async fn folder_move_batch(
         &self,
         org_id: &OrgId,
-        from: &str,
-        to: &str,
-        replace: bool,
-        limit: usize,
+        m: &FolderMove,
     ) -> Result<MoveBatch, StoreError>;
     /// Whether any row points at this storage path (garbage collection).
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError>;

@@ -20,5 +20,5 @@ pub mod testsuite;
 pub mod words;
 
 pub use event::{parse_batch, Batch, BatchError, Detail, Event, Level};
-pub use slots::{ExportGuard, LeaseKind, ReadSlotStore};
+pub use slots::{ExportGuard, Lease, LeaseKind, LeaseRequest, ReadSlotStore};
 pub use store::{EventRow, IngestOutcome, IngestTarget, LogStore, ServerId};

@@ -9,7 +9,7 @@ use chrono::{DateTime, Datelike, Utc};
 use serde_json::Value;
 
 use crate::event::{Batch, Level};
-use crate::slots::{ExportGuard, LeaseKind, ReadSlotStore};
+use crate::slots::{ExportGuard, Lease, LeaseKind, LeaseRequest, ReadSlotStore};
 use crate::store::OrgId;
 use crate::store::{
     bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets,
@@ -295,11 +295,14 @@ impl MemoryReadSlots {
 impl ReadSlotStore for MemoryReadSlots {
     async fn acquire(
         &self,
-        kind: LeaseKind,
         org_id: &OrgId,
-        limit: usize,
-        expires_at: DateTime<Utc>,
-    ) -> Result<Option<String>, StoreError> {
+        req: &LeaseRequest,
+    ) -> Result<Option<Lease>, StoreError> {
+        let LeaseRequest {
+            kind,
+            limit,
+            expires_at,
+        } = *req;
         let now = Utc::now();
         let mut slots = self.slots();
         slots
@@ -317,17 +320,12 @@ impl ReadSlotStore for MemoryReadSlots {
         slots
             .leases
             .insert(id.clone(), (kind, org_id.clone(), expires_at));
-        Ok(Some(id))
+        Ok(Some(Lease { kind, id }))
     }
 
-    async fn renew(
-        &self,
-        kind: LeaseKind,
-        id: &str,
-        expires_at: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
-        Ok(match self.slots().leases.get_mut(id) {
-            Some((k, _, until)) if *k == kind => {
+    async fn renew(&self, lease: &Lease, expires_at: DateTime<Utc>) -> Result<bool, StoreError> {
+        Ok(match self.slots().leases.get_mut(&lease.id) {
+            Some((k, _, until)) if *k == lease.kind => {
                 *until = expires_at;
                 true
             }
@@ -335,10 +333,14 @@ impl ReadSlotStore for MemoryReadSlots {
         })
     }
 
-    async fn release(&self, kind: LeaseKind, id: &str) -> Result<(), StoreError> {
+    async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
         let mut slots = self.slots();
-        if slots.leases.get(id).is_some_and(|(k, _, _)| *k == kind) {
-            slots.leases.remove(id);
+        if slots
+            .leases
+            .get(&lease.id)
+            .is_some_and(|(k, _, _)| *k == lease.kind)
+        {
+            slots.leases.remove(&lease.id);
         }
         Ok(())
     }

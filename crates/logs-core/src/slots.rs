@@ -37,6 +37,21 @@ impl LeaseKind {
     }
 }
 
+/// A held lease: its kind and id (`tail_…`, `search_…`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Lease {
+    pub kind: LeaseKind,
+    pub id: String,
+}
+
+/// What an acquirer asks for: a lease of `kind` until `expires_at`, unless `limit` are held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseRequest {
+    pub kind: LeaseKind,
+    pub limit: usize,
+    pub expires_at: DateTime<Utc>,
+}
+
 /// The held export lock of an organization.
 #[async_trait]
 pub trait ExportGuard: Send {
@@ -46,26 +61,19 @@ pub trait ExportGuard: Send {
 
 #[async_trait]
 pub trait ReadSlotStore: Send + Sync {
-    /// A lease of `kind` for the organization until `expires_at` (its id), or `None` while
-    /// `limit` unexpired leases of that kind are held. Expired leases are taken back first; two
-    /// callers never both take the last slot.
+    /// A lease of `req.kind` for the organization until `req.expires_at`, or `None` while
+    /// `req.limit` unexpired leases of that kind are held. Expired leases are taken back first;
+    /// two callers never both take the last slot.
     async fn acquire(
         &self,
-        kind: LeaseKind,
         org_id: &OrgId,
-        limit: usize,
-        expires_at: DateTime<Utc>,
-    ) -> Result<Option<String>, StoreError>;
+        req: &LeaseRequest,
+    ) -> Result<Option<Lease>, StoreError>;
     /// Extends the lease to `expires_at`; `false` when it is gone (released, or expired and
     /// taken back).
-    async fn renew(
-        &self,
-        kind: LeaseKind,
-        id: &str,
-        expires_at: DateTime<Utc>,
-    ) -> Result<bool, StoreError>;
+    async fn renew(&self, lease: &Lease, expires_at: DateTime<Utc>) -> Result<bool, StoreError>;
     /// Gives the lease up (nothing happens for one that is gone).
-    async fn release(&self, kind: LeaseKind, id: &str) -> Result<(), StoreError>;
+    async fn release(&self, lease: &Lease) -> Result<(), StoreError>;
     /// The organization's export lock, or `None` while another export holds it.
     async fn try_export_lock(
         &self,

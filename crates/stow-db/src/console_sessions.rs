@@ -6,6 +6,7 @@ use auth_core::KeyId;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Bytea, Text, Timestamptz};
+use diesel::OptionalExtension;
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
@@ -73,11 +74,7 @@ impl ConsoleSessionStore for PgConsoleSessions {
         .bind::<Bytea, _>(&id_hash[..])
         .get_result(&mut conn)
         .await
-        .map(Some)
-        .or_else(|e| match e {
-            diesel::result::Error::NotFound => Ok(None),
-            e => Err(e),
-        })
+        .optional()
         .map_err(db_error)?;
         row.map(|r| {
             Ok(Session {

@@ -93,7 +93,7 @@ pub async fn counts(
             scan_limit: state.config.data_scan_limit,
         };
         in_search_slot(&state, &auth, async {
-            state.logs.counts(&query).await.map_err(search_error)
+            state.stores.logs.counts(&query).await.map_err(search_error)
         })
         .await?
     };

@@ -188,6 +188,7 @@ pub async fn export(
         }
     };
     let lock = state
+        .stores
         .read_slots
         .try_export_lock(&auth.org.id)
         .await?
@@ -210,7 +211,7 @@ pub async fn export(
         compact(opened.search.to)
     );
     let export = Export {
-        logs: Arc::clone(&state.logs),
+        logs: Arc::clone(&state.stores.logs),
         query: EventQuery {
             server_id: opened.server.id.clone(),
             from: opened.search.from,

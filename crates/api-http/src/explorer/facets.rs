@@ -78,7 +78,7 @@ pub async fn facets(
             top,
         };
         in_search_slot(&state, &auth, async {
-            state.logs.facets(&query).await.map_err(search_error)
+            state.stores.logs.facets(&query).await.map_err(search_error)
         })
         .await?
     };

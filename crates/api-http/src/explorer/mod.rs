@@ -89,7 +89,7 @@ pub(crate) async fn target_server(
     named: Option<&str>,
 ) -> Result<Server, ApiError> {
     use auth_core::log_access::{self, Denied};
-    log_access::resolve(state.accounts.as_ref(), auth, named)
+    log_access::resolve(state.stores.accounts.as_ref(), auth, named)
         .await
         .map_err(|d| match d {
             Denied::NoServerNamed => ApiError::invalid_request(
@@ -233,7 +233,7 @@ async fn search_slot(
 ) -> Result<slots::SlotLease, ApiError> {
     let limit = usize::try_from(auth.plan.concurrent_searches.max(1)).unwrap_or(1);
     slots::SlotLease::acquire(
-        &state.read_slots,
+        &state.stores.read_slots,
         logs_core::LeaseKind::Search,
         &auth.org.id,
         limit,

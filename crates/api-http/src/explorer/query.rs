@@ -81,7 +81,7 @@ pub async fn query(
         };
         in_search_slot(&state, &auth, async {
             let started = std::time::Instant::now();
-            let rows = state.logs.query(&query).await.map_err(search_error);
+            let rows = state.stores.logs.query(&query).await.map_err(search_error);
             metrics::histogram!("logs_query_duration_seconds")
                 .record(started.elapsed().as_secs_f64());
             rows

@@ -22,7 +22,7 @@ use bytes::Bytes;
 use chrono::Utc;
 use futures::future::BoxFuture;
 use futures::Stream;
-use logs_core::slots::{ExportGuard, LeaseKind, ReadSlotStore};
+use logs_core::slots::{ExportGuard, Lease, LeaseKind, LeaseRequest, ReadSlotStore};
 
 /// How long a lease lasts without renewal (an instance that died frees its slots by then).
 pub const LEASE: Duration = Duration::from_secs(30);
@@ -34,8 +34,8 @@ fn lease_end() -> chrono::DateTime<Utc> {
 /// A held slot: renewed in the background, released when dropped.
 pub struct SlotLease {
     slots: Arc<dyn ReadSlotStore>,
-    kind: LeaseKind,
-    id: String,
+    /// `None` once released.
+    lease: Option<Lease>,
     lost: Arc<AtomicBool>,
     renewer: tokio::task::JoinHandle<()>,
 }
@@ -48,16 +48,21 @@ impl SlotLease {
         org_id: &OrgId,
         limit: usize,
     ) -> Result<Option<Self>, auth_core::StoreError> {
-        let Some(id) = slots.acquire(kind, org_id, limit, lease_end()).await? else {
+        let req = LeaseRequest {
+            kind,
+            limit,
+            expires_at: lease_end(),
+        };
+        let Some(lease) = slots.acquire(org_id, &req).await? else {
             return Ok(None);
         };
         let lost = Arc::new(AtomicBool::new(false));
         let renewer = tokio::spawn({
-            let (slots, id, lost) = (Arc::clone(slots), id.clone(), Arc::clone(&lost));
+            let (slots, lease, lost) = (Arc::clone(slots), lease.clone(), Arc::clone(&lost));
             async move {
                 loop {
                     tokio::time::sleep(LEASE / 3).await;
-                    match slots.renew(kind, &id, lease_end()).await {
+                    match slots.renew(&lease, lease_end()).await {
                         Ok(true) => {}
                         Ok(false) => {
                             lost.store(true, Ordering::Relaxed);
@@ -71,8 +76,7 @@ impl SlotLease {
         });
         Ok(Some(Self {
             slots: Arc::clone(slots),
-            kind,
-            id,
+            lease: Some(lease),
             lost,
             renewer,
         }))
@@ -87,14 +91,15 @@ impl SlotLease {
     pub async fn release(mut self) {
         self.renewer.abort();
         self.lost.store(true, Ordering::Relaxed);
-        let id = std::mem::take(&mut self.id);
-        release_row(Arc::clone(&self.slots), self.kind, id).await;
+        if let Some(lease) = self.lease.take() {
+            release_row(Arc::clone(&self.slots), lease).await;
+        }
     }
 }
 
 /// Deletes a lease's row; a failure is logged and left to the lease's expiry.
-async fn release_row(slots: Arc<dyn ReadSlotStore>, kind: LeaseKind, id: String) {
-    if let Err(e) = slots.release(kind, &id).await {
+async fn release_row(slots: Arc<dyn ReadSlotStore>, lease: Lease) {
+    if let Err(e) = slots.release(&lease).await {
         tracing::warn!(error = %e, "a lease was not released; it expires");
     }
 }
@@ -103,14 +108,13 @@ impl Drop for SlotLease {
     fn drop(&mut self) {
         self.renewer.abort();
         self.lost.store(true, Ordering::Relaxed);
-        if self.id.is_empty() {
+        let Some(lease) = self.lease.take() else {
             return; // released already
-        }
-        let (slots, kind) = (Arc::clone(&self.slots), self.kind);
-        let id = std::mem::take(&mut self.id);
+        };
+        let slots = Arc::clone(&self.slots);
         // best effort: a lease not released (no runtime left, database away) expires in LEASE
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(release_row(slots, kind, id));
+            runtime.spawn(release_row(slots, lease));
         }
     }
 }

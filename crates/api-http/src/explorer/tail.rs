@@ -175,14 +175,19 @@ pub async fn tail(
     };
     // a resume point that is known and recent continues; anything else starts now, with a gap
     let (start, gap) = match resume {
-        None => (state.logs.tail_start(&server_id).await?, false),
-        Some(pos) => match state.logs.tail_batch_time(&server_id, pos.seq).await? {
+        None => (state.stores.logs.tail_start(&server_id).await?, false),
+        Some(pos) => match state
+            .stores
+            .logs
+            .tail_batch_time(&server_id, pos.seq)
+            .await?
+        {
             Some(at) if at > Utc::now() - chrono::Duration::minutes(RESUME_MINUTES) => (pos, false),
-            _ => (state.logs.tail_start(&server_id).await?, true),
+            _ => (state.stores.logs.tail_start(&server_id).await?, true),
         },
     };
     let lease = SlotLease::acquire(
-        &state.read_slots,
+        &state.stores.read_slots,
         LeaseKind::Tail,
         &auth.org.id,
         state.config.tail_limit,
@@ -211,8 +216,8 @@ pub async fn tail(
     }
     let now = Instant::now();
     let tail = Tail {
-        logs: Arc::clone(&state.logs),
-        accounts: Arc::clone(&state.accounts),
+        logs: Arc::clone(&state.stores.logs),
+        accounts: Arc::clone(&state.stores.accounts),
         key_id: auth.key.id.clone(),
         query: TailQuery {
             server_id,

@@ -85,7 +85,7 @@ pub(super) async fn delete_path(
             format!("`{key}` is outside the paths this key may delete"),
         ));
     }
-    let deleted = state.records.delete(&auth.org.id, &key).await?;
+    let deleted = state.stores.records.delete(&auth.org.id, &key).await?;
     state.forget_row(&auth.org.id, &key);
     match deleted {
         Some(record) => {

@@ -91,7 +91,7 @@ async fn delete_batch(
     folder: String,
 ) -> Result<DeleteFolderResponse, ApiError> {
     let (keys, done) = folder_batch(state, org_id, &folder).await?;
-    let deleted = state.records.delete_many(org_id, &keys).await?;
+    let deleted = state.stores.records.delete_many(org_id, &keys).await?;
     for record in &deleted {
         state.forget_row(org_id, &record.key);
         let location = stow_objects::ObjectPath::from(record.storage_path.as_str());

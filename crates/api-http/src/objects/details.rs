@@ -71,6 +71,7 @@ pub async fn details(
     }
     let not_found = || ApiError::new(Code::NotFound, format!("no object has the key `{key}`"));
     let r = state
+        .stores
         .records
         .get(&auth.org.id, &key)
         .await?

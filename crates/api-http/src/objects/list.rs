@@ -111,7 +111,11 @@ pub async fn list(
             denied: scope.denied.clone(),
             limit: limit + 1,
         };
-        let mut entries = state.records.list_folder(&auth.org.id, &query).await?;
+        let mut entries = state
+            .stores
+            .records
+            .list_folder(&auth.org.id, &query)
+            .await?;
         let more = entries.len() > limit;
         entries.truncate(limit);
         let last = more
@@ -135,7 +139,7 @@ pub async fn list(
             denied: scope.denied.clone(),
             limit: limit + 1,
         };
-        let mut rows = state.records.list(&auth.org.id, &query).await?;
+        let mut rows = state.stores.records.list(&auth.org.id, &query).await?;
         let more = rows.len() > limit;
         rows.truncate(limit);
         let last = more

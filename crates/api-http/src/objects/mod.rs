@@ -69,6 +69,7 @@ pub(crate) async fn folder_batch(
         limit: FOLDER_BATCH + 2,
     };
     let mut keys: Vec<ObjectKey> = state
+        .stores
         .records
         .list(org_id, &query)
         .await?

@@ -11,7 +11,7 @@ use std::time::Instant;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::{OrgId, PathScope, Permission};
-use cdn_core::folder_move;
+use cdn_core::folder_move::{self, FolderMove};
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::{normalize_folder, normalize_key, ObjectKey};
 use cdn_core::store::Renamed;
@@ -108,9 +108,18 @@ pub async fn move_objects(
     let started = Instant::now();
     let org = &auth.org.id;
     let outcome = if body.folder {
-        move_folder(&state, org, from, to, body.replace).await
+        let limit = FOLDER_BATCH;
+        let m = FolderMove {
+            from,
+            to,
+            replace: body.replace,
+            limit,
+        };
+        move_folder(&state, org, m).await
     } else {
-        move_one(&state, org, from, to, body.replace).await
+        // both were normalized as keys (`keys`)
+        let keys = (ObjectKey::new(from), ObjectKey::new(to));
+        move_one(&state, org, keys, body.replace).await
     };
     if outcome.is_ok() {
         outlast_row_caches(started).await;
@@ -155,13 +164,10 @@ fn folders(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), Ap
 async fn move_one(
     state: &CdnState,
     org_id: &OrgId,
-    from: String,
-    to: String,
+    (from, to): (ObjectKey, ObjectKey),
     replace: bool,
 ) -> Result<MoveResponse, ApiError> {
-    // both were normalized as keys (`keys`)
-    let (from_key, to_key) = (ObjectKey::new(from.as_str()), ObjectKey::new(to.as_str()));
-    match rename(state, org_id, &from_key, &to_key, replace).await? {
+    match rename(state, org_id, &from, &to, replace).await? {
         Renamed::SourceMissing => Err(ApiError::new(
             Code::NotFound,
             format!("no object has the key `{from}`"),
@@ -173,8 +179,8 @@ async fn move_one(
         Renamed::Moved { .. } => Ok(MoveResponse {
             success: true,
             moved: usize::from(from != to),
-            from,
-            to,
+            from: from.into_string(),
+            to: to.into_string(),
             conflicts: Vec::new(),
             done: true,
             request_id: current_request_id(),
@@ -185,14 +191,12 @@ async fn move_one(
 async fn move_folder(
     state: &CdnState,
     org_id: &OrgId,
-    from: String,
-    to: String,
-    replace: bool,
+    m: FolderMove,
 ) -> Result<MoveResponse, ApiError> {
-    let batch = state
-        .records
-        .folder_move_batch(org_id, &from, &to, replace, FOLDER_BATCH)
-        .await?;
+    let batch = state.stores.records.folder_move_batch(org_id, &m).await?;
+    let FolderMove {
+        from, to, replace, ..
+    } = m;
     let (mut moved, mut conflicts) = (0, Vec::new());
     for key in &batch.movable {
         let dest = folder_move::destination(&from, &to, key);
@@ -233,7 +237,11 @@ async fn rename(
     to: &ObjectKey,
     replace: bool,
 ) -> Result<Renamed, ApiError> {
-    let renamed = state.records.rename(org_id, from, to, replace).await?;
+    let renamed = state
+        .stores
+        .records
+        .rename(org_id, from, to, replace)
+        .await?;
     state.forget_row(org_id, from);
     state.forget_row(org_id, to);
     if let Renamed::Moved {

@@ -119,7 +119,7 @@ async fn purge_keys(
     let mut purged = 0;
     for key in &distinct {
         state.forget_row(org_id, key);
-        if state.records.get(org_id, key).await?.is_some() {
+        if state.stores.records.get(org_id, key).await?.is_some() {
             purged += 1;
         }
     }

@@ -35,6 +35,7 @@ pub async fn list_placeholders(
     auth.require(Permission::CdnRead)?;
     let scope = auth.key.path_scope();
     let placeholders = state
+        .stores
         .placeholders
         .list(&auth.org.id)
         .await?

@@ -50,6 +50,7 @@ pub async fn remove_placeholder(
     let pattern = Pattern::parse(raw).map_err(refused)?;
     pattern_in_scope(&auth, &pattern)?;
     let deleted = state
+        .stores
         .placeholders
         .delete(&auth.org.id, pattern.as_str())
         .await?;

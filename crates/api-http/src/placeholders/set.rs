@@ -66,8 +66,8 @@ pub async fn set_placeholder(
     }
     let now = Utc::now().trunc_subsecs(3);
     let outcome = placeholder::set(
-        state.records.as_ref(),
-        state.placeholders.as_ref(),
+        state.stores.records.as_ref(),
+        state.stores.placeholders.as_ref(),
         &auth.org.id,
         &new,
         now,

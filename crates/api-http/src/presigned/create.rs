@@ -170,6 +170,7 @@ pub async fn create(
     let token = upload_url::generate_token();
     let expires_at = Utc::now() + Duration::seconds(spec.expires_in);
     state
+        .stores
         .upload_urls
         .create(&UploadUrlRecord {
             token_hash: token.hash,

@@ -103,12 +103,14 @@ async fn upload_through(
     state: &CdnState,
 ) -> Result<HttpResponse, ApiError> {
     let record = state
+        .stores
         .upload_urls
         .get(&hash)
         .await?
         .ok_or_else(token_invalid)?;
     // the creating key must still be valid, and its own restrictions still apply
     let key = state
+        .stores
         .accounts
         .get_key(&record.key_id)
         .await?
@@ -117,6 +119,7 @@ async fn upload_through(
         return Err(token_invalid());
     }
     let org = state
+        .stores
         .accounts
         .get_org(&record.org_id)
         .await?
@@ -209,7 +212,12 @@ async fn store_through_token(
     let meta = cdn_core::metadata::from_text(form.field("metadata").unwrap_or(""))
         .map_err(crate::objects::metadata_error)?;
     let n = form.files.len() as i32;
-    match state.upload_urls.reserve(hash, n, Utc::now()).await? {
+    match state
+        .stores
+        .upload_urls
+        .reserve(hash, n, Utc::now())
+        .await?
+    {
         Reservation::Reserved => {}
         Reservation::NotFound => return Err(token_invalid()),
         Reservation::Expired => return Err(token_expired(false)),
@@ -264,7 +272,7 @@ async fn store_through_token(
         results.push((file.field.clone(), outcome));
     }
     if failed > 0 {
-        if let Err(e) = state.upload_urls.release(hash, failed).await {
+        if let Err(e) = state.stores.upload_urls.release(hash, failed).await {
             tracing::warn!(error = %e, "releasing upload-URL slots failed");
         }
     }

@@ -4,6 +4,7 @@ use chrono::Duration;
 
 use super::{key, keys, q, record, Fixture};
 use crate::folder::{FolderEntry, FolderQuery};
+use crate::folder_move::FolderMove;
 use crate::path::ObjectKey;
 use crate::store::{ObjectTotals, Renamed};
 
@@ -468,7 +469,15 @@ pub async fn records_folder_move_batches_skip_taken_destinations(f: &Fixture) {
     }
     // another organization's object at a destination takes nothing
     repo.upsert(&f.org_b, &record("dst/a", "px")).await.unwrap();
-    let batch = |replace, limit| repo.folder_move_batch(&f.org_a, "src", "dst", replace, limit);
+    let batch = |replace, limit| {
+        let m = FolderMove {
+            from: "src".into(),
+            to: "dst".into(),
+            replace,
+            limit,
+        };
+        async move { repo.folder_move_batch(&f.org_a, &m).await }
+    };
 
     let all = batch(false, 10).await.unwrap();
     assert_eq!(all.movable, ["src/a", "src/c"]);
@@ -499,10 +508,12 @@ pub async fn records_folder_move_batches_skip_taken_destinations(f: &Fixture) {
     assert!(rest.movable.is_empty() && rest.done());
     assert_eq!(rest.blocked, ["src/b", "src/d/e"]);
     // an empty or missing folder
-    assert_eq!(
-        repo.folder_move_batch(&f.org_a, "nothing", "dst", false, 10)
-            .await
-            .unwrap(),
-        Default::default()
-    );
+    let nothing = FolderMove {
+        from: "nothing".into(),
+        to: "dst".into(),
+        replace: false,
+        limit: 10,
+    };
+    let none = repo.folder_move_batch(&f.org_a, &nothing).await.unwrap();
+    assert_eq!(none, Default::default());
 }

@@ -2,7 +2,7 @@
 //! export lock).
 
 use super::*;
-use crate::slots::LeaseKind;
+use crate::slots::{LeaseKind, LeaseRequest};
 
 /// The newest batch of each server by commit order, however its events are dated; servers with
 /// no batch are absent.
@@ -31,63 +31,59 @@ pub async fn last_batches_name_each_servers_newest_batch(f: &Fixture) {
     assert!(f.store.last_batches(&[b]).await.unwrap().is_empty());
 }
 
+fn ask(kind: LeaseKind, limit: usize, expires_at: chrono::DateTime<Utc>) -> LeaseRequest {
+    LeaseRequest {
+        kind,
+        limit,
+        expires_at,
+    }
+}
+
 /// Each kind has its own limit per organization; a released lease frees its slot and cannot be
 /// renewed; a held one can.
 pub async fn read_slot_leases_hold_each_kinds_limit(f: &Fixture) {
     let (slots, org) = (f.slots.as_ref(), &f.org);
     let until = Utc::now() + Duration::seconds(30);
-    let first = slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap();
-    let second = slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap();
-    let (first, second) = (first.unwrap(), second.unwrap());
-    assert!(first.starts_with("tail_") && first != second);
+    let tails = ask(LeaseKind::Tail, 2, until);
+    let first = slots.acquire(org, &tails).await.unwrap().unwrap();
+    let second = slots.acquire(org, &tails).await.unwrap().unwrap();
+    assert!(first.id.starts_with("tail_") && first != second);
+    assert_eq!(first.kind, LeaseKind::Tail);
     assert_eq!(
-        slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap(),
+        slots.acquire(org, &tails).await.unwrap(),
         None,
         "the limit holds"
     );
-    let search = slots
-        .acquire(LeaseKind::Search, org, 1, until)
-        .await
-        .unwrap();
+    let searches = ask(LeaseKind::Search, 1, until);
+    let search = slots.acquire(org, &searches).await;
     assert!(
-        search.is_some_and(|id| id.starts_with("search_")),
+        search.unwrap().is_some_and(|l| l.id.starts_with("search_")),
         "kinds count apart"
     );
-    assert!(slots.renew(LeaseKind::Tail, &first, until).await.unwrap());
-    slots.release(LeaseKind::Tail, &first).await.unwrap();
-    assert!(!slots.renew(LeaseKind::Tail, &first, until).await.unwrap());
-    slots.release(LeaseKind::Tail, &first).await.unwrap(); // twice: nothing happens
-    let third = slots.acquire(LeaseKind::Tail, org, 2, until).await.unwrap();
+    assert!(slots.renew(&first, until).await.unwrap());
+    slots.release(&first).await.unwrap();
+    assert!(!slots.renew(&first, until).await.unwrap());
+    slots.release(&first).await.unwrap(); // twice: nothing happens
+    let third = slots.acquire(org, &tails).await.unwrap();
     assert!(third.is_some(), "a released lease frees its slot");
-    assert!(slots.renew(LeaseKind::Tail, &second, until).await.unwrap());
+    assert!(slots.renew(&second, until).await.unwrap());
 }
 
 /// A lease past its `expires_at` (its holder died) is taken back by the next acquirer.
 pub async fn expired_read_slot_leases_are_taken_back(f: &Fixture) {
     let (slots, org) = (f.slots.as_ref(), &f.org);
     let past = Utc::now() - Duration::seconds(1);
-    let dead = slots
-        .acquire(LeaseKind::Search, org, 1, past)
-        .await
-        .unwrap()
-        .unwrap();
+    let dead = slots.acquire(org, &ask(LeaseKind::Search, 1, past)).await;
+    let dead = dead.unwrap().unwrap();
     let until = Utc::now() + Duration::seconds(30);
-    let next = slots
-        .acquire(LeaseKind::Search, org, 1, until)
-        .await
-        .unwrap();
+    let searches = ask(LeaseKind::Search, 1, until);
+    let next = slots.acquire(org, &searches).await.unwrap();
     assert!(next.is_some(), "the expired lease's slot is free");
     assert!(
-        !slots.renew(LeaseKind::Search, &dead, until).await.unwrap(),
+        !slots.renew(&dead, until).await.unwrap(),
         "a lease taken back is gone"
     );
-    assert_eq!(
-        slots
-            .acquire(LeaseKind::Search, org, 1, until)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(slots.acquire(org, &searches).await.unwrap(), None);
 }
 
 /// One export at a time per organization; unlocking frees the lock at once.

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use auth_core::{OrgId, StoreError};
 use cdn_core::folder::{FolderEntry, FolderQuery};
-use cdn_core::folder_move::MoveBatch;
+use cdn_core::folder_move::{FolderMove, MoveBatch};
 use cdn_core::metadata::Metadata;
 use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed};
 use cdn_core::ObjectKey;
@@ -263,11 +263,9 @@ impl ObjectRecordStore for PgObjectRecords {
     async fn folder_move_batch(
         &self,
         org_id: &OrgId,
-        from: &str,
-        to: &str,
-        replace: bool,
-        limit: usize,
+        m: &FolderMove,
     ) -> Result<MoveBatch, StoreError> {
+        let (from, to, limit) = (m.from.as_str(), m.to.as_str(), m.limit);
         let mut conn = self.db.conn().await?;
         let keys = |destination: &str, limit: usize| {
             diesel::sql_query(format!(
@@ -281,7 +279,7 @@ impl ObjectRecordStore for PgObjectRecords {
             .bind::<BigInt, _>(limit as i64)
         };
         let mut batch = MoveBatch::default();
-        let (movable, blocked) = if replace {
+        let (movable, blocked) = if m.replace {
             (keys("AND $4 = $4 AND $5 = $5", limit + 1), None)
         } else {
             (

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use auth_core::OrgId;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
-use logs_core::slots::{ExportGuard, LeaseKind, ReadSlotStore};
+use logs_core::slots::{ExportGuard, Lease, LeaseRequest, ReadSlotStore};
 
 use super::{export_lock, leases};
 use crate::Db;
@@ -24,25 +24,19 @@ impl PgReadSlots {
 impl ReadSlotStore for PgReadSlots {
     async fn acquire(
         &self,
-        kind: LeaseKind,
         org_id: &OrgId,
-        limit: usize,
-        expires_at: DateTime<Utc>,
-    ) -> Result<Option<String>, StoreError> {
-        leases::acquire_lease(&self.db, kind, org_id, limit, expires_at).await
+        req: &LeaseRequest,
+    ) -> Result<Option<Lease>, StoreError> {
+        let id = leases::acquire_lease(&self.db, req.kind, org_id, req.limit, req.expires_at);
+        Ok(id.await?.map(|id| Lease { kind: req.kind, id }))
     }
 
-    async fn renew(
-        &self,
-        kind: LeaseKind,
-        id: &str,
-        expires_at: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
-        leases::renew_lease(&self.db, kind, id, expires_at).await
+    async fn renew(&self, lease: &Lease, expires_at: DateTime<Utc>) -> Result<bool, StoreError> {
+        leases::renew_lease(&self.db, lease.kind, &lease.id, expires_at).await
     }
 
-    async fn release(&self, kind: LeaseKind, id: &str) -> Result<(), StoreError> {
-        leases::release_lease(&self.db, kind, id).await
+    async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
+        leases::release_lease(&self.db, lease.kind, &lease.id).await
     }
 
     async fn try_export_lock(

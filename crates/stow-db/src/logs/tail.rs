@@ -9,6 +9,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
+use diesel::OptionalExtension;
 use diesel_async::RunQueryDsl;
 use logs_core::event::{MAX_FUTURE_MINUTES, MAX_PAST_DAYS};
 use logs_core::plan::Bounds;
@@ -151,15 +152,11 @@ pub async fn tail_batch_time(
         "SELECT ingested_at FROM log_batches WHERE server_id = $1 AND commit_xid = $2 \
          ORDER BY ingested_at LIMIT 1",
     )
-    .bind::<Text, _>(&server.as_str())
+    .bind::<Text, _>(server.as_str())
     .bind::<BigInt, _>(seq)
     .get_result(conn)
     .await
-    .map(Some)
-    .or_else(|e| match e {
-        diesel::result::Error::NotFound => Ok(None),
-        e => Err(e),
-    })
+    .optional()
     .map_err(db_error)?;
     Ok(at.map(|a| a.ingested_at))
 }

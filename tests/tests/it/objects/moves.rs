@@ -302,7 +302,7 @@ async fn a_folder_move_gets_past_more_conflicts_than_a_batch_and_ends() {
         last_modified: chrono::Utc::now(),
         created_at: chrono::Utc::now(),
     };
-    let records = &app.cdn_state.records;
+    let records = &app.cdn_state.stores.records;
     for i in 0..1001 {
         for folder in ["r/src", "r/dst"] {
             records
