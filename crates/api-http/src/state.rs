@@ -15,11 +15,11 @@ use cdn_core::ObjectKey;
 use chrono::{SubsecRound, Utc};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use stow_db::Db;
-use stow_http::{ApiError, Config};
+use stow_http::{ApiError, Code, Config};
 use stow_objects::Objects;
 
 use crate::form::{StageGuard, StagedFile};
-use crate::pipeline::{ListedObject, Placement, UploadedObject};
+use crate::pipeline::{Existing, ListedObject, Placement, UploadedObject};
 
 /// Characters left as they are in `publicUrl` path segments (RFC 3986 unreserved).
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -391,6 +391,7 @@ impl CdnState {
         placement: Placement,
         metadata: Metadata,
         guard: &mut StageGuard,
+        existing: Existing,
     ) -> Result<ObjectRecord, ApiError> {
         let location = file
             .location
@@ -407,7 +408,23 @@ impl CdnState {
             last_modified: now,
             created_at: now,
         };
-        let replaced = self.stores.records.upsert(org_id, &record).await?;
+        let replaced = match existing {
+            Existing::Replace => self.stores.records.upsert(org_id, &record).await?,
+            Existing::Keep => {
+                if !self.stores.records.create(org_id, &record).await? {
+                    // the staged bytes stay pending in the guard, which removes them
+                    return Err(ApiError::new(
+                        Code::PreconditionFailed,
+                        format!(
+                            "an object already has the key `{}` and `If-None-Match: *` asks to \
+                             create only; nothing was stored or replaced",
+                            record.key
+                        ),
+                    ));
+                }
+                None
+            }
+        };
         self.forget_row(org_id, &record.key);
         metrics::counter!("cdn_uploaded_bytes_total").increment(file.size);
         metrics::counter!("cdn_uploaded_objects_total").increment(1);

@@ -41,6 +41,16 @@ impl ObjectRecordStore for MemoryObjectRecords {
         Ok(old.map(|o| o.storage_path))
     }
 
+    async fn create(&self, org_id: &OrgId, record: &ObjectRecord) -> Result<bool, StoreError> {
+        let mut rows = lock(&self.rows);
+        let slot = (org_id.clone(), record.key.clone());
+        if rows.contains_key(&slot) {
+            return Ok(false);
+        }
+        rows.insert(slot, record.clone());
+        Ok(true)
+    }
+
     async fn get(
         &self,
         org_id: &OrgId,

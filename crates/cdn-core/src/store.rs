@@ -58,6 +58,10 @@ pub trait ObjectRecordStore: Send + Sync {
         org_id: &OrgId,
         record: &ObjectRecord,
     ) -> Result<Option<String>, StoreError>;
+    /// Inserts the row for `(org, record.key)` only when that key has none (a create-only
+    /// upload); `false`, with nothing changed, when it has one. Of two racing creates of one key,
+    /// exactly one gets `true`.
+    async fn create(&self, org_id: &OrgId, record: &ObjectRecord) -> Result<bool, StoreError>;
     async fn get(
         &self,
         org_id: &OrgId,

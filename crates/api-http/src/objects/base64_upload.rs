@@ -17,7 +17,7 @@ use super::upload::UploadResponse;
 use super::{key_policy, metadata_error};
 use crate::form::{StageGuard, StagedFile};
 use crate::idempotency;
-use crate::pipeline::place;
+use crate::pipeline::{place, Existing};
 use crate::state::CdnState;
 
 /// JSON bodies of the Base64 route may be this large (about 12 MiB of file).
@@ -70,13 +70,14 @@ fn decode_base64(data: &str) -> Result<(Option<String>, Vec<u8>), ApiError> {
 /// Upload one Base64-encoded file in a JSON body.
 #[utoipa::path(
     post, path = "/v1/objects/base64", tag = "objects", security(("bearer" = [])),
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe"), ("If-None-Match" = Option<String>, Header, description = "`*`: create only; 412 PRECONDITION_FAILED when an object exists at the key")),
     request_body = Base64Upload,
     responses(
         (status = 200, description = "Stored", body = UploadResponse),
         (status = 400, description = "INVALID_REQUEST (bad Base64, metadata) or INVALID_PATH", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
         (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
+        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::CdnErrorBody),
         (status = 413, description = "FILE_TOO_LARGE or PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
         stow_http::error::KeyedRouteErrors,
@@ -91,15 +92,17 @@ pub async fn upload_base64(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
+    let existing = Existing::of(&req)?;
     let body = body.into_inner();
     let mut fp = Fingerprint::new();
     fp.json(&serde_json::to_value(&body).unwrap_or(Value::Null));
-    let fingerprint = fp.finish();
+    let mut fingerprint = fp.finish();
+    fingerprint.extend_from_slice(existing.fingerprint_part());
     let ticket = idempotency::begin(&state, &req, &auth.key.id, "/v1/objects/base64").await?;
     if ticket.is_retry() {
         return ticket.replay(&req, &fingerprint);
     }
-    let outcome = store_base64(&state, &auth, body).await;
+    let outcome = store_base64(&state, &auth, body, existing).await;
     ticket.finish(&fingerprint, outcome).await
 }
 
@@ -107,6 +110,7 @@ async fn store_base64(
     state: &CdnState,
     auth: &Auth,
     body: Base64Upload,
+    existing: Existing,
 ) -> Result<(StatusCode, Value), ApiError> {
     let (url_type, bytes) = decode_base64(&body.data)?;
     let max = state.max_file_size(auth);
@@ -145,7 +149,7 @@ async fn store_base64(
         .put(&location, bytes.into(), Some(&placement.content_type))
         .await?;
     let record = state
-        .commit(&auth.org.id, &file, placement, meta, &mut guard)
+        .commit(&auth.org.id, &file, placement, meta, &mut guard, existing)
         .await?;
     Ok((
         StatusCode::OK,

@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 
 use super::{key_policy, metadata_error, multipart_route};
 use crate::form::FormLimits;
-use crate::pipeline::{place, UploadedObject};
+use crate::pipeline::{place, Existing, UploadedObject};
 use crate::state::CdnState;
 
 /// Bulk upload form (documentation only).
@@ -106,7 +106,7 @@ pub struct BulkResponse {
 /// Upload several files; each is validated and stored independently.
 #[utoipa::path(
     post, path = "/v1/objects/bulk", tag = "objects", security(("bearer" = [])),
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe"), ("If-None-Match" = Option<String>, Header, description = "`*`: create only, file by file: a file whose key has an object fails in its result with PRECONDITION_FAILED")),
     request_body(content = BulkForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "One result per file, in order", body = BulkResponse),
@@ -139,7 +139,7 @@ pub async fn upload_bulk(
         payload,
         "/v1/objects/bulk",
         limits,
-        |form| store_bulk(&state, &auth, form),
+        |form, existing| store_bulk(&state, &auth, form, existing),
     )
     .await
 }
@@ -148,6 +148,7 @@ async fn store_bulk(
     state: &CdnState,
     auth: &Auth,
     mut form: crate::form::Form,
+    existing: Existing,
 ) -> Result<(StatusCode, Value), ApiError> {
     let raw = form.field("payload").ok_or_else(|| {
         ApiError::invalid_request("the multipart part `payload` (JSON with `items`) is required")
@@ -208,7 +209,14 @@ async fn store_bulk(
                 &policy,
             )?;
             state
-                .commit(&auth.org.id, file, placement, meta, &mut form.guard)
+                .commit(
+                    &auth.org.id,
+                    file,
+                    placement,
+                    meta,
+                    &mut form.guard,
+                    existing,
+                )
                 .await
         }
         .await;

@@ -33,7 +33,7 @@ use stow_http::{ApiError, Auth};
 
 use crate::form::{read_form, FormLimits};
 use crate::idempotency;
-use crate::pipeline::UploadPolicy;
+use crate::pipeline::{Existing, UploadPolicy};
 use crate::state::CdnState;
 
 pub fn key_policy(auth: &Auth) -> UploadPolicy {
@@ -116,9 +116,10 @@ pub(super) async fn multipart_route<L, S, Fut>(
 ) -> Result<HttpResponse, ApiError>
 where
     L: FnOnce(bool) -> FormLimits,
-    S: FnOnce(crate::form::Form) -> Fut,
+    S: FnOnce(crate::form::Form, Existing) -> Fut,
     Fut: std::future::Future<Output = Result<(StatusCode, Value), ApiError>>,
 {
+    let existing = Existing::of(req)?;
     let ticket = idempotency::begin(state, req, &auth.key.id, route).await?;
     let form = read_form(
         req.headers(),
@@ -128,13 +129,18 @@ where
         limits(ticket.is_retry()),
     )
     .await;
+    let form = form.map(|mut form| {
+        form.fingerprint
+            .extend_from_slice(existing.fingerprint_part());
+        form
+    });
     if ticket.is_retry() {
         return ticket.replay(req, &form?.fingerprint);
     }
     let (fingerprint, outcome) = match form {
         Ok(mut form) => {
             let fp = std::mem::take(&mut form.fingerprint);
-            (fp, store(form).await)
+            (fp, store(form, existing).await)
         }
         Err(e) => (Vec::new(), Err(e)),
     };

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use super::{key_policy, metadata_error, multipart_route};
 use crate::form::FormLimits;
-use crate::pipeline::{place, UploadedObject};
+use crate::pipeline::{place, Existing, UploadedObject};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -41,13 +41,14 @@ pub struct UploadForm {
 /// Upload one file (multipart).
 #[utoipa::path(
     post, path = "/v1/objects", tag = "objects", security(("bearer" = [])),
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe"), ("If-None-Match" = Option<String>, Header, description = "`*`: create only; 412 PRECONDITION_FAILED when an object exists at the key")),
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "Stored", body = UploadResponse),
         (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
         (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::CdnErrorBody),
+        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::CdnErrorBody),
         (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
         stow_http::error::KeyedRouteErrors,
@@ -75,7 +76,7 @@ pub async fn upload(
         payload,
         "/v1/objects",
         limits,
-        |form| store_single(&state, &auth, form),
+        |form, existing| store_single(&state, &auth, form, existing),
     )
     .await
 }
@@ -85,6 +86,7 @@ async fn store_single(
     state: &CdnState,
     auth: &Auth,
     mut form: crate::form::Form,
+    existing: Existing,
 ) -> Result<(StatusCode, Value), ApiError> {
     let file = match form.files.pop() {
         Some(f) => f,
@@ -102,7 +104,14 @@ async fn store_single(
         &key_policy(auth),
     )?;
     let record = state
-        .commit(&auth.org.id, &file, placement, meta, &mut form.guard)
+        .commit(
+            &auth.org.id,
+            &file,
+            placement,
+            meta,
+            &mut form.guard,
+            existing,
+        )
         .await?;
     Ok((
         StatusCode::OK,

@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 use crate::form::{read_form, Form, FormLimits};
 use crate::idempotency;
 use crate::objects::BulkResult;
-use crate::pipeline::{place, UploadPolicy};
+use crate::pipeline::{place, Existing, UploadPolicy};
 use crate::state::CdnState;
 
 fn token_invalid() -> ApiError {
@@ -48,7 +48,7 @@ pub struct TokenUploadForm {
 /// Upload through an upload URL (no Authorization header).
 #[utoipa::path(
     post, path = "/v1/presigned-url/{token}", tag = "upload-urls",
-    params(("token" = String, Path, description = "The upload token"), ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")),
+    params(("token" = String, Path, description = "The upload token"), ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe"), ("If-None-Match" = Option<String>, Header, description = "`*`: create only; 412 PRECONDITION_FAILED when an object exists at the key")),
     request_body(content = TokenUploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "One file: `{success, object, requestId}`; several: `{success, results, requestId}`", body = crate::objects::UploadResponse),
@@ -56,6 +56,7 @@ pub struct TokenUploadForm {
         (status = 401, description = "TOKEN_INVALID", body = stow_http::error::CdnErrorBody),
         (status = 403, description = "FORBIDDEN (metadata not allowed) or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
         (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
+        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::CdnErrorBody),
         (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = stow_http::error::CdnErrorBody),
         (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::CdnErrorBody),
         (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
@@ -124,6 +125,7 @@ async fn upload_through(
         .get_org(&record.org_id)
         .await?
         .ok_or_else(token_invalid)?;
+    let existing = Existing::of(req)?;
     let credential = format!("tok:{}", hex::encode(hash));
     // a retry of a completed upload is answered even when that upload used the last slot
     let ticket = idempotency::begin(state, req, &credential, "/v1/presigned-url/{token}").await?;
@@ -146,7 +148,13 @@ async fn upload_through(
         fail_fast: false,
         store: !ticket.is_retry(),
     };
-    let form = read_form(req.headers(), payload, &state.blobs, &org.id, limits).await;
+    let form = read_form(req.headers(), payload, &state.blobs, &org.id, limits)
+        .await
+        .map(|mut form| {
+            form.fingerprint
+                .extend_from_slice(existing.fingerprint_part());
+            form
+        });
     if ticket.is_retry() {
         return ticket.replay(req, &form?.fingerprint);
     }
@@ -169,11 +177,11 @@ async fn upload_through(
                 store_through_token(
                     state,
                     &record,
-                    &hash,
                     &org.slug,
                     scope,
                     key.allowed_mime.clone(),
                     form,
+                    existing,
                 )
                 .await,
             )
@@ -186,11 +194,11 @@ async fn upload_through(
 async fn store_through_token(
     state: &CdnState,
     record: &UploadUrlRecord,
-    hash: &[u8; 32],
     slug: &str,
     scope: PathScope,
     key_mime: Option<Vec<String>>,
     mut form: Form,
+    existing: Existing,
 ) -> Result<(StatusCode, Value), ApiError> {
     if form.files.is_empty() {
         return Err(ApiError::invalid_request(
@@ -215,7 +223,7 @@ async fn store_through_token(
     match state
         .stores
         .upload_urls
-        .reserve(hash, n, Utc::now())
+        .reserve(&record.token_hash, n, Utc::now())
         .await?
     {
         Reservation::Reserved => {}
@@ -262,6 +270,7 @@ async fn store_through_token(
                     placement,
                     meta.clone(),
                     &mut form.guard,
+                    existing,
                 )
                 .await
         }
@@ -272,7 +281,12 @@ async fn store_through_token(
         results.push((file.field.clone(), outcome));
     }
     if failed > 0 {
-        if let Err(e) = state.stores.upload_urls.release(hash, failed).await {
+        if let Err(e) = state
+            .stores
+            .upload_urls
+            .release(&record.token_hash, failed)
+            .await
+        {
             tracing::warn!(error = %e, "releasing upload-URL slots failed");
         }
     }

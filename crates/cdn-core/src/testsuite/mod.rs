@@ -74,6 +74,7 @@ macro_rules! cdn_store_suite {
     ($run:path, $fixture:path) => {
         $crate::cdn_store_suite!(@cases $run, $fixture;
             records_upsert_replaces_and_keeps_organizations_apart,
+            records_create_only_where_no_object_is,
             records_list_in_byte_order_recursively_and_by_pages,
             records_list_without_denied_prefixes_or_other_organizations,
             records_delete_and_report_references,

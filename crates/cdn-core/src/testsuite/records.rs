@@ -49,6 +49,28 @@ pub async fn records_upsert_replaces_and_keeps_organizations_apart(f: &Fixture) 
     );
 }
 
+/// A create takes a free key only; the stored row is untouched when the key is taken, and keys
+/// of other organizations do not count.
+pub async fn records_create_only_where_no_object_is(f: &Fixture) {
+    let repo = f.records.as_ref();
+    assert!(repo
+        .create(&f.org_a, &record("new.png", "p1"))
+        .await
+        .unwrap());
+    let first = repo.get(&f.org_a, &key("new.png")).await.unwrap().unwrap();
+    let mut other = record("new.png", "p2");
+    other.size = 99;
+    assert!(!repo.create(&f.org_a, &other).await.unwrap(), "taken");
+    let kept = repo.get(&f.org_a, &key("new.png")).await.unwrap().unwrap();
+    assert_eq!(kept, first, "the stored object is untouched");
+    assert!(
+        repo.create(&f.org_b, &other).await.unwrap(),
+        "another organization's key is free"
+    );
+    repo.delete(&f.org_a, &key("new.png")).await.unwrap();
+    assert!(repo.create(&f.org_a, &other).await.unwrap(), "free again");
+}
+
 pub async fn records_list_in_byte_order_recursively_and_by_pages(f: &Fixture) {
     records_upsert_replaces_and_keeps_organizations_apart(f).await;
     let (repo, org_a, org_b) = (f.records.as_ref(), &f.org_a, &f.org_b);

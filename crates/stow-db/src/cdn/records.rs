@@ -70,6 +70,31 @@ fn folder_upper_bound(folder: &str) -> String {
     format!("{folder}0")
 }
 
+/// Inserts the row unless its key has one; whether it did.
+async fn insert_if_absent(
+    conn: &mut AsyncPgConnection,
+    org_id: &OrgId,
+    r: &ObjectRecord,
+    metadata: &Value,
+) -> diesel::QueryResult<bool> {
+    let inserted = diesel::insert_into(objects::table)
+        .values((
+            objects::org_id.eq(org_id.as_str()),
+            objects::key.eq(r.key.as_str()),
+            objects::size.eq(r.size),
+            objects::content_type.eq(&r.content_type),
+            objects::etag.eq(&r.etag),
+            objects::metadata.eq(metadata),
+            objects::storage_path.eq(&r.storage_path),
+            objects::updated_at.eq(r.last_modified),
+            objects::created_at.eq(r.created_at),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(inserted == 1)
+}
+
 #[async_trait]
 impl ObjectRecordStore for PgObjectRecords {
     async fn upsert(&self, org_id: &OrgId, r: &ObjectRecord) -> Result<Option<String>, StoreError> {
@@ -81,22 +106,7 @@ impl ObjectRecordStore for PgObjectRecords {
                 // concurrent delete or move can take the row away between the insert that found
                 // it and the lock that wants it; look again, a bounded number of times.
                 for _ in 0..RACE_ATTEMPTS {
-                    let inserted = diesel::insert_into(objects::table)
-                        .values((
-                            objects::org_id.eq(org_id.as_str()),
-                            objects::key.eq(r.key.as_str()),
-                            objects::size.eq(r.size),
-                            objects::content_type.eq(&r.content_type),
-                            objects::etag.eq(&r.etag),
-                            objects::metadata.eq(&metadata),
-                            objects::storage_path.eq(&r.storage_path),
-                            objects::updated_at.eq(r.last_modified),
-                            objects::created_at.eq(r.created_at),
-                        ))
-                        .on_conflict_do_nothing()
-                        .execute(conn)
-                        .await?;
-                    if inserted == 1 {
+                    if insert_if_absent(conn, org_id, r, &metadata).await? {
                         return Ok(Some(None));
                     }
                     // Lock the current row so the replaced path we return is exactly the one this
@@ -129,6 +139,15 @@ impl ObjectRecordStore for PgObjectRecords {
         .await
         .map_err(db_error)?
         .ok_or_else(|| StoreError::Conflict(KEY_CHANGED.to_owned()))
+    }
+
+    async fn create(&self, org_id: &OrgId, r: &ObjectRecord) -> Result<bool, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let metadata = serde_json::to_value(&r.metadata).unwrap_or(Value::Null);
+        // the primary key decides between racing creates: one inserts, the others find it taken
+        insert_if_absent(&mut conn, org_id, r, &metadata)
+            .await
+            .map_err(db_error)
     }
 
     async fn get(

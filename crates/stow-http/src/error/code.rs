@@ -46,6 +46,8 @@ codes! {
     TokenExpired => GONE, "TOKEN_EXPIRED", "not_found";
     RateLimited => TOO_MANY_REQUESTS, "RATE_LIMITED", "rate_limited";
     Conflict => CONFLICT, "CONFLICT", "conflict";
+    /// An upload with `If-None-Match: *` found an object at its key.
+    PreconditionFailed => PRECONDITION_FAILED, "PRECONDITION_FAILED", "precondition_failed";
     InvalidRequest => BAD_REQUEST, "INVALID_REQUEST", "invalid_request";
     NotFound => NOT_FOUND, "NOT_FOUND", "not_found";
     MethodNotAllowed => METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", "method_not_allowed";
@@ -97,7 +99,7 @@ mod tests {
     #[test]
     fn every_code_has_both_spellings_and_a_status() {
         use Code::*;
-        assert_eq!(Code::ALL.len(), 28);
+        assert_eq!(Code::ALL.len(), 29);
         for &c in Code::ALL {
             assert_eq!(c.cdn_name(), c.cdn_name().to_uppercase());
             assert_eq!(c.ingest_name(), c.ingest_name().to_lowercase());
@@ -115,6 +117,7 @@ mod tests {
         assert_eq!(TokenExpired.status(), 410);
         assert_eq!(RateLimited.status(), 429);
         assert_eq!(Conflict.status(), 409);
+        assert_eq!(PreconditionFailed.status(), 412);
         assert_eq!(BatchIdConflict.status(), 409);
         assert_eq!(BatchInProgress.status(), 503);
         assert_eq!(ServerNotFound.status(), 404);

@@ -5,6 +5,7 @@ pub(crate) use auth_core::{AccountStore, Permission};
 pub(crate) use reqwest::multipart::{Form, Part};
 pub(crate) use stowage_tests::*;
 
+mod create_only;
 mod delete_and_idempotency;
 mod delete_folder;
 mod delivery;
