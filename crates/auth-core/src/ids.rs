@@ -5,8 +5,6 @@
 
 #[doc(hidden)]
 pub use serde as __serde;
-#[doc(hidden)]
-pub use ulid as __ulid;
 
 /// A string identifier type: `new`, `generate` (a ULID after the prefix, when one is given),
 /// `as_str`, `Deref<Target = str>`, `Display`, conversions from `String`/`&str`, equality with
@@ -19,11 +17,7 @@ macro_rules! string_id {
         impl $name {
             /// A new, sortable id with this type's prefix.
             pub fn generate() -> Self {
-                Self::new(format!(
-                    "{}_{}",
-                    $prefix,
-                    $crate::ids::__ulid::Ulid::new().to_string().to_lowercase()
-                ))
+                Self::new($crate::model::new_id($prefix))
             }
         }
     };

@@ -43,10 +43,7 @@ impl State {
         filters: &Filters,
         after: Option<(DateTime<Utc>, i64)>,
     ) -> Vec<&EventRow> {
-        let others = Filters {
-            data: None,
-            ..filters.clone()
-        };
+        let others = filters.without_data();
         let mut rows: Vec<&EventRow> = self
             .events
             .iter()

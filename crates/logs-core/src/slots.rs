@@ -29,11 +29,7 @@ impl LeaseKind {
 
     /// A new lease id of this kind.
     pub fn new_id(self) -> String {
-        format!(
-            "{}_{}",
-            self.prefix(),
-            ulid::Ulid::new().to_string().to_lowercase()
-        )
+        auth_core::model::new_id(self.prefix())
     }
 }
 

@@ -108,12 +108,11 @@ pub async fn move_objects(
     let started = Instant::now();
     let org = &auth.org.id;
     let outcome = if body.folder {
-        let limit = FOLDER_BATCH;
         let m = FolderMove {
             from,
             to,
             replace: body.replace,
-            limit,
+            limit: FOLDER_BATCH,
         };
         move_folder(&state, org, m).await
     } else {
