@@ -168,6 +168,8 @@ pub struct KeySpec {
     pub mime: Option<Vec<String>>,
     pub org: Option<auth_core::OrgId>,
     pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The servers whose logs a developer key may act on.
+    pub servers: auth_core::ServerScope,
 }
 
 impl KeySpec {
@@ -181,6 +183,7 @@ impl KeySpec {
             mime: None,
             org: None,
             expires_at: None,
+            servers: auth_core::ServerScope::All,
         }
     }
 
@@ -240,6 +243,7 @@ impl TestApp {
                 allowed_prefixes: spec.allow,
                 denied_prefixes: spec.deny,
                 allowed_mime: spec.mime,
+                servers: spec.servers,
                 expires_at: spec.expires_at,
             })
             .await
@@ -405,19 +409,18 @@ impl TestApp {
         panic!("no request claimed the idempotency key {idem_key}");
     }
 
+    /// The JSON body of a GET on the API host with `key`, whatever the status.
+    pub async fn get_json(&self, path: &str, key: &str) -> Value {
+        let res = self.get(path, key).send().await.unwrap();
+        res.json().await.unwrap()
+    }
+
     pub async fn list_keys(&self, key: &str, path: Option<&str>) -> Vec<String> {
         let url = match path {
             Some(p) => format!("/v1/objects?path={}&limit=1000", urlencode(p)),
             None => "/v1/objects?limit=1000".to_owned(),
         };
-        let body: Value = self
-            .get(&url, key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = self.get_json(&url, key).await;
         body["objects"]
             .as_array()
             .unwrap_or(&vec![])

@@ -57,7 +57,8 @@ pub struct OverviewResponse {
     pub organization: OverviewOrganization,
     pub plan: PlanInfo,
     pub usage: UsageInfo,
-    /// Every server of the organization for a developer key; a server key's own server.
+    /// Every server of the organization for a developer key (those its server scope names, when it
+    /// has one); a server key's own server.
     pub servers: Vec<OverviewServer>,
     pub request_id: String,
 }
@@ -88,7 +89,12 @@ pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResp
     let stored = state.stores.records.totals(&ctx.org.id).await?;
     let servers = match &ctx.server {
         Some(server) => vec![server.clone()],
-        None => state.stores.accounts.list_servers(&ctx.org.id).await?,
+        None => {
+            let scope = ctx.log_scope();
+            let mut all = state.stores.accounts.list_servers(&ctx.org.id).await?;
+            all.retain(|s| scope.includes(&s.id));
+            all
+        }
     };
     let ids: Vec<ServerId> = servers.iter().map(|s| s.id.clone()).collect();
     // when events arrived is log data: only for keys that may read logs

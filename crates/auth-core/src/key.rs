@@ -6,6 +6,7 @@ use crate::ids::{KeyId, OrgId, ServerId};
 use crate::model::{Org, Plan, Server};
 use crate::permission::{Permission, PermissionSet};
 use crate::policy::PathScope;
+use crate::server_scope::ServerScope;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CredentialType {
@@ -44,6 +45,9 @@ pub struct ApiKey {
     pub allowed_prefixes: Vec<String>,
     pub denied_prefixes: Vec<String>,
     pub allowed_mime: Option<Vec<String>>,
+    /// The servers whose logs the key may read and write (a server key acts on its own server
+    /// only, whatever this says).
+    pub servers: ServerScope,
     pub created_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
     pub disabled_at: Option<DateTime<Utc>>,
@@ -78,6 +82,15 @@ pub struct AuthContext {
 }
 
 impl AuthContext {
+    /// The servers whose logs this caller may act on: a server key's own server, else the key's
+    /// scope.
+    pub fn log_scope(&self) -> ServerScope {
+        match &self.key.server_id {
+            Some(bound) => ServerScope::Only(vec![bound.clone()]),
+            None => self.key.servers.clone(),
+        }
+    }
+
     pub fn require(&self, p: Permission) -> Result<(), AuthError> {
         if self.key.permissions.contains(p) {
             Ok(())
@@ -202,6 +215,7 @@ mod tests {
             allowed_prefixes: vec![],
             denied_prefixes: vec![],
             allowed_mime: None,
+            servers: ServerScope::All,
             created_at: now,
             expires_at: None,
             disabled_at: None,

@@ -21,6 +21,9 @@ pub enum Denied {
     SourceInactive,
     /// The key's bound server no longer exists.
     BoundServerGone(String),
+    /// The server is the organization's, but the key's server scope does not name it; the join
+    /// code as registered.
+    OutOfScope(String),
     Store(StoreError),
 }
 
@@ -58,6 +61,11 @@ pub async fn resolve(
                 .ok_or_else(|| Denied::UnknownServer(code.to_owned()))?,
         ),
     };
+    if let Target::Fresh(server) = &target {
+        if !ctx.log_scope().includes(&server.id) {
+            return Err(Denied::OutOfScope(server.cfx_id.clone()));
+        }
+    }
     if !ctx.plan.logs_enabled {
         return Err(Denied::PlanWithoutLogs);
     }
@@ -77,36 +85,41 @@ pub async fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{KeyId, OrgId};
+    use crate::ids::OrgId;
     use crate::memory::MemoryAccounts;
     use crate::model::NewKey;
     use crate::{secret, CredentialType, PermissionSet};
 
     async fn ctx(store: &MemoryAccounts, org_id: &OrgId, server: Option<&Server>) -> AuthContext {
+        key_ctx(store, org_id, server, crate::ServerScope::All).await
+    }
+
+    async fn key_ctx(
+        store: &MemoryAccounts,
+        org_id: &OrgId,
+        server: Option<&Server>,
+        servers: crate::ServerScope,
+    ) -> AuthContext {
         let s = secret::generate(CredentialType::Developer);
-        let kind = if server.is_some() {
-            CredentialType::Server
-        } else {
-            CredentialType::Developer
+        let key = match server {
+            Some(bound) => NewKey {
+                server_id: Some(bound.id.clone()),
+                credential_type: CredentialType::Server,
+                ..NewKey::developer(org_id.clone(), &s, PermissionSet::all())
+            },
+            None => NewKey {
+                servers,
+                ..NewKey::developer(org_id.clone(), &s, PermissionSet::all())
+            },
         };
-        store
-            .create_key(&NewKey {
-                id: KeyId::generate(),
-                org_id: org_id.clone(),
-                server_id: server.map(|s| s.id.clone()),
-                credential_type: kind,
-                name: None,
-                secret_hash: s.hash,
-                hint: s.hint,
-                permissions: PermissionSet::all(),
-                allowed_prefixes: vec![],
-                denied_prefixes: vec![],
-                allowed_mime: None,
-                expires_at: None,
-            })
-            .await
-            .unwrap();
+        store.create_key(&key).await.unwrap();
         store.find_auth_context(&s.hash).await.unwrap().unwrap()
+    }
+
+    /// A developer key whose logs scope is `server` alone.
+    async fn scoped_ctx(store: &MemoryAccounts, org_id: &OrgId, server: &Server) -> AuthContext {
+        let scope = crate::ServerScope::only([server.id.clone()]).unwrap();
+        key_ctx(store, org_id, None, scope).await
     }
 
     #[test]
@@ -160,6 +173,30 @@ mod tests {
         assert_eq!(
             resolve(&store, &global, Some("ABC123")).await.unwrap().id,
             srv.id
+        );
+        let second = store
+            .register_server(&org.id, "Second", None)
+            .await
+            .unwrap();
+        store.set_logs_active("second", true).await.unwrap();
+        let scoped = scoped_ctx(&store, &org.id, &srv).await;
+        assert_eq!(
+            resolve(&store, &scoped, Some("abc123")).await.unwrap().id,
+            srv.id
+        );
+        assert_eq!(
+            resolve(&store, &scoped, Some("second")).await,
+            Err(Denied::OutOfScope("Second".into())),
+            "the organization's server, outside the key's scope"
+        );
+        assert_eq!(
+            resolve(&store, &scoped, Some("theirs")).await,
+            Err(Denied::UnknownServer("theirs".into())),
+            "another organization's server stays unknown"
+        );
+        assert_eq!(
+            resolve(&store, &global, Some("second")).await.unwrap().id,
+            second.id
         );
         store.set_org_plan(&org.id, "free").await.unwrap();
         let free = ctx(&store, &org.id, None).await;

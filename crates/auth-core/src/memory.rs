@@ -195,7 +195,8 @@ impl AccountStore for MemoryAccounts {
         if !st.orgs.contains_key(&key.org_id) {
             return Err(unknown("organization", &key.org_id));
         }
-        if let Some(server_id) = &key.server_id {
+        let scoped = key.servers.named().unwrap_or_default();
+        for server_id in key.server_id.iter().chain(scoped) {
             match st.servers.get(server_id) {
                 Some(s) if s.org_id == key.org_id => {}
                 _ => return Err(unknown("server", server_id)),
@@ -215,6 +216,7 @@ impl AccountStore for MemoryAccounts {
             allowed_prefixes: key.allowed_prefixes.clone(),
             denied_prefixes: key.denied_prefixes.clone(),
             allowed_mime: key.allowed_mime.clone(),
+            servers: key.servers.clone(),
             created_at: Utc::now(),
             expires_at: key.expires_at,
             disabled_at: None,

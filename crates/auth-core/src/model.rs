@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use crate::ids::{KeyId, OrgId, ServerId};
 use crate::key::CredentialType;
 use crate::permission::PermissionSet;
+use crate::secret::NewSecret;
+use crate::server_scope::ServerScope;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -75,7 +77,31 @@ pub struct NewKey {
     pub allowed_prefixes: Vec<String>,
     pub denied_prefixes: Vec<String>,
     pub allowed_mime: Option<Vec<String>>,
+    /// The servers whose logs a developer key may act on; `All` for server keys.
+    pub servers: ServerScope,
     pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl NewKey {
+    /// A developer key of `org_id` with `secret` and `permissions` and nothing else: no name, no
+    /// path, MIME or server limits, no expiry (struct update syntax narrows it).
+    pub fn developer(org_id: OrgId, secret: &NewSecret, permissions: PermissionSet) -> Self {
+        Self {
+            id: KeyId::generate(),
+            org_id,
+            server_id: None,
+            credential_type: CredentialType::Developer,
+            name: None,
+            secret_hash: secret.hash,
+            hint: secret.hint.clone(),
+            permissions,
+            allowed_prefixes: vec![],
+            denied_prefixes: vec![],
+            allowed_mime: None,
+            servers: ServerScope::All,
+            expires_at: None,
+        }
+    }
 }
 
 /// Prefixed, sortable identifiers (`org_01J…`).

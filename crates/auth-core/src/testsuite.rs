@@ -4,13 +4,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::ids::{KeyId, OrgId};
+use crate::ids::{KeyId, OrgId, ServerId};
 use chrono::Utc;
 
 use crate::key::CredentialType;
 use crate::model::{new_id, NewKey, Plan};
 use crate::permission::PermissionSet;
 use crate::secret;
+use crate::server_scope::ServerScope;
 use crate::store::{AccountStore, StoreError};
 
 /// One `#[test]` per case, each on a fresh store. `$run` drives a future to completion;
@@ -23,6 +24,7 @@ macro_rules! account_store_suite {
             organizations_need_a_known_plan_and_a_free_slug,
             servers_register_once_per_join_code,
             keys_authenticate_list_expire_and_disable,
+            keys_keep_their_server_scope_within_the_organization,
             plans_organizations_and_servers_are_listed);
     };
     (@cases $run:path, $store:path; $($case:ident),*) => {
@@ -299,6 +301,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         allowed_prefixes: vec!["images".into()],
         denied_prefixes: vec!["images/private".into()],
         allowed_mime: Some(vec!["image/*".into()]),
+        servers: ServerScope::All,
         expires_at: None,
     };
     let key = store.create_key(&new_key).await.unwrap();
@@ -351,6 +354,7 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         allowed_prefixes: vec![],
         denied_prefixes: vec![],
         allowed_mime: None,
+        servers: ServerScope::All,
         expires_at: Some(Utc::now() + chrono::Duration::days(1)),
         ..new_key.clone()
     };
@@ -416,6 +420,62 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
     ));
 }
 
+pub async fn keys_keep_their_server_scope_within_the_organization(store: &dyn AccountStore) {
+    let (org, server) = servers(store).await;
+    let second = store
+        .register_server(&org.id, "second", None)
+        .await
+        .unwrap();
+    let developer = |servers: ServerScope| {
+        let s = secret::generate(CredentialType::Developer);
+        (
+            NewKey {
+                servers,
+                ..NewKey::developer(org.id.clone(), &s, PermissionSet::all())
+            },
+            s.hash,
+        )
+    };
+    let scope = ServerScope::only([second.id.clone(), server.id.clone()]).unwrap();
+    let (scoped, hash) = developer(scope.clone());
+    assert_eq!(store.create_key(&scoped).await.unwrap().servers, scope);
+    assert_eq!(
+        store.get_key(&scoped.id).await.unwrap().unwrap().servers,
+        scope
+    );
+    let ctx = store.find_auth_context(&hash).await.unwrap().unwrap();
+    assert_eq!(ctx.key.servers, scope);
+    assert_eq!(ctx.log_scope(), scope);
+    let (global, hash) = developer(ServerScope::All);
+    store.create_key(&global).await.unwrap();
+    let ctx = store.find_auth_context(&hash).await.unwrap().unwrap();
+    assert_eq!(ctx.log_scope(), ServerScope::All);
+
+    let other = store
+        .create_org("Elsewhere", "elsewhere", "growth")
+        .await
+        .unwrap();
+    let theirs = store
+        .register_server(&other.id, "theirs", None)
+        .await
+        .unwrap();
+    let (cross, hash) = developer(ServerScope::only([server.id.clone(), theirs.id]).unwrap());
+    assert!(
+        matches!(store.create_key(&cross).await, Err(StoreError::NotFound(_))),
+        "a scope cannot name another organization's server"
+    );
+    assert_eq!(
+        store.find_auth_context(&hash).await.unwrap(),
+        None,
+        "nothing stored"
+    );
+    let (unknown, _) = developer(ServerScope::only([ServerId::new("srv_missing")]).unwrap());
+    assert!(matches!(
+        store.create_key(&unknown).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
 /// One `#[test]` per case of the console-session store suite. `$fixture` is an
 /// `async fn() -> (Box<dyn ConsoleSessionStore>, Box<dyn AccountStore>)` over the same database.
 #[macro_export]
@@ -448,20 +508,11 @@ async fn two_keys(accounts: &dyn AccountStore) -> [(KeyId, [u8; 32]); 2] {
     for _ in 0..2 {
         let secret = secret::generate(CredentialType::Developer);
         let key = accounts
-            .create_key(&NewKey {
-                id: KeyId::generate(),
-                org_id: org.id.clone(),
-                server_id: None,
-                credential_type: CredentialType::Developer,
-                name: None,
-                secret_hash: secret.hash,
-                hint: secret.hint,
-                permissions: PermissionSet::all(),
-                allowed_prefixes: vec![],
-                denied_prefixes: vec![],
-                allowed_mime: None,
-                expires_at: None,
-            })
+            .create_key(&NewKey::developer(
+                org.id.clone(),
+                &secret,
+                PermissionSet::all(),
+            ))
             .await
             .unwrap();
         keys.push((key.id, secret.hash));

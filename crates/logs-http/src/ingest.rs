@@ -96,6 +96,9 @@ async fn resolve(
             "POST /v1/logs needs a server-bound key; a global key must use POST /v1/servers/{cfxServerId}/logs",
         ),
         Denied::OtherServer => forbidden("this key is bound to another server"),
+        Denied::OutOfScope(code) => forbidden(format!(
+            "this key may write the logs of named servers only, and `{code}` is not one of them"
+        )),
         Denied::UnknownServer(code) | Denied::BoundServerGone(code) => server_not_found(&code),
         Denied::PlanWithoutLogs => ApiError::new(Code::LogsNotEnabled, "the organization's plan does not include Logs"),
         Denied::SourceInactive => ApiError::new(Code::LogsNotEnabled, "the Logs source of this server is not active"),

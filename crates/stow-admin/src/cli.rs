@@ -258,6 +258,10 @@ pub enum KeyCmd {
         /// Key type.
         #[arg(long = "type", value_enum)]
         kind: KeyType,
+        /// Limit a developer key's logs:read and logs:write to this server (join code),
+        /// repeatable; without it the key acts on every server of the organization.
+        #[arg(long = "log-server")]
+        log_servers: Vec<String>,
         /// A permission, repeatable: cdn:read, cdn:write, cdn:delete, cdn:purge, logs:read, logs:write.
         #[arg(long = "perm")]
         perms: Vec<String>,

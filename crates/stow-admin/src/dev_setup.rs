@@ -170,6 +170,7 @@ async fn create_dev_key(
             allowed_prefixes: vec![],
             denied_prefixes: vec![],
             allowed_mime: None,
+            servers: auth_core::ServerScope::All,
             expires_at: None,
         })
         .await?;

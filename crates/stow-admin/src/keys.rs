@@ -1,7 +1,9 @@
 //! `stowctl key …`: API keys.
 
 use auth_core::model::NewKey;
-use auth_core::{secret, AccountStore, ApiKey, CredentialType, KeyId, Permission, PermissionSet};
+use auth_core::{
+    secret, AccountStore, ApiKey, CredentialType, KeyId, Permission, PermissionSet, ServerScope,
+};
 use cdn_core::path::normalize_folder;
 use serde_json::{json, Value};
 
@@ -56,6 +58,7 @@ fn key_json(k: &ApiKey) -> Value {
         "allowPaths": k.allowed_prefixes,
         "denyPaths": k.denied_prefixes,
         "mime": k.allowed_mime,
+        "logServers": k.servers.to_stored(),
         "createdAt": k.created_at.to_rfc3339(),
         "expiresAt": k.expires_at.map(|t| t.to_rfc3339()),
         "disabledAt": k.disabled_at.map(|t| t.to_rfc3339()),
@@ -81,6 +84,40 @@ fn prefixes(raw: &[String], flag: &str) -> Result<Vec<String>, CliError> {
         .collect()
 }
 
+/// `--log-server` join codes as a scope: each one a server of the organization, and only on
+/// developer keys (a server key acts on its own server).
+async fn log_scope(
+    ctx: &Ctx,
+    org: &auth_core::Org,
+    kind: CredentialType,
+    codes: &[String],
+) -> Result<ServerScope, CliError> {
+    if codes.is_empty() {
+        return Ok(ServerScope::All);
+    }
+    if kind == CredentialType::Server {
+        return Err(CliError(
+            "--log-server is for developer keys; a server key acts on its own server only".into(),
+        ));
+    }
+    let mut ids = Vec::with_capacity(codes.len());
+    for code in codes {
+        let server = ctx
+            .accounts
+            .find_server_by_cfx(code)
+            .await?
+            .filter(|s| s.org_id == org.id)
+            .ok_or_else(|| {
+                CliError(format!(
+                    "--log-server {code:?}: no server with this join code in organization {}",
+                    org.id
+                ))
+            })?;
+        ids.push(server.id);
+    }
+    ServerScope::only(ids).map_err(|e| CliError(e.to_string()))
+}
+
 /// A disabled key's console sessions end now, not at their next request.
 async fn end_console_sessions(ctx: &Ctx, key_id: &KeyId) -> Result<u64, CliError> {
     use auth_core::console_session::ConsoleSessionStore;
@@ -96,6 +133,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             org,
             server,
             kind,
+            log_servers,
             perms,
             allow_paths,
             deny_paths,
@@ -131,6 +169,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                 }
                 (_, None) => None,
             };
+            let servers = log_scope(ctx, &org_row, kind, &log_servers).await?;
             let mut permissions: PermissionSet = perms
                 .iter()
                 .map(|p| {
@@ -174,6 +213,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                     allowed_prefixes: prefixes(&allow_paths, "--allow-path")?,
                     denied_prefixes: prefixes(&deny_paths, "--deny-path")?,
                     allowed_mime: mime,
+                    servers,
                     expires_at: expires,
                 })
                 .await?;
@@ -197,11 +237,20 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             let rows: Vec<Vec<String>> = keys
                 .iter()
                 .map(|k| {
-                    let server = k.server_id.as_ref().map(|id| {
+                    let code = |id: &auth_core::ServerId| {
                         servers
                             .iter()
                             .find(|s| &s.id == id)
                             .map_or_else(|| id.to_string(), |s| s.cfx_id.clone())
+                    };
+                    // a bound server, or the servers a developer key's logs are limited to
+                    let server = k.server_id.as_ref().map(code).or_else(|| {
+                        k.servers.named().map(|ids| {
+                            format!(
+                                "logs: {}",
+                                ids.iter().map(code).collect::<Vec<_>>().join(",")
+                            )
+                        })
                     });
                     let mut paths: Vec<String> = k.allowed_prefixes.clone();
                     paths.extend(k.denied_prefixes.iter().map(|d| format!("!{d}")));
@@ -284,6 +333,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                     allowed_prefixes: old.allowed_prefixes.clone(),
                     denied_prefixes: old.denied_prefixes.clone(),
                     allowed_mime: old.allowed_mime.clone(),
+                    servers: old.servers.clone(),
                     expires_at: old.expires_at,
                 })
                 .await?;

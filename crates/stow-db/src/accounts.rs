@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use auth_core::key::{ApiKey, AuthContext, CredentialType};
 use auth_core::model::{NewKey, Org, Plan, Server};
-use auth_core::{AccountStore, Cause, PermissionSet, StoreError};
+use auth_core::{AccountStore, Cause, PermissionSet, ServerScope, StoreError};
 use auth_core::{KeyId, OrgId, ServerId};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -114,6 +114,7 @@ struct KeyRow {
     expires_at: Option<DateTime<Utc>>,
     disabled_at: Option<DateTime<Utc>>,
     last_used_at: Option<DateTime<Utc>>,
+    servers: Option<Vec<String>>,
 }
 
 impl TryFrom<KeyRow> for ApiKey {
@@ -132,6 +133,7 @@ impl TryFrom<KeyRow> for ApiKey {
             allowed_prefixes: r.allowed_prefixes,
             denied_prefixes: r.denied_prefixes,
             allowed_mime: r.allowed_mime,
+            servers: ServerScope::from_stored(r.servers),
             created_at: r.created_at,
             expires_at: r.expires_at,
             disabled_at: r.disabled_at,
@@ -353,16 +355,23 @@ impl AccountStore for PgAccounts {
 
     async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError> {
         let mut conn = self.db.conn().await?;
-        if let Some(server_id) = &key.server_id {
-            let owner: Option<String> = servers::table
-                .find(server_id.as_str())
-                .select(servers::org_id)
-                .first(&mut conn)
+        // the bound server and every scoped one must be the organization's own
+        let named: Vec<&str> = key
+            .server_id
+            .iter()
+            .chain(key.servers.named().unwrap_or_default())
+            .map(|id| id.as_str())
+            .collect();
+        if !named.is_empty() {
+            let owned: Vec<String> = servers::table
+                .filter(servers::id.eq_any(&named))
+                .filter(servers::org_id.eq(key.org_id.as_str()))
+                .select(servers::id)
+                .load(&mut conn)
                 .await
-                .optional()
                 .map_err(db_error)?;
-            if owner.as_deref() != Some(key.org_id.as_str()) {
-                return Err(not_found("server", server_id));
+            if let Some(missing) = named.iter().find(|id| !owned.iter().any(|o| o == *id)) {
+                return Err(not_found("server", missing));
             }
         }
         diesel::insert_into(api_keys::table)
@@ -378,6 +387,7 @@ impl AccountStore for PgAccounts {
                 api_keys::allowed_prefixes.eq(&key.allowed_prefixes),
                 api_keys::denied_prefixes.eq(&key.denied_prefixes),
                 api_keys::allowed_mime.eq(&key.allowed_mime),
+                api_keys::servers.eq(key.servers.to_stored()),
                 api_keys::expires_at.eq(key.expires_at),
             ))
             .returning(KeyRow::as_returning())

@@ -50,6 +50,7 @@ diesel::table! {
         expires_at -> Nullable<Timestamptz>,
         disabled_at -> Nullable<Timestamptz>,
         last_used_at -> Nullable<Timestamptz>,
+        servers -> Nullable<Array<Text>>,
     }
 }
 

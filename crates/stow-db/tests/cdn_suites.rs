@@ -18,20 +18,7 @@ async fn fixture() -> cdn_core::testsuite::Fixture {
     let b = accounts.create_org("B", "b", "pro").await.unwrap();
     let s = secret::generate(CredentialType::Developer);
     let key = accounts
-        .create_key(&NewKey {
-            id: auth_core::KeyId::generate(),
-            org_id: a.id.clone(),
-            server_id: None,
-            credential_type: CredentialType::Developer,
-            name: None,
-            secret_hash: s.hash,
-            hint: s.hint,
-            permissions: PermissionSet::all(),
-            allowed_prefixes: vec![],
-            denied_prefixes: vec![],
-            allowed_mime: None,
-            expires_at: None,
-        })
+        .create_key(&NewKey::developer(a.id.clone(), &s, PermissionSet::all()))
         .await
         .unwrap();
     cdn_core::testsuite::Fixture {

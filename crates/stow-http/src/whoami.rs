@@ -51,6 +51,10 @@ pub struct WhoamiResponse {
     pub restrictions: RestrictionsInfo,
     /// Null when unrestricted.
     pub allowed_mime_types: Option<Vec<String>>,
+    /// The ids of the servers whose logs a developer key is limited to (their join codes are in
+    /// `GET /v1/overview`); absent for a key that acts on every server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_server_ids: Option<Vec<String>>,
     pub expires_at: Option<String>,
     pub request_id: String,
     /// The same id, in the ingestion host's spelling (only on `logs-api`).
@@ -102,6 +106,7 @@ pub async fn whoami(auth: Auth) -> HttpResponse {
             denied_prefixes: ctx.key.denied_prefixes.clone(),
         },
         allowed_mime_types: ctx.key.allowed_mime.clone(),
+        log_server_ids: ctx.key.servers.to_stored(),
         expires_at: ctx
             .key
             .expires_at

@@ -125,20 +125,11 @@ async fn provision(db_url: &str) -> String {
     accounts.set_logs_active("lp123", true).await.unwrap();
     let s = auth_core::secret::generate(auth_core::CredentialType::Developer);
     accounts
-        .create_key(&auth_core::model::NewKey {
-            id: auth_core::KeyId::generate(),
-            org_id: org.id,
-            server_id: None,
-            credential_type: auth_core::CredentialType::Developer,
-            name: None,
-            secret_hash: s.hash,
-            hint: s.hint,
-            permissions: auth_core::PermissionSet::all(),
-            allowed_prefixes: vec![],
-            denied_prefixes: vec![],
-            allowed_mime: None,
-            expires_at: None,
-        })
+        .create_key(&auth_core::model::NewKey::developer(
+            org.id,
+            &s,
+            auth_core::PermissionSet::all(),
+        ))
         .await
         .unwrap();
     s.secret

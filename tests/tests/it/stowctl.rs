@@ -670,18 +670,13 @@ async fn list_commands_show_what_exists_in_readable_tables() {
     auth_core::AccountStore::create_key(
         &accounts,
         &auth_core::model::NewKey {
-            id: auth_core::KeyId::generate(),
-            org_id: auth_core::OrgId::from(org.clone()),
-            server_id: None,
-            credential_type: auth_core::CredentialType::Developer,
             name: Some("old".into()),
-            secret_hash: s.hash,
-            hint: s.hint,
-            permissions: auth_core::PermissionSet::all(),
-            allowed_prefixes: vec![],
-            denied_prefixes: vec![],
-            allowed_mime: None,
             expires_at: Some(chrono::Utc::now() - chrono::Duration::hours(1)),
+            ..auth_core::model::NewKey::developer(
+                auth_core::OrgId::from(org.clone()),
+                &s,
+                auth_core::PermissionSet::all(),
+            )
         },
     )
     .await
@@ -839,6 +834,83 @@ async fn keys_are_enabled_and_rotated() {
     assert!(err.contains("unknown key \"key_nope\""), "{err}");
     let err = refused(&db, &["key", "enable", "key_nope"]);
     assert!(err.contains("key_nope"), "{err}");
+}
+
+/// `--log-server` limits a developer key's logs to named servers of its organization; the scope
+/// is listed, kept by a rotation, and refused where it cannot mean anything.
+#[tokio::test]
+async fn developer_keys_are_limited_to_named_servers() {
+    let db = empty_db().await;
+    let ok = |args: &[&str]| succeeded(&db, args);
+    let org = new_org(&db, "Acme", "pro");
+    let other = new_org(&db, "Elsewhere", "pro");
+    for (org, code) in [(&org, "srv1"), (&org, "srv2"), (&other, "theirs")] {
+        ok(&["server", "register", "--org", org, "--cfx-id", code]);
+    }
+    let create = |extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "key",
+            "create",
+            "--org",
+            &org,
+            "--perm",
+            "logs:read",
+        ];
+        args.extend_from_slice(extra);
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let args = create(&[
+        "--type",
+        "developer",
+        "--log-server",
+        "srv2",
+        "--log-server",
+        "SRV1",
+    ]);
+    let key = json_of(&ok(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(key["logServers"].as_array().map(Vec::len), Some(2), "{key}");
+    let listed = ok(&["key", "list", "--org", &org]);
+    assert!(
+        listed.contains("logs: srv1,srv2") || listed.contains("logs: srv2,srv1"),
+        "{listed}"
+    );
+    let id = key["keyId"].as_str().unwrap();
+    let rotated = json_of(&ok(&["--json", "key", "rotate", id]));
+    assert_eq!(rotated["logServers"], key["logServers"]);
+    let global = create(&["--type", "developer"]);
+    let global = json_of(&ok(&global.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(global["logServers"], Value::Null, "every server");
+
+    for (extra, expected) in [
+        (
+            &["--type", "developer", "--log-server", "theirs"][..],
+            "--log-server \"theirs\": no server with this join code",
+        ),
+        (
+            &["--type", "developer", "--log-server", "nope"][..],
+            "--log-server \"nope\"",
+        ),
+        (
+            &[
+                "--type",
+                "server",
+                "--server",
+                "srv1",
+                "--log-server",
+                "srv2",
+            ][..],
+            "--log-server is for developer keys",
+        ),
+    ] {
+        // without --json: the message as a person reads it
+        let args = create(extra);
+        let err = refused(
+            &db,
+            &args[1..].iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        assert!(err.contains(expected), "{extra:?}: {err}");
+    }
 }
 
 #[tokio::test]

@@ -96,6 +96,9 @@ pub(crate) async fn target_server(
                 "`serverId` (the server join code) is required for a global key",
             ),
             Denied::OtherServer => forbidden("this key is bound to another server"),
+            Denied::OutOfScope(code) => forbidden(&format!(
+                "this key may read the logs of named servers only, and `{code}` is not one of them"
+            )),
             Denied::UnknownServer(code) => ApiError::new(
                 Code::NotFound,
                 format!("no registered server with join code `{code}` in this organization"),
@@ -112,8 +115,8 @@ pub(crate) async fn target_server(
 #[derive(utoipa::IntoResponses)]
 #[allow(dead_code)]
 pub enum LogReadErrors {
-    /// FORBIDDEN: `logs:read` missing, a key bound to another server, a plan without Logs, or the
-    /// server's Logs source inactive.
+    /// FORBIDDEN: `logs:read` missing, a key bound to another server, a server outside the key's
+    /// server scope, a plan without Logs, or the server's Logs source inactive.
     #[response(status = 403)]
     Forbidden(stow_http::error::CdnErrorBody),
     /// NOT_FOUND: no registered server with that join code in this organization.
