@@ -15,6 +15,7 @@ pub mod model;
 pub mod permission;
 pub mod policy;
 pub mod rate;
+pub mod roles;
 pub mod secret;
 pub mod server_scope;
 pub mod signing;

@@ -63,6 +63,29 @@ impl PathScope {
             .map(String::as_str)
     }
 
+    /// Whether every key this scope admits is admitted by `ceiling` (a grant or key never reaches
+    /// a path its maker cannot): each allowed prefix lies inside one of the ceiling's, and each of
+    /// the ceiling's denied prefixes is denied here too or lies outside everything allowed here.
+    pub fn within(&self, ceiling: &PathScope) -> bool {
+        if ceiling.is_restricted()
+            && (!self.is_restricted()
+                || !self
+                    .allowed
+                    .iter()
+                    .all(|a| ceiling.allowed.iter().any(|c| prefix_matches(c, a))))
+        {
+            return false;
+        }
+        ceiling.denied.iter().all(|d| {
+            self.is_denied(d)
+                || (self.is_restricted()
+                    && !self
+                        .allowed
+                        .iter()
+                        .any(|a| prefix_matches(a, d) || prefix_matches(d, a)))
+        })
+    }
+
     /// Whether listing the folder `path` is allowed. The folder itself must lie inside an allowed
     /// prefix (listing `""` with a restricted key is refused); objects under denied prefixes are
     /// filtered from the results by the caller.
@@ -192,6 +215,98 @@ mod tests {
         assert!(!deny_only.is_restricted());
         let both_same = PathScope::new(s(&["a"]), s(&["a"]));
         assert!(!both_same.allows("a/b"));
+    }
+
+    #[test]
+    fn narrowing_a_path_scope() {
+        let everywhere = PathScope::unrestricted();
+        let images = PathScope::new(s(&["images"]), vec![]);
+        let images_but_private = PathScope::new(s(&["images"]), s(&["images/private"]));
+        let cases: &[(&PathScope, &PathScope, bool, &str)] = &[
+            (&everywhere, &everywhere, true, "same"),
+            (&images, &everywhere, true, "narrower"),
+            (&everywhere, &images, false, "wider than the ceiling"),
+            (&images, &images, true, "same prefixes"),
+            (
+                &PathScope::new(s(&["images/2026"]), vec![]),
+                &images,
+                true,
+                "a sub-folder",
+            ),
+            (
+                &PathScope::new(s(&["images2"]), vec![]),
+                &images,
+                false,
+                "whole segments",
+            ),
+            (
+                &PathScope::new(s(&["images", "clips"]), vec![]),
+                &images,
+                false,
+                "N+1 prefixes",
+            ),
+            (
+                &images,
+                &images_but_private,
+                false,
+                "the ceiling's denial dropped",
+            ),
+            (
+                &images_but_private,
+                &images_but_private,
+                true,
+                "denial kept",
+            ),
+            (
+                &PathScope::new(s(&["images"]), s(&["images/private/old"])),
+                &images_but_private,
+                false,
+                "a narrower denial leaves part of the denied folder open",
+            ),
+            (
+                &PathScope::new(s(&["images"]), s(&["images"])),
+                &images_but_private,
+                true,
+                "a wider denial",
+            ),
+            (
+                &PathScope::new(s(&["images/private/x"]), vec![]),
+                &images_but_private,
+                false,
+                "allowed inside the denied folder",
+            ),
+            (
+                &PathScope::new(s(&["images/public"]), vec![]),
+                &images_but_private,
+                true,
+                "allowed beside the denied folder",
+            ),
+            (
+                &PathScope::new(vec![], s(&["secret"])),
+                &PathScope::new(vec![], s(&["secret"])),
+                true,
+                "deny-only ceilings",
+            ),
+            (
+                &everywhere,
+                &PathScope::new(vec![], s(&["secret"])),
+                false,
+                "deny-only ceiling, nothing denied",
+            ),
+            (
+                &PathScope::new(s(&["照片"]), vec![]),
+                &PathScope::new(s(&["照片"]), vec![]),
+                true,
+                "Unicode",
+            ),
+        ];
+        for (scope, ceiling, expected, why) in cases {
+            assert_eq!(
+                scope.within(ceiling),
+                *expected,
+                "{why}: {scope:?} within {ceiling:?}"
+            );
+        }
     }
 
     #[test]
