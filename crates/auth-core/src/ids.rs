@@ -153,6 +153,18 @@ string_id!(
     "srv"
 );
 
+string_id!(
+    /// A member's id (`mem_…`): a person with their own sign-in, in one or more organizations.
+    MemberId,
+    "mem"
+);
+
+string_id!(
+    /// An invitation's id (`inv_…`), as opposed to its token, which only the link carries.
+    InvitationId,
+    "inv"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,12 @@ pub mod ids;
 pub mod join_code;
 pub mod key;
 pub mod log_access;
+pub mod member;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod member_suite;
 pub mod memory;
 pub mod model;
+pub mod password;
 pub mod permission;
 pub mod policy;
 pub mod rate;
@@ -24,7 +28,7 @@ pub mod store;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
 
-pub use ids::{KeyId, OrgId, ServerId};
+pub use ids::{InvitationId, KeyId, MemberId, OrgId, ServerId};
 pub use key::{ApiKey, AuthContext, AuthError, CredentialType};
 pub use model::{NewKey, Org, Plan, Server};
 pub use permission::{Permission, PermissionSet};

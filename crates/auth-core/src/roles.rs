@@ -142,7 +142,10 @@ impl Grant {
         if *role == Role::Owner && self.role != Role::Owner {
             return Some(Refusal::OwnerOnly);
         }
-        let beyond_permissions = role.permissions().iter().any(|p| !self.permissions().contains(p));
+        let beyond_permissions = role
+            .permissions()
+            .iter()
+            .any(|p| !self.permissions().contains(p));
         let beyond_capabilities = Capability::ALL
             .into_iter()
             .any(|c| role.may(c) && !self.may(c));
@@ -182,7 +185,11 @@ pub enum Refusal {
 
 /// Whether `actor` may give a member `proposed`, replacing `current` (`None` for an invitation).
 /// Changing one's own grant follows the same rule, so nobody promotes themselves.
-pub fn check_grant(actor: &Grant, current: Option<&Grant>, proposed: &Grant) -> Result<(), Refusal> {
+pub fn check_grant(
+    actor: &Grant,
+    current: Option<&Grant>,
+    proposed: &Grant,
+) -> Result<(), Refusal> {
     if !actor.may(Capability::ManageMembers) {
         return Err(Refusal::CannotManageMembers);
     }
@@ -224,7 +231,11 @@ pub fn check_key(actor: &Grant, key: &KeyGrant) -> Result<(), Refusal> {
     if !actor.may(Capability::ManageKeys) {
         return Err(Refusal::CannotManageKeys);
     }
-    if key.permissions.iter().any(|p| !actor.permissions().contains(p)) {
+    if key
+        .permissions
+        .iter()
+        .any(|p| !actor.permissions().contains(p))
+    {
         return Err(Refusal::PermissionAboveOwn);
     }
     if !key.servers.within(&actor.servers) {
@@ -283,7 +294,11 @@ mod tests {
         ];
         for (role, held) in permissions {
             for p in Permission::ALL {
-                assert_eq!(role.permissions().contains(p), held.contains(&p), "{role} {p}");
+                assert_eq!(
+                    role.permissions().contains(p),
+                    held.contains(&p),
+                    "{role} {p}"
+                );
             }
         }
         let capabilities: &[(Role, &[Capability])] = &[
@@ -321,7 +336,11 @@ mod tests {
                             let inside = held && g.paths.allows("shots/a.png");
                             let outside = held && g.paths.allows("mugshots/a.png");
                             assert_eq!(inside, held, "{role} {p} inside");
-                            assert_eq!(outside, held && !scope.is_restricted(), "{role} {p} outside");
+                            assert_eq!(
+                                outside,
+                                held && !scope.is_restricted(),
+                                "{role} {p} outside"
+                            );
                         }
                     }
                 }
@@ -333,7 +352,8 @@ mod tests {
     fn who_may_give_which_role() {
         for actor in Role::ALL {
             for target in Role::ALL {
-                let result = check_grant(&Grant::everywhere(actor), None, &Grant::everywhere(target));
+                let result =
+                    check_grant(&Grant::everywhere(actor), None, &Grant::everywhere(target));
                 let expected = match (actor, target) {
                     (Role::Moderator | Role::Viewer, _) => Err(Refusal::CannotManageMembers),
                     (Role::Admin, Role::Owner) => Err(Refusal::OwnerOnly),
@@ -348,9 +368,15 @@ mod tests {
     fn an_admin_cannot_promote_themselves_or_touch_an_owner() {
         let admin = Grant::everywhere(Role::Admin);
         let owner = Grant::everywhere(Role::Owner);
-        assert_eq!(check_grant(&admin, Some(&admin), &owner), Err(Refusal::OwnerOnly));
+        assert_eq!(
+            check_grant(&admin, Some(&admin), &owner),
+            Err(Refusal::OwnerOnly)
+        );
         let demoted = Grant::everywhere(Role::Viewer);
-        assert_eq!(check_grant(&admin, Some(&owner), &demoted), Err(Refusal::OwnerOnly));
+        assert_eq!(
+            check_grant(&admin, Some(&owner), &demoted),
+            Err(Refusal::OwnerOnly)
+        );
         assert_eq!(check_removal(&admin, &owner, 2), Err(Refusal::OwnerOnly));
         assert_eq!(check_grant(&owner, Some(&admin), &owner), Ok(()));
         assert_eq!(check_grant(&owner, Some(&owner), &demoted), Ok(()));
@@ -361,14 +387,28 @@ mod tests {
         let admin_a = grant(Role::Admin, only(&["srv_a"]), paths(&["shots"]));
         let ok = grant(Role::Moderator, only(&["srv_a"]), paths(&["shots/2026"]));
         assert_eq!(check_grant(&admin_a, None, &ok), Ok(()));
-        let wider_servers = [ServerScope::All, only(&["srv_a", "srv_b"]), only(&["srv_b"])];
+        let wider_servers = [
+            ServerScope::All,
+            only(&["srv_a", "srv_b"]),
+            only(&["srv_b"]),
+        ];
         for servers in wider_servers {
             let g = grant(Role::Viewer, servers, paths(&["shots"]));
-            assert_eq!(check_grant(&admin_a, None, &g), Err(Refusal::ServersBeyondOwn));
+            assert_eq!(
+                check_grant(&admin_a, None, &g),
+                Err(Refusal::ServersBeyondOwn)
+            );
         }
-        for scope in [PathScope::unrestricted(), paths(&["shots", "clips"]), paths(&["shots2"])] {
+        for scope in [
+            PathScope::unrestricted(),
+            paths(&["shots", "clips"]),
+            paths(&["shots2"]),
+        ] {
             let g = grant(Role::Viewer, only(&["srv_a"]), scope);
-            assert_eq!(check_grant(&admin_a, None, &g), Err(Refusal::PathsBeyondOwn));
+            assert_eq!(
+                check_grant(&admin_a, None, &g),
+                Err(Refusal::PathsBeyondOwn)
+            );
         }
         // a member outside the giver's own servers is not the giver's to change or remove
         let moderator_b = grant(Role::Moderator, only(&["srv_b"]), paths(&["shots"]));
@@ -376,7 +416,10 @@ mod tests {
             check_grant(&admin_a, Some(&moderator_b), &ok),
             Err(Refusal::ServersBeyondOwn)
         );
-        assert_eq!(check_removal(&admin_a, &moderator_b, 1), Err(Refusal::ServersBeyondOwn));
+        assert_eq!(
+            check_removal(&admin_a, &moderator_b, 1),
+            Err(Refusal::ServersBeyondOwn)
+        );
         assert_eq!(check_removal(&admin_a, &ok, 1), Ok(()));
         assert!(admin_a.covers(&ok));
         assert!(!ok.covers(&admin_a));
@@ -388,7 +431,11 @@ mod tests {
         assert_eq!(check_removal(&owner, &owner, 1), Err(Refusal::LastOwner));
         assert_eq!(check_removal(&owner, &owner, 2), Ok(()));
         assert_eq!(
-            check_removal(&Grant::everywhere(Role::Moderator), &Grant::everywhere(Role::Viewer), 1),
+            check_removal(
+                &Grant::everywhere(Role::Moderator),
+                &Grant::everywhere(Role::Viewer),
+                1
+            ),
             Err(Refusal::CannotManageMembers)
         );
     }
@@ -400,24 +447,38 @@ mod tests {
             servers,
             paths: scope,
         };
-        let everything = key(&Permission::ALL, ServerScope::All, PathScope::unrestricted());
+        let everything = key(
+            &Permission::ALL,
+            ServerScope::All,
+            PathScope::unrestricted(),
+        );
         for role in Role::ALL {
             let expected = if role.may(ManageKeys) {
                 Ok(())
             } else {
                 Err(Refusal::CannotManageKeys)
             };
-            assert_eq!(check_key(&Grant::everywhere(role), &everything), expected, "{role}");
+            assert_eq!(
+                check_key(&Grant::everywhere(role), &everything),
+                expected,
+                "{role}"
+            );
         }
         let admin_a = grant(Role::Admin, only(&["srv_a"]), paths(&["shots"]));
         let read_a = key(&[LogsRead], only(&["srv_a"]), paths(&["shots"]));
         assert_eq!(check_key(&admin_a, &read_a), Ok(()));
         assert_eq!(
-            check_key(&admin_a, &key(&[LogsRead], ServerScope::All, paths(&["shots"]))),
+            check_key(
+                &admin_a,
+                &key(&[LogsRead], ServerScope::All, paths(&["shots"]))
+            ),
             Err(Refusal::ServersBeyondOwn)
         );
         assert_eq!(
-            check_key(&admin_a, &key(&[CdnRead], only(&["srv_a"]), PathScope::unrestricted())),
+            check_key(
+                &admin_a,
+                &key(&[CdnRead], only(&["srv_a"]), PathScope::unrestricted())
+            ),
             Err(Refusal::PathsBeyondOwn)
         );
     }

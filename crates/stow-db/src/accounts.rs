@@ -29,6 +29,10 @@ impl PgAccounts {
     pub fn new(db: Db) -> Self {
         Self { db }
     }
+
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
@@ -57,7 +61,7 @@ impl From<PlanRow> for Plan {
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = organizations)]
-struct OrgRow {
+pub(crate) struct OrgRow {
     id: String,
     name: String,
     slug: String,

@@ -11,6 +11,7 @@ pub mod accounts;
 pub mod cdn;
 pub mod console_sessions;
 pub mod logs;
+pub mod members;
 pub mod migrate;
 pub mod rate_buckets;
 pub mod schema;

@@ -196,5 +196,55 @@ diesel::table! {
 }
 
 diesel::joinable!(servers -> organizations (org_id));
+diesel::table! {
+    members (id) {
+        id -> Text,
+        login -> Text,
+        display_name -> Nullable<Text>,
+        password_hash -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    memberships (org_id, member_id) {
+        org_id -> Text,
+        member_id -> Text,
+        role -> Text,
+        servers -> Nullable<Array<Text>>,
+        allowed_prefixes -> Array<Text>,
+        denied_prefixes -> Array<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    invitations (id) {
+        id -> Text,
+        org_id -> Text,
+        role -> Text,
+        servers -> Nullable<Array<Text>>,
+        allowed_prefixes -> Array<Text>,
+        denied_prefixes -> Array<Text>,
+        invited_by -> Nullable<Text>,
+        token_hash -> Bytea,
+        note -> Nullable<Text>,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        accepted_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(api_keys -> organizations (org_id));
-diesel::allow_tables_to_appear_in_same_query!(plans, organizations, servers, api_keys);
+diesel::joinable!(memberships -> members (member_id));
+diesel::joinable!(memberships -> organizations (org_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    plans,
+    organizations,
+    servers,
+    api_keys,
+    members,
+    memberships,
+    invitations
+);

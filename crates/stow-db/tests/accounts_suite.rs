@@ -80,3 +80,15 @@ async fn pooled_connections_plan_every_statement_for_its_values() {
     assert_eq!(s.plan_cache_mode, "force_custom_plan");
     assert_eq!(s.statement_timeout, "10s");
 }
+
+/// Accounts and members of one fresh, migrated database.
+async fn members() -> Box<dyn auth_core::member_suite::MemberFixture> {
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    Box::new(PgAccounts::new(db))
+}
+
+mod postgres_members {
+    use super::*;
+    auth_core::member_store_suite!(testing::run_case, members);
+}

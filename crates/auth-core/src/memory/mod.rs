@@ -15,12 +15,15 @@ use crate::key::{ApiKey, AuthContext};
 use crate::model::{NewKey, Org, Plan, Server};
 use crate::store::{AccountStore, StoreError};
 
+mod members;
+
 #[derive(Default)]
 struct State {
     plans: HashMap<String, Plan>,
     orgs: HashMap<OrgId, Org>,
     servers: HashMap<ServerId, Server>,
     keys: HashMap<KeyId, (ApiKey, [u8; 32])>,
+    members: members::Members,
 }
 
 pub struct MemoryAccounts {
@@ -393,6 +396,12 @@ mod tests {
     }
 
     crate::rate_bucket_suite!(futures::executor::block_on, buckets);
+
+    async fn members() -> Box<dyn crate::member_suite::MemberFixture> {
+        Box::new(super::MemoryAccounts::new())
+    }
+
+    crate::member_store_suite!(futures::executor::block_on, members);
 }
 
 /// Token buckets in memory (one process: what a single instance would count).

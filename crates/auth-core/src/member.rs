@@ -1,0 +1,167 @@
+//! Members: people with their own sign-in, who belong to organizations with a [`Grant`] each,
+//! and the invitations that bring them in.
+//!
+//! An invitation's token is shown once (in its link) and stored as its SHA-256 hash; it works
+//! once and only before it expires. Passwords are stored as Argon2id PHC strings
+//! ([`crate::password`]), never in any other form.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::ids::{InvitationId, MemberId, OrgId};
+use crate::model::Org;
+use crate::roles::Grant;
+use crate::store::StoreError;
+
+/// How long an invitation link works unless its maker says otherwise.
+pub const INVITATION_LIFETIME: Duration = Duration::from_secs(72 * 3600);
+/// The longest an invitation link may work.
+pub const MAX_INVITATION_LIFETIME: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Most characters of a sign-in name.
+pub const MAX_LOGIN_CHARS: usize = 254;
+
+/// A sign-in name as stored and compared: trimmed and lowercase, 3 to 254 characters with no
+/// whitespace or control character (an email address or a user name).
+pub fn normalize_login(raw: &str) -> Result<String, BadLogin> {
+    let login = raw.trim().to_lowercase();
+    let chars = login.chars().count();
+    if chars < 3 {
+        return Err(BadLogin::TooShort);
+    }
+    if chars > MAX_LOGIN_CHARS {
+        return Err(BadLogin::TooLong);
+    }
+    if login.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(BadLogin::Spaces);
+    }
+    Ok(login)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BadLogin {
+    #[error("`login` has fewer than 3 characters")]
+    TooShort,
+    #[error("`login` has more than 254 characters")]
+    TooLong,
+    #[error("`login` may not contain spaces or control characters")]
+    Spaces,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub id: MemberId,
+    /// Normalized ([`normalize_login`]).
+    pub login: String,
+    pub display_name: Option<String>,
+    /// Argon2id PHC string.
+    pub password_hash: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A member's place in one organization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Membership {
+    pub org_id: OrgId,
+    pub member_id: MemberId,
+    pub grant: Grant,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invitation {
+    pub id: InvitationId,
+    pub org_id: OrgId,
+    /// What the invited person will hold.
+    pub grant: Grant,
+    /// Who made it (`None`: `stowctl`).
+    pub invited_by: Option<MemberId>,
+    /// SHA-256 of the token in the link ([`crate::console_session::token_hash`]).
+    pub token_hash: [u8; 32],
+    /// A note for the team's list (who it is for); not checked at acceptance.
+    pub note: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub accepted_at: Option<DateTime<Utc>>,
+}
+
+impl Invitation {
+    /// Whether the link still works at `now`.
+    pub fn open_at(&self, now: DateTime<Utc>) -> bool {
+        self.accepted_at.is_none() && now < self.expires_at
+    }
+}
+
+/// Who accepts an invitation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Accepter {
+    /// A new member with this normalized login, name and password hash.
+    New {
+        login: String,
+        display_name: Option<String>,
+        password_hash: String,
+    },
+    /// A member already (their password checked by the caller), joining one more organization.
+    Existing(MemberId),
+}
+
+/// A member's organization with their grant in it (what a session may act as).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberContext {
+    pub member: Member,
+    pub membership: Membership,
+    pub org: Org,
+}
+
+#[async_trait]
+pub trait MemberStore: Send + Sync {
+    async fn create_invitation(&self, invitation: &Invitation) -> Result<(), StoreError>;
+    /// An organization's invitations not yet accepted (expired ones included), newest first.
+    async fn pending_invitations(&self, org: &OrgId) -> Result<Vec<Invitation>, StoreError>;
+    /// Withdraws a pending invitation (`NotFound` when there is none with this id in `org`).
+    async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError>;
+    /// Uses the invitation with this token hash, at most once and only while it is open at `now`:
+    /// in one step, marks it accepted, makes the member (for [`Accepter::New`]) and gives them
+    /// the invitation's grant. `None` when no open invitation has this hash. `Conflict` when a
+    /// new member's login is taken or an existing member already belongs to the organization
+    /// (and the invitation stays open).
+    async fn accept_invitation(
+        &self,
+        token_hash: &[u8; 32],
+        accepter: &Accepter,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(Member, Membership)>, StoreError>;
+
+    async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError>;
+    /// By normalized login.
+    async fn find_member(&self, login: &str) -> Result<Option<Member>, StoreError>;
+    async fn set_password(&self, id: &MemberId, password_hash: &str) -> Result<(), StoreError>;
+    /// The member's organizations, by organization name.
+    async fn memberships(&self, id: &MemberId) -> Result<Vec<Membership>, StoreError>;
+    /// The member in `org` with their grant and the organization (`None` when not a member).
+    async fn member_context(
+        &self,
+        id: &MemberId,
+        org: &OrgId,
+    ) -> Result<Option<MemberContext>, StoreError>;
+    /// An organization's members with their grants, by login.
+    async fn list_members(&self, org: &OrgId) -> Result<Vec<(Member, Membership)>, StoreError>;
+    /// Replaces a member's grant. `NotFound` when not a member; `Conflict` when it would leave
+    /// the organization without an owner (checked in the same step, so two owners demoting each
+    /// other at once leave one).
+    async fn set_grant(
+        &self,
+        org: &OrgId,
+        id: &MemberId,
+        grant: &Grant,
+    ) -> Result<Membership, StoreError>;
+    /// Takes a member out of an organization (their account stays). `NotFound` and `Conflict` as
+    /// for [`MemberStore::set_grant`].
+    async fn remove_member(&self, org: &OrgId, id: &MemberId) -> Result<(), StoreError>;
+}
+
+/// The conflict text when a change would leave no owner.
+pub const LAST_OWNER: &str = "an organization keeps at least one owner";

@@ -1,0 +1,273 @@
+//! [`MemberStore`] of [`MemoryAccounts`]: members live beside the organizations they belong to.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{unknown, MemoryAccounts, State};
+use crate::ids::{InvitationId, MemberId, OrgId};
+use crate::member::{
+    Accepter, Invitation, Member, MemberContext, MemberStore, Membership, LAST_OWNER,
+};
+use crate::roles::{Grant, Role};
+use crate::store::StoreError;
+
+#[derive(Default)]
+pub(super) struct Members {
+    members: HashMap<MemberId, Member>,
+    memberships: Vec<Membership>,
+    invitations: Vec<Invitation>,
+}
+
+impl Members {
+    fn position(&self, org: &OrgId, id: &MemberId) -> Result<usize, StoreError> {
+        self.memberships
+            .iter()
+            .position(|m| m.org_id == *org && m.member_id == *id)
+            .ok_or_else(|| unknown("member", id))
+    }
+
+    /// Whether replacing the membership at `index` by `role` (or removing it) takes away the
+    /// organization's last owner.
+    fn ends_last_owner(&self, org: &OrgId, index: usize, role: Option<Role>) -> bool {
+        self.memberships[index].grant.role == Role::Owner
+            && self.owners_after(org, index, role) == 0
+    }
+
+    /// Owners of `org` once the membership at `index` is replaced by `role` (or removed).
+    fn owners_after(&self, org: &OrgId, index: usize, role: Option<Role>) -> usize {
+        self.memberships
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.org_id == *org)
+            .filter(|(i, m)| {
+                let role = if *i == index {
+                    role
+                } else {
+                    Some(m.grant.role)
+                };
+                role == Some(Role::Owner)
+            })
+            .count()
+    }
+}
+
+fn last_owner() -> StoreError {
+    StoreError::Conflict(LAST_OWNER.into())
+}
+
+fn accept(
+    st: &mut State,
+    token_hash: &[u8; 32],
+    accepter: &Accepter,
+    now: DateTime<Utc>,
+) -> Result<Option<(Member, Membership)>, StoreError> {
+    let m = &mut st.members;
+    let Some(index) = m
+        .invitations
+        .iter()
+        .position(|i| i.token_hash == *token_hash && i.open_at(now))
+    else {
+        return Ok(None);
+    };
+    let (org_id, grant) = (
+        m.invitations[index].org_id.clone(),
+        m.invitations[index].grant.clone(),
+    );
+    let member = match accepter {
+        Accepter::New {
+            login,
+            display_name,
+            password_hash,
+        } => {
+            if m.members.values().any(|x| x.login == *login) {
+                return Err(StoreError::Conflict(format!(
+                    "the login \"{login}\" is taken"
+                )));
+            }
+            Member {
+                id: MemberId::generate(),
+                login: login.clone(),
+                display_name: display_name.clone(),
+                password_hash: password_hash.clone(),
+                created_at: now,
+            }
+        }
+        Accepter::Existing(id) => {
+            let member = m
+                .members
+                .get(id)
+                .cloned()
+                .ok_or_else(|| unknown("member", id))?;
+            if m.position(&org_id, id).is_ok() {
+                return Err(StoreError::Conflict(
+                    "you are a member of this organization already".into(),
+                ));
+            }
+            member
+        }
+    };
+    let membership = Membership {
+        org_id,
+        member_id: member.id.clone(),
+        grant,
+        created_at: now,
+        updated_at: now,
+    };
+    m.invitations[index].accepted_at = Some(now);
+    m.members.insert(member.id.clone(), member.clone());
+    m.memberships.push(membership.clone());
+    Ok(Some((member, membership)))
+}
+
+#[async_trait]
+impl MemberStore for MemoryAccounts {
+    async fn create_invitation(&self, invitation: &Invitation) -> Result<(), StoreError> {
+        let mut st = self.lock();
+        if !st.orgs.contains_key(&invitation.org_id) {
+            return Err(unknown("organization", &invitation.org_id));
+        }
+        st.members.invitations.push(invitation.clone());
+        Ok(())
+    }
+
+    async fn pending_invitations(&self, org: &OrgId) -> Result<Vec<Invitation>, StoreError> {
+        let st = self.lock();
+        let mut found: Vec<Invitation> = st
+            .members
+            .invitations
+            .iter()
+            .filter(|i| i.org_id == *org && i.accepted_at.is_none())
+            .cloned()
+            .collect();
+        found.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        Ok(found)
+    }
+
+    async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError> {
+        let mut st = self.lock();
+        let before = st.members.invitations.len();
+        st.members
+            .invitations
+            .retain(|i| !(i.org_id == *org && i.id == *id && i.accepted_at.is_none()));
+        if st.members.invitations.len() == before {
+            return Err(unknown("invitation", id));
+        }
+        Ok(())
+    }
+
+    async fn accept_invitation(
+        &self,
+        token_hash: &[u8; 32],
+        accepter: &Accepter,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(Member, Membership)>, StoreError> {
+        accept(&mut self.lock(), token_hash, accepter, now)
+    }
+
+    async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError> {
+        Ok(self.lock().members.members.get(id).cloned())
+    }
+
+    async fn find_member(&self, login: &str) -> Result<Option<Member>, StoreError> {
+        let st = self.lock();
+        Ok(st
+            .members
+            .members
+            .values()
+            .find(|m| m.login == login)
+            .cloned())
+    }
+
+    async fn set_password(&self, id: &MemberId, password_hash: &str) -> Result<(), StoreError> {
+        let mut st = self.lock();
+        let member = st
+            .members
+            .members
+            .get_mut(id)
+            .ok_or_else(|| unknown("member", id))?;
+        password_hash.clone_into(&mut member.password_hash);
+        Ok(())
+    }
+
+    async fn memberships(&self, id: &MemberId) -> Result<Vec<Membership>, StoreError> {
+        let st = self.lock();
+        let mut found: Vec<(String, Membership)> = st
+            .members
+            .memberships
+            .iter()
+            .filter(|m| m.member_id == *id)
+            .map(|m| {
+                let name = st
+                    .orgs
+                    .get(&m.org_id)
+                    .map(|o| o.name.clone())
+                    .unwrap_or_default();
+                (name, m.clone())
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.org_id.cmp(&b.1.org_id)));
+        Ok(found.into_iter().map(|(_, m)| m).collect())
+    }
+
+    async fn member_context(
+        &self,
+        id: &MemberId,
+        org: &OrgId,
+    ) -> Result<Option<MemberContext>, StoreError> {
+        let st = self.lock();
+        let found = st.members.position(org, id).ok().and_then(|i| {
+            Some(MemberContext {
+                member: st.members.members.get(id)?.clone(),
+                membership: st.members.memberships[i].clone(),
+                org: st.orgs.get(org)?.clone(),
+            })
+        });
+        Ok(found)
+    }
+
+    async fn list_members(&self, org: &OrgId) -> Result<Vec<(Member, Membership)>, StoreError> {
+        let st = self.lock();
+        let mut found: Vec<(Member, Membership)> = st
+            .members
+            .memberships
+            .iter()
+            .filter(|m| m.org_id == *org)
+            .filter_map(|m| Some((st.members.members.get(&m.member_id)?.clone(), m.clone())))
+            .collect();
+        found.sort_by(|a, b| a.0.login.cmp(&b.0.login));
+        Ok(found)
+    }
+
+    async fn set_grant(
+        &self,
+        org: &OrgId,
+        id: &MemberId,
+        grant: &Grant,
+    ) -> Result<Membership, StoreError> {
+        let mut st = self.lock();
+        let index = st.members.position(org, id)?;
+        if st.members.ends_last_owner(org, index, Some(grant.role)) {
+            return Err(last_owner());
+        }
+        let membership = &mut st.members.memberships[index];
+        membership.grant = grant.clone();
+        membership.updated_at = Utc::now();
+        Ok(membership.clone())
+    }
+
+    async fn remove_member(&self, org: &OrgId, id: &MemberId) -> Result<(), StoreError> {
+        let mut st = self.lock();
+        let index = st.members.position(org, id)?;
+        if st.members.ends_last_owner(org, index, None) {
+            return Err(last_owner());
+        }
+        st.members.memberships.remove(index);
+        Ok(())
+    }
+}

@@ -1,0 +1,473 @@
+//! Postgres [`MemberStore`] of [`PgAccounts`]; migration 17.
+
+use async_trait::async_trait;
+use auth_core::member::{
+    Accepter, Invitation, Member, MemberContext, MemberStore, Membership, LAST_OWNER,
+};
+use auth_core::roles::{Grant, Role};
+use auth_core::{InvitationId, MemberId, OrgId, PathScope, ServerScope, StoreError};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+
+use crate::accounts::OrgRow;
+use crate::schema::{invitations, members, memberships, organizations};
+use crate::{db_error, PgAccounts};
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = members)]
+struct MemberRow {
+    id: String,
+    login: String,
+    display_name: Option<String>,
+    password_hash: String,
+    created_at: DateTime<Utc>,
+}
+
+impl From<MemberRow> for Member {
+    fn from(r: MemberRow) -> Self {
+        Member {
+            id: MemberId::from(r.id),
+            login: r.login,
+            display_name: r.display_name,
+            password_hash: r.password_hash,
+            created_at: r.created_at,
+        }
+    }
+}
+
+fn grant(
+    role: &str,
+    servers: Option<Vec<String>>,
+    allowed: Vec<String>,
+    denied: Vec<String>,
+) -> Result<Grant, StoreError> {
+    Ok(Grant {
+        role: role
+            .parse::<Role>()
+            .map_err(|e| StoreError::Internal(auth_core::Cause::from_error(e)))?,
+        servers: ServerScope::from_stored(servers),
+        paths: PathScope::new(allowed, denied),
+    })
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = memberships)]
+struct MembershipRow {
+    org_id: String,
+    member_id: String,
+    role: String,
+    servers: Option<Vec<String>>,
+    allowed_prefixes: Vec<String>,
+    denied_prefixes: Vec<String>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<MembershipRow> for Membership {
+    type Error = StoreError;
+    fn try_from(r: MembershipRow) -> Result<Self, StoreError> {
+        Ok(Membership {
+            grant: grant(&r.role, r.servers, r.allowed_prefixes, r.denied_prefixes)?,
+            org_id: OrgId::from(r.org_id),
+            member_id: MemberId::from(r.member_id),
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = invitations)]
+struct InvitationRow {
+    id: String,
+    org_id: String,
+    role: String,
+    servers: Option<Vec<String>>,
+    allowed_prefixes: Vec<String>,
+    denied_prefixes: Vec<String>,
+    invited_by: Option<String>,
+    token_hash: Vec<u8>,
+    note: Option<String>,
+    created_at: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
+    accepted_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<InvitationRow> for Invitation {
+    type Error = StoreError;
+    fn try_from(r: InvitationRow) -> Result<Self, StoreError> {
+        Ok(Invitation {
+            grant: grant(&r.role, r.servers, r.allowed_prefixes, r.denied_prefixes)?,
+            token_hash: r.token_hash.try_into().map_err(|_| {
+                StoreError::Internal("invitation token hash is not 32 bytes".into())
+            })?,
+            id: InvitationId::from(r.id),
+            org_id: OrgId::from(r.org_id),
+            invited_by: r.invited_by.map(MemberId::from),
+            note: r.note,
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            accepted_at: r.accepted_at,
+        })
+    }
+}
+
+/// Why an acceptance rolls back: the store's answer, not a database failure.
+enum Refused {
+    Db(DieselError),
+    Conflict(String),
+}
+
+impl From<DieselError> for Refused {
+    fn from(e: DieselError) -> Self {
+        Refused::Db(e)
+    }
+}
+
+impl From<Refused> for StoreError {
+    fn from(r: Refused) -> Self {
+        match r {
+            Refused::Db(e) => db_error(e),
+            Refused::Conflict(message) => StoreError::Conflict(message),
+        }
+    }
+}
+
+fn unknown(what: &str, id: &str) -> StoreError {
+    StoreError::NotFound(format!("unknown {what} \"{id}\""))
+}
+
+/// `Ok` when a statement touched a row, else "unknown {what}".
+fn touched(rows: usize, what: &str, id: &str) -> Result<(), StoreError> {
+    if rows == 0 {
+        Err(unknown(what, id))
+    } else {
+        Ok(())
+    }
+}
+
+/// Locks the organization's membership changes (one at a time per organization, so the owner
+/// count read next holds until commit) and tells whether taking `member`'s owner role away leaves
+/// none. `NotFound` (as a conflict-free `Ok(None)`) when not a member.
+async fn current_role(
+    conn: &mut diesel_async::AsyncPgConnection,
+    org: &OrgId,
+    member: &MemberId,
+) -> Result<Option<(Role, i64)>, DieselError> {
+    organizations::table
+        .find(org.as_str())
+        .select(organizations::id)
+        .for_no_key_update()
+        .first::<String>(conn)
+        .await
+        .optional()?;
+    let role: Option<String> = memberships::table
+        .find((org.as_str(), member.as_str()))
+        .select(memberships::role)
+        .first(conn)
+        .await
+        .optional()?;
+    let Some(role) = role else { return Ok(None) };
+    let owners: i64 = memberships::table
+        .filter(memberships::org_id.eq(org.as_str()))
+        .filter(memberships::role.eq(Role::Owner.as_str()))
+        .count()
+        .get_result(conn)
+        .await?;
+    Ok(Some((role.parse().unwrap_or(Role::Viewer), owners)))
+}
+
+#[async_trait]
+impl MemberStore for PgAccounts {
+    async fn create_invitation(&self, i: &Invitation) -> Result<(), StoreError> {
+        let mut conn = self.db().conn().await?;
+        diesel::insert_into(invitations::table)
+            .values((
+                invitations::id.eq(i.id.as_str()),
+                invitations::org_id.eq(i.org_id.as_str()),
+                invitations::role.eq(i.grant.role.as_str()),
+                invitations::servers.eq(i.grant.servers.to_stored()),
+                invitations::allowed_prefixes.eq(&i.grant.paths.allowed),
+                invitations::denied_prefixes.eq(&i.grant.paths.denied),
+                invitations::invited_by.eq(i.invited_by.as_deref()),
+                invitations::token_hash.eq(&i.token_hash[..]),
+                invitations::note.eq(&i.note),
+                invitations::created_at.eq(i.created_at),
+                invitations::expires_at.eq(i.expires_at),
+            ))
+            .execute(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    async fn pending_invitations(&self, org: &OrgId) -> Result<Vec<Invitation>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let rows: Vec<InvitationRow> = invitations::table
+            .filter(invitations::org_id.eq(org.as_str()))
+            .filter(invitations::accepted_at.is_null())
+            .order((invitations::created_at.desc(), invitations::id.desc()))
+            .select(InvitationRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        rows.into_iter().map(Invitation::try_from).collect()
+    }
+
+    async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError> {
+        let mut conn = self.db().conn().await?;
+        let n = diesel::delete(
+            invitations::table
+                .filter(invitations::id.eq(id.as_str()))
+                .filter(invitations::org_id.eq(org.as_str()))
+                .filter(invitations::accepted_at.is_null()),
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        touched(n, "invitation", id)
+    }
+
+    async fn accept_invitation(
+        &self,
+        token_hash: &[u8; 32],
+        accepter: &Accepter,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(Member, Membership)>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let accepted = conn
+            .transaction::<_, Refused, _>(|conn| {
+                async move {
+                    // taking the invitation first: of two acceptances at once, one finds it used
+                    let taken: Option<InvitationRow> = diesel::update(
+                        invitations::table
+                            .filter(invitations::token_hash.eq(&token_hash[..]))
+                            .filter(invitations::accepted_at.is_null())
+                            .filter(invitations::expires_at.gt(now)),
+                    )
+                    .set(invitations::accepted_at.eq(now))
+                    .returning(InvitationRow::as_returning())
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    let Some(invitation) = taken else {
+                        return Ok(None);
+                    };
+                    let member: MemberRow = match accepter {
+                        Accepter::New {
+                            login,
+                            display_name,
+                            password_hash,
+                        } => {
+                            let inserted = diesel::insert_into(members::table)
+                                .values((
+                                    members::id.eq(MemberId::generate().as_str()),
+                                    members::login.eq(login),
+                                    members::display_name.eq(display_name),
+                                    members::password_hash.eq(password_hash),
+                                    members::created_at.eq(now),
+                                ))
+                                .on_conflict(members::login)
+                                .do_nothing()
+                                .returning(MemberRow::as_returning())
+                                .get_result(conn)
+                                .await
+                                .optional()?;
+                            inserted.ok_or_else(|| {
+                                Refused::Conflict(format!("the login \"{login}\" is taken"))
+                            })?
+                        }
+                        Accepter::Existing(id) => {
+                            members::table
+                                .find(id.as_str())
+                                .select(MemberRow::as_select())
+                                .first(conn)
+                                .await?
+                        }
+                    };
+                    let membership: Option<MembershipRow> = diesel::insert_into(memberships::table)
+                        .values((
+                            memberships::org_id.eq(&invitation.org_id),
+                            memberships::member_id.eq(&member.id),
+                            memberships::role.eq(&invitation.role),
+                            memberships::servers.eq(&invitation.servers),
+                            memberships::allowed_prefixes.eq(&invitation.allowed_prefixes),
+                            memberships::denied_prefixes.eq(&invitation.denied_prefixes),
+                            memberships::created_at.eq(now),
+                            memberships::updated_at.eq(now),
+                        ))
+                        .on_conflict_do_nothing()
+                        .returning(MembershipRow::as_returning())
+                        .get_result(conn)
+                        .await
+                        .optional()?;
+                    let membership = membership.ok_or_else(|| {
+                        Refused::Conflict("you are a member of this organization already".into())
+                    })?;
+                    Ok(Some((member, membership)))
+                }
+                .scope_boxed()
+            })
+            .await?;
+        match accepted {
+            None => Ok(None),
+            Some((member, membership)) => Ok(Some((member.into(), membership.try_into()?))),
+        }
+    }
+
+    async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let row: Option<MemberRow> = members::table
+            .find(id.as_str())
+            .select(MemberRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn find_member(&self, login: &str) -> Result<Option<Member>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let row: Option<MemberRow> = members::table
+            .filter(members::login.eq(login))
+            .select(MemberRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn set_password(&self, id: &MemberId, password_hash: &str) -> Result<(), StoreError> {
+        let mut conn = self.db().conn().await?;
+        let n = diesel::update(members::table.find(id.as_str()))
+            .set(members::password_hash.eq(password_hash))
+            .execute(&mut conn)
+            .await
+            .map_err(db_error)?;
+        touched(n, "member", id)
+    }
+
+    async fn memberships(&self, id: &MemberId) -> Result<Vec<Membership>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let rows: Vec<MembershipRow> = memberships::table
+            .inner_join(organizations::table)
+            .filter(memberships::member_id.eq(id.as_str()))
+            .order((organizations::name, organizations::id))
+            .select(MembershipRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        rows.into_iter().map(Membership::try_from).collect()
+    }
+
+    async fn member_context(
+        &self,
+        id: &MemberId,
+        org: &OrgId,
+    ) -> Result<Option<MemberContext>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let row: Option<(MemberRow, MembershipRow, OrgRow)> = memberships::table
+            .inner_join(members::table)
+            .inner_join(organizations::table)
+            .filter(memberships::member_id.eq(id.as_str()))
+            .filter(memberships::org_id.eq(org.as_str()))
+            .select((
+                MemberRow::as_select(),
+                MembershipRow::as_select(),
+                OrgRow::as_select(),
+            ))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        row.map(|(member, membership, org)| {
+            Ok(MemberContext {
+                member: member.into(),
+                membership: membership.try_into()?,
+                org: org.into(),
+            })
+        })
+        .transpose()
+    }
+
+    async fn list_members(&self, org: &OrgId) -> Result<Vec<(Member, Membership)>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let rows: Vec<(MemberRow, MembershipRow)> = memberships::table
+            .inner_join(members::table)
+            .filter(memberships::org_id.eq(org.as_str()))
+            .order(members::login)
+            .select((MemberRow::as_select(), MembershipRow::as_select()))
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        rows.into_iter()
+            .map(|(m, ms)| Ok((m.into(), ms.try_into()?)))
+            .collect()
+    }
+
+    async fn set_grant(
+        &self,
+        org: &OrgId,
+        id: &MemberId,
+        g: &Grant,
+    ) -> Result<Membership, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let changed = conn
+            .transaction::<_, Refused, _>(|conn| {
+                async move {
+                    let Some((role, owners)) = current_role(conn, org, id).await? else {
+                        return Ok(None);
+                    };
+                    if role == Role::Owner && g.role != Role::Owner && owners <= 1 {
+                        return Err(Refused::Conflict(LAST_OWNER.into()));
+                    }
+                    let row = diesel::update(memberships::table.find((org.as_str(), id.as_str())))
+                        .set((
+                            memberships::role.eq(g.role.as_str()),
+                            memberships::servers.eq(g.servers.to_stored()),
+                            memberships::allowed_prefixes.eq(&g.paths.allowed),
+                            memberships::denied_prefixes.eq(&g.paths.denied),
+                            memberships::updated_at.eq(Utc::now()),
+                        ))
+                        .returning(MembershipRow::as_returning())
+                        .get_result(conn)
+                        .await?;
+                    Ok(Some(row))
+                }
+                .scope_boxed()
+            })
+            .await?;
+        changed.ok_or_else(|| unknown("member", id))?.try_into()
+    }
+
+    async fn remove_member(&self, org: &OrgId, id: &MemberId) -> Result<(), StoreError> {
+        let mut conn = self.db().conn().await?;
+        let removed = conn
+            .transaction::<_, Refused, _>(|conn| {
+                async move {
+                    let Some((role, owners)) = current_role(conn, org, id).await? else {
+                        return Ok(false);
+                    };
+                    if role == Role::Owner && owners <= 1 {
+                        return Err(Refused::Conflict(LAST_OWNER.into()));
+                    }
+                    diesel::delete(memberships::table.find((org.as_str(), id.as_str())))
+                        .execute(conn)
+                        .await?;
+                    Ok(true)
+                }
+                .scope_boxed()
+            })
+            .await?;
+        if removed {
+            Ok(())
+        } else {
+            Err(unknown("member", id))
+        }
+    }
+}

@@ -1,0 +1,3 @@
+DROP TABLE invitations;
+DROP TABLE memberships;
+DROP TABLE members;
