@@ -17,7 +17,11 @@ KEYS=$(target/debug/stowctl --json dev-setup)
 export KEY SERVER_KEY
 KEY=$(echo "$KEYS" | python3 -c 'import json,sys; print(json.load(sys.stdin)["developerKey"])')
 SERVER_KEY=$(echo "$KEYS" | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverKey"])')
-export API="http://$CDN_API_ADDR/v1" LOGS="http://$LOGS_API_ADDR/v1"
+export API="http://$CDN_API_ADDR/v1" LOGS="http://$LOGS_API_ADDR/v1" CONSOLE="http://$CONSOLE_ADDR"
+# the first owner's invitation, as docs/operations.md makes it (the Members recipes accept it)
+export TOKEN
+TOKEN=$(target/debug/stowctl --json member invite --org dev --role owner \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 mkdir -p target
 target/debug/cdn-api > target/docs-check-cdn.log 2>&1 &
 CDN_PID=$!

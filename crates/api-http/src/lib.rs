@@ -6,6 +6,7 @@ pub mod delivery;
 pub mod explorer;
 pub mod form;
 pub mod idempotency;
+pub mod members;
 pub mod objects;
 pub mod openapi;
 pub mod overview;
@@ -62,6 +63,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         read_slots: Arc::new(stow_db::logs::PgReadSlots::new(db.clone())),
         console_sessions: Arc::new(stow_db::PgConsoleSessions::new(db.clone())),
         rate_buckets: Arc::new(stow_db::PgRateBuckets::new(db.clone())),
+        members: Arc::new(PgAccounts::new(db.clone())),
     };
     Ok(CdnState::new(Arc::clone(&config), db, objects, stores))
 }
@@ -133,13 +135,16 @@ impl Application {
             .map_err(|e| StartError::Config(e.to_string()))?
             .port();
         let config = Arc::clone(&state.config);
-        let authenticator = web::Data::new(Authenticator::new(
-            Arc::clone(&state.stores.accounts),
-            Arc::clone(&state.stores.rate_buckets),
-            config.key_cache_ttl,
-            config.rate_limit_per_second,
-            config.rate_limit_burst,
-        ));
+        let authenticator = web::Data::new(
+            Authenticator::new(
+                Arc::clone(&state.stores.accounts),
+                Arc::clone(&state.stores.rate_buckets),
+                config.key_cache_ttl,
+                config.rate_limit_per_second,
+                config.rate_limit_burst,
+            )
+            .with_members(Arc::clone(&state.stores.members)),
+        );
         let readiness = web::Data::new(Readiness {
             db: state.db.clone(),
             objects: Some(state.blobs.clone()),
@@ -264,14 +269,13 @@ fn console_server(
         .port();
     let config = Arc::clone(&state.config);
     let console = web::Data::new(console::Console::new(
-        Arc::clone(&state.stores.console_sessions),
+        &state.stores,
         auth_core::console_session::Lifetimes {
             idle: config.console_idle,
             absolute: config.console_absolute,
         },
-        &config.public_base_url,
+        &config,
         api_port,
-        Arc::clone(&state.stores.rate_buckets),
     ));
     let (state, authenticator) = (state.clone(), authenticator.clone());
     let server = HttpServer::new(move || {

@@ -5,7 +5,7 @@ use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
-use crate::{delivery, explorer, objects, placeholders, presigned};
+use crate::{delivery, explorer, members, objects, placeholders, presigned};
 
 stow_http::api_routes! {
     /// The API host's document.
@@ -37,6 +37,10 @@ stow_http::api_routes! {
     "/v1/logs/facets" => { post: explorer::facets::facets }
     "/v1/logs/export" => { get: explorer::export::export }
     "/v1/logs/tail" => { get: explorer::tail::tail }
+    "/v1/members" => { get: members::list::list_members }
+    "/v1/members/invitations" => { post: members::invite::invite }
+    "/v1/members/invitations/{invitationId}" => { delete: members::revoke::revoke_invitation }
+    "/v1/members/{memberId}" => { put: members::update::update_member, delete: members::remove::remove_member }
 }
 
 #[cfg(test)]
@@ -59,6 +63,10 @@ mod tests {
                 "/v1/logs/facets",
                 "/v1/logs/query",
                 "/v1/logs/tail",
+                "/v1/members",
+                "/v1/members/invitations",
+                "/v1/members/invitations/{invitationId}",
+                "/v1/members/{memberId}",
                 "/v1/objects",
                 "/v1/objects/base64",
                 "/v1/objects/bulk",

@@ -147,6 +147,7 @@ pub struct Stores {
     pub read_slots: Arc<dyn logs_core::ReadSlotStore>,
     pub console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
     pub rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
+    pub members: Arc<dyn auth_core::member::MemberStore>,
 }
 
 impl CdnState {

@@ -1,7 +1,9 @@
-//! Console sessions: the console exchanges an API key for a session whose token lives only in an
-//! HttpOnly cookie. The store keeps the token's hash and the key's hash (the one `api_keys`
-//! already holds), never the key itself; each request through the console authenticates that key
-//! again, so a disabled, expired or deleted key ends its sessions.
+//! Console sessions: the console exchanges an API key, or a member's sign-in name and password,
+//! for a session whose token lives only in an HttpOnly cookie. The store keeps the token's hash
+//! and who the session acts as ([`Subject`]): a key's hash (the one `api_keys` already holds,
+//! never the key itself), or a member in one organization. Each request through the console
+//! authenticates that subject again, so a disabled, expired or deleted key, or a member removed
+//! from the organization, ends its sessions.
 
 use std::time::Duration;
 
@@ -10,7 +12,7 @@ use base64::Engine;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
-use crate::ids::KeyId;
+use crate::ids::{KeyId, MemberId, OrgId};
 use crate::store::StoreError;
 
 /// How long a session lives: `idle` since its last request, `absolute` since sign-in.
@@ -39,13 +41,24 @@ pub fn needs_touch(session: &Session, now: DateTime<Utc>) -> bool {
     now >= session.last_seen_at + every
 }
 
+/// Who a session acts as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// Signed in with an API key.
+    Key {
+        key_id: KeyId,
+        /// The key's stored hash ([`crate::secret::hash`]).
+        key_hash: [u8; 32],
+    },
+    /// A member signed in with their password, acting in one of their organizations.
+    Member { member_id: MemberId, org_id: OrgId },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
     /// SHA-256 of the cookie's token.
     pub id_hash: [u8; 32],
-    pub key_id: KeyId,
-    /// The key's stored hash ([`crate::secret::hash`]).
-    pub key_hash: [u8; 32],
+    pub subject: Subject,
     /// Sent back in `X-CSRF-Token` by every state-changing console request.
     pub csrf_token: String,
     pub created_at: DateTime<Utc>,
@@ -82,6 +95,13 @@ pub trait ConsoleSessionStore: Send + Sync {
     async fn end(&self, id_hash: &[u8; 32]) -> Result<(), StoreError>;
     /// Ends every session of a key; returns how many there were.
     async fn end_for_key(&self, key_id: &KeyId) -> Result<u64, StoreError>;
+    /// Ends a member's sessions in one organization (their role changed or they left it), or in
+    /// every organization (`None`: a new password); returns how many there were.
+    async fn end_for_member(
+        &self,
+        member_id: &MemberId,
+        org_id: Option<&OrgId>,
+    ) -> Result<u64, StoreError>;
     /// Deletes sessions last used before `idle_before` or created before `created_before`.
     async fn sweep(
         &self,
@@ -97,8 +117,10 @@ mod tests {
     fn session(created: DateTime<Utc>, seen: DateTime<Utc>) -> Session {
         Session {
             id_hash: token_hash("t"),
-            key_id: "key_1".into(),
-            key_hash: [7; 32],
+            subject: Subject::Key {
+                key_id: "key_1".into(),
+                key_hash: [7; 32],
+            },
             csrf_token: "c".into(),
             created_at: created,
             last_seen_at: seen,

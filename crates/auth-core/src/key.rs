@@ -2,10 +2,12 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::ids::{KeyId, OrgId, ServerId};
+use crate::ids::{KeyId, MemberId, OrgId, ServerId};
+use crate::member::MemberContext;
 use crate::model::{Org, Plan, Server};
 use crate::permission::{Permission, PermissionSet};
 use crate::policy::PathScope;
+use crate::roles::{Capability, Grant};
 use crate::server_scope::ServerScope;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,14 +76,80 @@ impl ApiKey {
 /// Everything a request needs to know about its caller, resolved in one lookup.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuthContext {
+    /// The limits every route checks: a key's own, or, for a member, their grant in key form
+    /// ([`AuthContext::for_member`]), so both pass through the same policy code.
     pub key: ApiKey,
     pub org: Org,
     pub plan: Plan,
     /// The bound server, for server keys.
     pub server: Option<Server>,
+    /// The member acting, when the caller is a member's console session.
+    pub member: Option<MemberAct>,
+}
+
+/// A member acting in one organization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberAct {
+    pub id: MemberId,
+    pub login: String,
+    pub display_name: Option<String>,
+    pub grant: Grant,
 }
 
 impl AuthContext {
+    /// A member's context: their grant's permissions, servers and paths as the limits (`key`,
+    /// whose id is the member's id, so rate limits and idempotency are per member), no MIME
+    /// limit, no bound server.
+    pub fn for_member(m: MemberContext, plan: Plan) -> Self {
+        let grant = m.membership.grant;
+        let key = ApiKey {
+            id: KeyId::new(m.member.id.to_string()),
+            org_id: m.org.id.clone(),
+            server_id: None,
+            credential_type: CredentialType::Developer,
+            name: Some(
+                m.member
+                    .display_name
+                    .clone()
+                    .unwrap_or_else(|| m.member.login.clone()),
+            ),
+            hint: String::new(),
+            permissions: grant.permissions(),
+            allowed_prefixes: grant.paths.allowed.clone(),
+            denied_prefixes: grant.paths.denied.clone(),
+            allowed_mime: None,
+            servers: grant.servers.clone(),
+            created_at: m.membership.created_at,
+            expires_at: None,
+            disabled_at: None,
+            last_used_at: None,
+        };
+        Self {
+            key,
+            org: m.org,
+            plan,
+            server: None,
+            member: Some(MemberAct {
+                id: m.member.id,
+                login: m.member.login,
+                display_name: m.member.display_name,
+                grant,
+            }),
+        }
+    }
+
+    /// Whether the caller may do what no API permission names: a member as their role allows;
+    /// a key exports logs with `logs:read` and manages nothing.
+    pub fn may(&self, capability: Capability) -> bool {
+        match &self.member {
+            Some(m) => m.grant.may(capability),
+            None => {
+                capability == Capability::ExportLogs
+                    && self.key.permissions.contains(Permission::LogsRead)
+            }
+        }
+    }
+
     /// The servers whose logs this caller may act on: a server key's own server, else the key's
     /// scope.
     pub fn log_scope(&self) -> ServerScope {
@@ -92,10 +160,19 @@ impl AuthContext {
     }
 
     pub fn require(&self, p: Permission) -> Result<(), AuthError> {
-        if self.key.permissions.contains(p) {
-            Ok(())
-        } else {
-            Err(AuthError::MissingPermission(p))
+        match &self.member {
+            _ if self.key.permissions.contains(p) => Ok(()),
+            Some(m) => Err(AuthError::RoleLacks(m.grant.role, p)),
+            None => Err(AuthError::MissingPermission(p)),
+        }
+    }
+
+    /// [`AuthContext::may`], or why not.
+    pub fn require_capability(&self, capability: Capability) -> Result<(), AuthError> {
+        match &self.member {
+            _ if self.may(capability) => Ok(()),
+            Some(m) => Err(AuthError::RoleMayNot(m.grant.role)),
+            None => Err(AuthError::MembersOnly),
         }
     }
 }
@@ -117,12 +194,26 @@ pub enum AuthError {
     Expired,
     #[error("API key lacks the `{0}` permission")]
     MissingPermission(Permission),
+    #[error("you are no longer a member of this organization; sign in again")]
+    MemberGone,
+    #[error("your role ({0}) does not allow `{1}`; ask an owner or admin")]
+    RoleLacks(crate::roles::Role, Permission),
+    #[error("your role ({0}) does not allow this; ask an owner or admin")]
+    RoleMayNot(crate::roles::Role),
+    #[error("API keys may not do this; sign in to the console as a member whose role allows it")]
+    MembersOnly,
 }
 
 impl AuthError {
     /// 401-class errors (the caller is not authenticated) versus 403 (authenticated, not allowed).
     pub fn is_unauthenticated(&self) -> bool {
-        !matches!(self, AuthError::MissingPermission(_))
+        !matches!(
+            self,
+            AuthError::MissingPermission(_)
+                | AuthError::RoleLacks(..)
+                | AuthError::RoleMayNot(_)
+                | AuthError::MembersOnly
+        )
     }
 }
 

@@ -121,6 +121,11 @@ pub trait MemberStore: Send + Sync {
     async fn create_invitation(&self, invitation: &Invitation) -> Result<(), StoreError>;
     /// An organization's invitations not yet accepted (expired ones included), newest first.
     async fn pending_invitations(&self, org: &OrgId) -> Result<Vec<Invitation>, StoreError>;
+    /// The invitation with this token hash, used or not (callers check [`Invitation::open_at`]).
+    async fn find_invitation(
+        &self,
+        token_hash: &[u8; 32],
+    ) -> Result<Option<Invitation>, StoreError>;
     /// Withdraws a pending invitation (`NotFound` when there is none with this id in `org`).
     async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError>;
     /// Uses the invitation with this token hash, at most once and only while it is open at `now`:

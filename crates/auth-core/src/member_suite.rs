@@ -97,6 +97,12 @@ pub async fn invitations_work_once_and_only_before_they_expire(store: &dyn Membe
     assert_eq!(pending[0].note.as_deref(), Some("for ana"));
 
     let hash = token_hash(&token);
+    let found = store.find_invitation(&hash).await.unwrap().unwrap();
+    assert_eq!(found.id, invitation.id);
+    assert_eq!(
+        store.find_invitation(&token_hash("other")).await.unwrap(),
+        None
+    );
     let late = invitation.expires_at;
     assert_eq!(
         store

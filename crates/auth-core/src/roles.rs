@@ -16,7 +16,7 @@ use crate::server_scope::ServerScope;
 /// A member's role, from the most to the least trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
-    /// Everything: plan and usage, members (owners included), keys, audit log.
+    /// Everything: members (owners included), keys, audit log.
     Owner,
     /// Everything an owner does except acting on owners or making one.
     Admin,
@@ -31,8 +31,6 @@ pub enum Role {
 pub enum Capability {
     /// Download a search (`GET /v1/logs/export`).
     ExportLogs,
-    /// See the plan's limits and this month's usage.
-    ViewPlan,
     /// Invite, change and remove members (owners: only an owner).
     ManageMembers,
     /// Create, rotate, disable and delete API keys.
@@ -42,9 +40,8 @@ pub enum Capability {
 }
 
 impl Capability {
-    pub const ALL: [Capability; 5] = [
+    pub const ALL: [Capability; 4] = [
         Capability::ExportLogs,
-        Capability::ViewPlan,
         Capability::ManageMembers,
         Capability::ManageKeys,
         Capability::ViewAudit,

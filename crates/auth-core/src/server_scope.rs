@@ -5,6 +5,7 @@
 //! scope that is in force.
 
 use crate::ids::ServerId;
+use crate::model::Server;
 
 /// Every server of the organization, or only the named ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -13,6 +14,15 @@ pub enum ServerScope {
     All,
     /// Never empty (see [`ServerScope::only`]).
     Only(Vec<ServerId>),
+}
+
+/// Why join codes do not make a scope.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadJoinCodes {
+    #[error("no server with join code `{0}` in this organization")]
+    Unknown(String),
+    #[error(transparent)]
+    Empty(#[from] EmptyServerScope),
 }
 
 /// A scope that names no server would let its holder act on nothing; it is refused where it is
@@ -32,6 +42,25 @@ impl ServerScope {
         } else {
             Ok(Self::Only(ids))
         }
+    }
+
+    /// The servers of `known` (an organization's) with these join codes, compared ignoring case;
+    /// no codes at all means every server.
+    pub fn of_join_codes(known: &[Server], codes: &[String]) -> Result<Self, BadJoinCodes> {
+        if codes.is_empty() {
+            return Ok(Self::All);
+        }
+        let ids = codes
+            .iter()
+            .map(|code| {
+                known
+                    .iter()
+                    .find(|s| s.cfx_id.eq_ignore_ascii_case(code))
+                    .map(|s| s.id.clone())
+                    .ok_or_else(|| BadJoinCodes::Unknown(code.clone()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::only(ids)?)
     }
 
     /// From the stored form: no list means every server.
@@ -118,6 +147,31 @@ mod tests {
         assert!(ab.within(&ab));
         assert!(!ab.within(&a), "N+1 servers in a scope of N");
         assert!(!c.within(&ab));
+    }
+
+    #[test]
+    fn join_codes_name_servers_ignoring_case() {
+        let server = |id: &str, code: &str| Server {
+            id: ServerId::from(id),
+            org_id: "org_1".into(),
+            cfx_id: code.into(),
+            name: None,
+            logs_active: true,
+        };
+        let known = [server("srv_a", "Abc123"), server("srv_b", "def456")];
+        let codes = |c: &[&str]| c.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            ServerScope::of_join_codes(&known, &[]),
+            Ok(ServerScope::All)
+        );
+        assert_eq!(
+            ServerScope::of_join_codes(&known, &codes(&["ABC123", "abc123"])),
+            Ok(only(&["srv_a"]))
+        );
+        assert_eq!(
+            ServerScope::of_join_codes(&known, &codes(&["def456", "nope"])),
+            Err(BadJoinCodes::Unknown("nope".into()))
+        );
     }
 
     #[test]

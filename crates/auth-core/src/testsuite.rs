@@ -7,7 +7,9 @@
 use crate::ids::{KeyId, OrgId, ServerId};
 use chrono::Utc;
 
+use crate::console_session::Subject;
 use crate::key::CredentialType;
+use crate::member_suite::MemberFixture;
 use crate::model::{new_id, NewKey, Plan};
 use crate::permission::PermissionSet;
 use crate::secret;
@@ -477,13 +479,15 @@ pub async fn keys_keep_their_server_scope_within_the_organization(store: &dyn Ac
 }
 
 /// One `#[test]` per case of the console-session store suite. `$fixture` is an
-/// `async fn() -> (Box<dyn ConsoleSessionStore>, Box<dyn AccountStore>)` over the same database.
+/// `async fn() -> (Box<dyn ConsoleSessionStore>, Box<dyn MemberFixture>)` over the same
+/// database.
 #[macro_export]
 macro_rules! console_session_suite {
     ($run:path, $fixture:path) => {
         $crate::console_session_suite!(@cases $run, $fixture;
             console_sessions_are_created_found_touched_and_ended,
-            console_sessions_end_per_key_and_by_sweep);
+            console_sessions_end_per_key_and_by_sweep,
+            member_sessions_end_per_member_and_organization);
     };
     (@cases $run:path, $fixture:path; $($case:ident),*) => {
         $(
@@ -529,8 +533,10 @@ fn session_for(
     let at = chrono::DateTime::from_timestamp_micros(at.timestamp_micros()).unwrap();
     crate::console_session::Session {
         id_hash: token_hash(&new_token()),
-        key_id: key.0.clone(),
-        key_hash: key.1,
+        subject: Subject::Key {
+            key_id: key.0.clone(),
+            key_hash: key.1,
+        },
         csrf_token: new_token(),
         created_at: at,
         last_seen_at: at,
@@ -675,4 +681,74 @@ pub async fn rate_buckets_never_give_more_than_they_hold_to_concurrent_takes(
         .map(|t| t.unwrap().granted)
         .sum();
     assert_eq!(granted, FROZEN.burst);
+}
+
+pub async fn member_sessions_end_per_member_and_organization(
+    sessions: &dyn crate::console_session::ConsoleSessionStore,
+    accounts: &dyn MemberFixture,
+) {
+    use crate::member::{Accepter, Invitation};
+    use crate::roles::{Grant, Role};
+    let keys = two_keys(accounts).await;
+    let (a, b) = (
+        accounts.create_org("A", &new_id("a"), "pro").await.unwrap(),
+        accounts.create_org("B", &new_id("b"), "pro").await.unwrap(),
+    );
+    let now = Utc::now();
+    let mut ana = None;
+    for org in [&a, &b] {
+        let token = crate::console_session::new_token();
+        let invitation = Invitation {
+            id: crate::InvitationId::generate(),
+            org_id: org.id.clone(),
+            grant: Grant::everywhere(Role::Viewer),
+            invited_by: None,
+            token_hash: crate::console_session::token_hash(&token),
+            note: None,
+            created_at: now,
+            expires_at: now + chrono::Duration::hours(1),
+            accepted_at: None,
+        };
+        accounts.create_invitation(&invitation).await.unwrap();
+        let accepter = match &ana {
+            None => Accepter::New {
+                login: "ana".into(),
+                display_name: None,
+                password_hash: "$argon2id$stand-in".into(),
+            },
+            Some(id) => Accepter::Existing(crate::MemberId::clone(id)),
+        };
+        let (m, _) = accounts
+            .accept_invitation(&invitation.token_hash, &accepter, now)
+            .await
+            .unwrap()
+            .unwrap();
+        ana = Some(m.id);
+    }
+    let ana = ana.unwrap();
+    let as_member = |org: &OrgId| crate::console_session::Session {
+        subject: Subject::Member {
+            member_id: ana.clone(),
+            org_id: org.clone(),
+        },
+        ..session_for(&keys[0], now)
+    };
+    let (a1, a2, b1) = (as_member(&a.id), as_member(&a.id), as_member(&b.id));
+    let key = session_for(&keys[0], now);
+    for s in [&a1, &a2, &b1, &key] {
+        sessions.create(s).await.unwrap();
+    }
+    assert_eq!(sessions.get(&a1.id_hash).await.unwrap(), Some(a1.clone()));
+    assert_eq!(sessions.end_for_member(&ana, Some(&a.id)).await.unwrap(), 2);
+    assert_eq!(sessions.get(&a2.id_hash).await.unwrap(), None);
+    assert!(
+        sessions.get(&b1.id_hash).await.unwrap().is_some(),
+        "another organization"
+    );
+    assert_eq!(sessions.end_for_member(&ana, None).await.unwrap(), 1);
+    assert_eq!(sessions.get(&b1.id_hash).await.unwrap(), None);
+    assert!(
+        sessions.get(&key.id_hash).await.unwrap().is_some(),
+        "a key's session"
+    );
 }

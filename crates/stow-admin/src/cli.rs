@@ -52,6 +52,11 @@ pub enum Command {
         #[command(subcommand)]
         cmd: KeyCmd,
     },
+    /// Members: people with their own console sign-in.
+    Member {
+        #[command(subcommand)]
+        cmd: MemberCmd,
+    },
     /// Placeholders: what public delivery serves for a missing key that a pattern matches.
     Placeholder {
         #[command(subcommand)]
@@ -314,6 +319,48 @@ pub enum KeyCmd {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum MemberCmd {
+    /// Make an invitation link (shown once): the first owner of an organization, or anyone.
+    Invite {
+        /// Organization: its id (`org_…`), workspace or name.
+        #[arg(long)]
+        org: OrgId,
+        /// owner, admin, moderator or viewer.
+        #[arg(long)]
+        role: String,
+        /// Limit the member's logs to this server (join code), repeatable.
+        #[arg(long = "server")]
+        servers: Vec<String>,
+        /// Limit the member's files to this path prefix, repeatable.
+        #[arg(long = "allow-path")]
+        allow_paths: Vec<String>,
+        /// Who it is for, shown in the team's list.
+        #[arg(long)]
+        note: Option<String>,
+        /// Hours the link works (1 to 720).
+        #[arg(long, default_value_t = 72)]
+        hours: u64,
+        /// The console's address, to print the whole link (e.g. https://console.example.com).
+        #[arg(long, env = "CONSOLE_URL")]
+        console_url: Option<String>,
+    },
+    /// List an organization's members and pending invitations.
+    List {
+        /// Organization: its id (`org_…`), workspace or name.
+        #[arg(long)]
+        org: OrgId,
+    },
+    /// Give a member a new password, read from standard input (recovers a locked-out owner); it
+    /// ends every console session of theirs.
+    #[command(name = "set-password")]
+    SetPassword {
+        /// The member's sign-in name.
+        #[arg(long)]
+        login: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum LogsCmd {
     /// Create upcoming daily partitions and drop those past the longest retention.
     Maintain,
@@ -338,6 +385,9 @@ impl Command {
             }
             | Command::Key {
                 cmd: KeyCmd::Create { org, .. } | KeyCmd::List { org },
+            }
+            | Command::Member {
+                cmd: MemberCmd::Invite { org, .. } | MemberCmd::List { org },
             } => Some(org),
             _ => None,
         }

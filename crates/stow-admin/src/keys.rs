@@ -100,22 +100,9 @@ async fn log_scope(
             "--log-server is for developer keys; a server key acts on its own server only".into(),
         ));
     }
-    let mut ids = Vec::with_capacity(codes.len());
-    for code in codes {
-        let server = ctx
-            .accounts
-            .find_server_by_cfx(code)
-            .await?
-            .filter(|s| s.org_id == org.id)
-            .ok_or_else(|| {
-                CliError(format!(
-                    "--log-server {code:?}: no server with this join code in organization {}",
-                    org.id
-                ))
-            })?;
-        ids.push(server.id);
-    }
-    ServerScope::only(ids).map_err(|e| CliError(e.to_string()))
+    let known = ctx.accounts.list_servers(&org.id).await?;
+    ServerScope::of_join_codes(&known, codes)
+        .map_err(|e| CliError(format!("--log-server: {e} (organization {})", org.id)))
 }
 
 /// A disabled key's console sessions end now, not at their next request.

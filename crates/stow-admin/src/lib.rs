@@ -7,6 +7,7 @@ mod cli;
 mod dev_setup;
 mod keys;
 mod maintenance;
+mod members;
 mod orgs;
 mod placeholders;
 mod plans;
@@ -119,6 +120,7 @@ pub async fn run(ctx: &Ctx, mut command: Command) -> Result<(Value, String), Cli
         Command::Server { cmd } => servers::run(ctx, cmd).await,
         Command::LogsSource { cmd } => servers::logs_source(ctx, cmd).await,
         Command::Key { cmd } => keys::run(ctx, cmd).await,
+        Command::Member { cmd } => members::run(ctx, cmd).await,
         Command::Placeholder { cmd } => placeholders::run(ctx, cmd).await,
         Command::SigningSecret { cmd } => signing::run(ctx, cmd).await,
         Command::Usage { org } => maintenance::usage(ctx, org).await,

@@ -510,6 +510,7 @@ impl AccountStore for PgAccounts {
             org: org.into(),
             plan: plan.into(),
             server,
+            member: None,
         }))
     }
 

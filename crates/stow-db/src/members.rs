@@ -217,6 +217,21 @@ impl MemberStore for PgAccounts {
         rows.into_iter().map(Invitation::try_from).collect()
     }
 
+    async fn find_invitation(
+        &self,
+        token_hash: &[u8; 32],
+    ) -> Result<Option<Invitation>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let row: Option<InvitationRow> = invitations::table
+            .filter(invitations::token_hash.eq(&token_hash[..]))
+            .select(InvitationRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        row.map(Invitation::try_from).transpose()
+    }
+
     async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError> {
         let mut conn = self.db().conn().await?;
         let n = diesel::delete(

@@ -28,7 +28,7 @@ mod postgres_signing_secrets {
 /// Console sessions and accounts of one fresh, migrated database.
 async fn sessions() -> (
     Box<dyn auth_core::console_session::ConsoleSessionStore>,
-    Box<dyn auth_core::AccountStore>,
+    Box<dyn auth_core::member_suite::MemberFixture>,
 ) {
     let url = testing::fresh_database().await.expect("fresh database");
     let db = Db::connect(&DbConfig::new(url)).expect("pool");

@@ -1,16 +1,20 @@
-//! Bearer-key authentication and per-key rate limiting.
+//! Bearer-key authentication, console sessions acting as a key or a member, and per-caller rate
+//! limiting.
 //!
 //! The [`Auth`] extractor runs before any body extractor of a route, so an unauthenticated
-//! request is refused without reading its body. Validated keys are cached for
-//! `KEY_CACHE_SECONDS` (default 5 s): disabling or deleting a key takes effect within that window.
+//! request is refused without reading its body. Validated keys and members' contexts are cached
+//! for `KEY_CACHE_SECONDS` (default 5 s): disabling or deleting a key, or changing a member's
+//! grant, takes effect within that window (and a member's sessions end at once).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+use auth_core::console_session::Subject;
+use auth_core::member::MemberStore;
 use auth_core::rate::{Quota, RateBucketStore};
-use auth_core::{secret, AccountStore, AuthContext, AuthError};
+use auth_core::{secret, AccountStore, AuthContext, AuthError, MemberId, OrgId};
 use futures::future::LocalBoxFuture;
 
 use crate::error::{ApiError, Code};
@@ -25,7 +29,10 @@ const KEY_CACHE_ENTRIES: usize = 10_000;
 
 pub struct Authenticator {
     store: Arc<dyn AccountStore>,
+    /// Members, where this host has console sessions of members (the API host).
+    members: Option<Arc<dyn MemberStore>>,
     cache: quick_cache::sync::Cache<[u8; 32], CacheEntry>,
+    member_cache: quick_cache::sync::Cache<(MemberId, OrgId), CacheEntry>,
     ttl: Duration,
     /// The per-key token buckets, shared by every instance (`key:<key id>`).
     limiter: SharedLimiter,
@@ -45,14 +52,61 @@ impl Authenticator {
         };
         Self {
             store,
+            members: None,
             cache: quick_cache::sync::Cache::new(KEY_CACHE_ENTRIES),
+            member_cache: quick_cache::sync::Cache::new(KEY_CACHE_ENTRIES),
             ttl,
             limiter: SharedLimiter::new(buckets, quota),
         }
     }
 
+    /// Lets console sessions act as members of `members`.
+    pub fn with_members(mut self, members: Arc<dyn MemberStore>) -> Self {
+        self.members = Some(members);
+        self
+    }
+
     pub fn store(&self) -> &Arc<dyn AccountStore> {
         &self.store
+    }
+
+    /// The member's context in `org`, cached like a key's: `MemberGone` once they are no longer
+    /// in it.
+    pub async fn authenticate_member(
+        &self,
+        member: &MemberId,
+        org: &OrgId,
+    ) -> Result<Arc<AuthContext>, ApiError> {
+        let now = Instant::now();
+        let cache_key = (member.clone(), org.clone());
+        if let Some((_, ctx)) = self
+            .member_cache
+            .get(&cache_key)
+            .filter(|(at, _)| now.duration_since(*at) < self.ttl)
+        {
+            return Ok(ctx);
+        }
+        let members = self.members.as_ref().ok_or(AuthError::MemberGone)?;
+        let found = members
+            .member_context(member, org)
+            .await?
+            .ok_or(AuthError::MemberGone)?;
+        let plan = self
+            .store
+            .get_plan(&found.org.plan)
+            .await?
+            .ok_or_else(|| ApiError::internal("organization without plan"))?;
+        let ctx = Arc::new(AuthContext::for_member(found, plan));
+        if !self.ttl.is_zero() {
+            self.member_cache.insert(cache_key, (now, Arc::clone(&ctx)));
+        }
+        Ok(ctx)
+    }
+
+    /// Forgets a member's cached contexts at once (their grant changed or they left), on this
+    /// instance; others forget within the cache's lifetime, and their sessions end at once.
+    pub fn forget_member(&self, member: &MemberId, org: &OrgId) {
+        self.member_cache.remove(&(member.clone(), org.clone()));
     }
 
     /// Resolves a presented secret to its context, or the reason it is refused.
@@ -123,9 +177,14 @@ impl Authenticator {
         &self,
         req: &HttpRequest,
     ) -> Result<Arc<AuthContext>, ApiError> {
-        let session = req.extensions().get::<SessionKey>().copied();
+        let session = req.extensions().get::<ActingAs>().cloned();
         let ctx = match session {
-            Some(SessionKey(hash)) => self.authenticate_hash(&hash).await?,
+            Some(ActingAs(Subject::Key { key_hash, .. })) => {
+                self.authenticate_hash(&key_hash).await?
+            }
+            Some(ActingAs(Subject::Member { member_id, org_id })) => {
+                self.authenticate_member(&member_id, &org_id).await?
+            }
             None => {
                 let fields: Vec<&[u8]> = req
                     .headers()
@@ -143,9 +202,9 @@ impl Authenticator {
 }
 
 /// Set by the console's session middleware (never from anything a client sends): the request
-/// acts as the key with this stored hash instead of reading `Authorization`.
-#[derive(Debug, Clone, Copy)]
-pub struct SessionKey(pub [u8; 32]);
+/// acts as the session's key or member instead of reading `Authorization`.
+#[derive(Debug, Clone)]
+pub struct ActingAs(pub Subject);
 
 /// Extractor: the authenticated caller. List it before any body extractor.
 pub struct Auth(pub Arc<AuthContext>);

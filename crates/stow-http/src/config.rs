@@ -23,6 +23,10 @@ pub struct Config {
     pub console_idle: Duration,
     /// …and this long after sign-in whatever their use (`CONSOLE_SESSION_HOURS`).
     pub console_absolute: Duration,
+    /// Passwords hashed or checked at once (`PASSWORD_HASH_WORKERS`, default half the cores, at
+    /// least one), on the blocking pool: a flood of sign-ins waits for these, never for the
+    /// async workers that serve the API and delivery.
+    pub password_workers: usize,
     pub logs_addr: String,
     /// Where object bytes live (`OBJECT_STORE_URL`); the API host refuses to start without it
     /// rather than guess a directory ([`Config::object_store_url`]).
@@ -153,6 +157,12 @@ fn positive(name: &str, default: u64, unit: &str) -> Result<u64, ConfigError> {
     }
 }
 
+/// Half the machine's cores, at least one: password hashing never takes every core.
+fn default_password_workers() -> u64 {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cores as u64 / 2).max(1)
+}
+
 fn positive_secs(name: &str, default: u64) -> Result<Duration, ConfigError> {
     positive(name, default, "seconds").map(Duration::from_secs)
 }
@@ -231,6 +241,11 @@ impl Config {
             console_absolute: Duration::from_secs(
                 3600 * positive("CONSOLE_SESSION_HOURS", 12, "hours")?,
             ),
+            password_workers: positive(
+                "PASSWORD_HASH_WORKERS",
+                default_password_workers(),
+                "workers",
+            )? as usize,
             object_store_url,
             public_base_url,
             api_base_url: var("API_BASE_URL").map(|u| u.trim_end_matches('/').to_owned()),
@@ -287,6 +302,7 @@ impl Config {
             console_addr: None,
             console_idle: Duration::from_secs(30 * 60),
             console_absolute: Duration::from_secs(12 * 3600),
+            password_workers: 2,
             logs_addr: "127.0.0.1:0".into(),
             object_store_url: Some(object_store_url),
             public_base_url: "http://cdn.test/cdn".into(),

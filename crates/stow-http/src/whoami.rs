@@ -37,11 +37,23 @@ pub struct RestrictionsInfo {
     pub denied_prefixes: Vec<String>,
 }
 
+/// The member a console session acts as.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberInfo {
+    pub id: String,
+    pub login: String,
+    pub display_name: Option<String>,
+    /// `owner`, `admin`, `moderator` or `viewer`.
+    pub role: String,
+}
+
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WhoamiResponse {
     pub success: bool,
-    /// `server` or `developer`.
+    /// `server` or `developer` for a key; `member` for a member's console session (whose
+    /// `keyId` is the member's id and whose limits are their role's).
     pub credential_type: String,
     pub key_id: String,
     pub name: Option<String>,
@@ -56,6 +68,9 @@ pub struct WhoamiResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_server_ids: Option<Vec<String>>,
     pub expires_at: Option<String>,
+    /// Only for a member's console session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<MemberInfo>,
     pub request_id: String,
     /// The same id, in the ingestion host's spelling (only on `logs-api`).
     #[serde(skip_serializing_if = "Option::is_none", rename = "request_id")]
@@ -88,7 +103,16 @@ pub async fn whoami(auth: Auth) -> HttpResponse {
     let request_id = current_request_id();
     let body = WhoamiResponse {
         success: true,
-        credential_type: ctx.key.credential_type.as_str().to_owned(),
+        credential_type: match &ctx.member {
+            Some(_) => "member".to_owned(),
+            None => ctx.key.credential_type.as_str().to_owned(),
+        },
+        member: ctx.member.as_ref().map(|m| MemberInfo {
+            id: m.id.to_string(),
+            login: m.login.clone(),
+            display_name: m.display_name.clone(),
+            role: m.grant.role.as_str().to_owned(),
+        }),
         key_id: ctx.key.id.to_string(),
         name: ctx.key.name.clone(),
         organization: OrganizationInfo {

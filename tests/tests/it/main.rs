@@ -13,6 +13,7 @@ mod hardening;
 mod ingest;
 mod ingest_concurrency;
 mod instances;
+mod members;
 mod objects;
 mod query;
 mod resilience;

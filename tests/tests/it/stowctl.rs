@@ -782,8 +782,10 @@ async fn keys_are_enabled_and_rotated() {
     let now = chrono::Utc::now();
     let session = auth_core::console_session::Session {
         id_hash: auth_core::console_session::token_hash("cookie"),
-        key_id: auth_core::KeyId::from(id.clone()),
-        key_hash: [1; 32],
+        subject: auth_core::console_session::Subject::Key {
+            key_id: auth_core::KeyId::from(id.clone()),
+            key_hash: [1; 32],
+        },
         csrf_token: "csrf".into(),
         created_at: now,
         last_seen_at: now,
@@ -885,11 +887,11 @@ async fn developer_keys_are_limited_to_named_servers() {
     for (extra, expected) in [
         (
             &["--type", "developer", "--log-server", "theirs"][..],
-            "--log-server \"theirs\": no server with this join code",
+            "--log-server: no server with join code `theirs` in this organization",
         ),
         (
             &["--type", "developer", "--log-server", "nope"][..],
-            "--log-server \"nope\"",
+            "--log-server: no server with join code `nope`",
         ),
         (
             &[
@@ -1108,4 +1110,122 @@ async fn organizations_are_named_by_id_workspace_or_name() {
     succeeded(&db, &["usage", "--org", &twin]);
     let err = refused(&db, &["usage", "--org", "Vinewood"]);
     assert!(err.contains("unknown organization"), "{err}");
+}
+
+/// Runs `stowctl` with `input` on standard input.
+fn stowctl_with_input(db: &str, args: &[&str], input: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stowctl_test_shim"))
+        .env("DATABASE_URL", db)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run stowctl");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The first owner's invitation, the team's list, and a new password for a locked-out owner.
+#[tokio::test]
+async fn the_first_owner_is_invited_listed_and_recovered() {
+    use auth_core::member::{Accepter, MemberStore};
+    let db = empty_db().await;
+    let ok = |args: &[&str]| succeeded(&db, args);
+    let org = new_org(&db, "Acme", "pro");
+    ok(&["server", "register", "--org", &org, "--cfx-id", "srv1"]);
+    let made = json_of(&ok(&[
+        "--json",
+        "member",
+        "invite",
+        "--org",
+        &org,
+        "--role",
+        "owner",
+        "--note",
+        "Olga",
+        "--console-url",
+        "https://console.example.com/",
+    ]));
+    let token = made["token"].as_str().unwrap();
+    assert_eq!(
+        made["link"],
+        format!("https://console.example.com/invite#{token}")
+    );
+    assert_eq!(made["role"], "owner");
+    let human = ok(&[
+        "member", "invite", "--org", &org, "--role", "viewer", "--server", "SRV1",
+    ]);
+    assert!(human.contains("to Acme as viewer"), "{human}");
+    assert!(human.contains("<console address>/invite#"), "{human}");
+    for (args, expected) in [
+        (vec!["--role", "root"], "--role: unknown role `root`"),
+        (
+            vec!["--role", "viewer", "--server", "nope"],
+            "--server: no server with join code `nope`",
+        ),
+        (
+            vec!["--role", "viewer", "--hours", "0"],
+            "--hours 0: use 1 to 720",
+        ),
+    ] {
+        let mut all = vec!["member", "invite", "--org", org.as_str()];
+        all.extend(args);
+        let err = refused(&db, &all);
+        assert!(err.contains(expected), "{all:?}: {err}");
+    }
+
+    // accepted (as the console does), listed, then recovered from the command line
+    let accounts = stow_db::PgAccounts::new(
+        stow_db::Db::connect(&stow_db::DbConfig::new(db.clone())).unwrap(),
+    );
+    let hash = auth_core::console_session::token_hash(token);
+    let accepter = Accepter::New {
+        login: "olga".into(),
+        display_name: None,
+        password_hash: auth_core::password::hash("an old forgotten passphrase"),
+    };
+    accounts
+        .accept_invitation(&hash, &accepter, chrono::Utc::now())
+        .await
+        .unwrap()
+        .unwrap();
+    let listed = ok(&["member", "list", "--org", &org]);
+    assert!(listed.starts_with("LOGIN"), "{listed}");
+    assert!(
+        listed.contains("olga") && listed.contains("(invited)"),
+        "{listed}"
+    );
+    let (code, _, err) = stowctl_with_input(
+        &db,
+        &["member", "set-password", "--login", "olga"],
+        "short\n",
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("use at least 10"), "{err}");
+    let (code, out, err) = stowctl_with_input(
+        &db,
+        &["member", "set-password", "--login", "OLGA"],
+        "tangerine Kettle orbit 77\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("olga has a new password"), "{out}");
+    let stored = accounts.find_member("olga").await.unwrap().unwrap();
+    assert!(auth_core::password::verify(
+        "tangerine Kettle orbit 77",
+        &stored.password_hash
+    ));
+    let err = refused(&db, &["member", "set-password", "--login", "nobody"]);
+    assert!(err.contains("no member signs in as \"nobody\""), "{err}");
 }

@@ -1,5 +1,5 @@
-//! The `/api` scope of the console: each request acts as its session's key
-//! ([`stow_http::auth::SessionKey`]), through the public routes and their policy code.
+//! The `/api` scope of the console: each request acts as its session's key or member
+//! ([`stow_http::auth::ActingAs`]), through the public routes and their policy code.
 //! State changes need the session's CSRF token and a same-origin request.
 
 use actix_web::body::{EitherBody, MessageBody};
@@ -8,7 +8,7 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, HttpRequest};
 use auth_core::console_session::{csrf_matches, needs_touch, token_hash, Session};
-use stow_http::auth::SessionKey;
+use stow_http::auth::ActingAs;
 use stow_http::{ApiError, Code};
 
 use super::Console;
@@ -32,7 +32,7 @@ pub async fn resume(req: &HttpRequest) -> Result<(web::Data<Console>, Session), 
     let not_signed_in = || {
         ApiError::new(
             Code::Unauthorized,
-            "not signed in to the console; sign in with an API key",
+            "not signed in to the console; sign in with your password or an API key",
         )
     };
     let token = req.cookie(COOKIE).ok_or_else(not_signed_in)?;
@@ -123,7 +123,8 @@ pub async fn act_as_session_key(
         Ok(found) => found,
         Err(e) => return Ok(req.error_response(e).map_into_right_body()),
     };
-    req.extensions_mut().insert(SessionKey(session.key_hash));
+    req.extensions_mut()
+        .insert(ActingAs(session.subject.clone()));
     // the Host the browser used (not forwarding headers, which anyone can send)
     let host = req
         .headers()
@@ -139,7 +140,7 @@ pub async fn act_as_session_key(
         .insert(ApiOrigin(format!("http://{hostname}:{}", console.api_port)));
     let res = next.call(req).await?;
     if res.status() == StatusCode::UNAUTHORIZED {
-        // the key is disabled, expired or deleted: its session ends with it
+        // the key is disabled, expired or deleted, or the member left: the session ends with it
         if let Err(e) = console.sessions.end(&session.id_hash).await {
             tracing::warn!(error = %e, "ending the session of an unusable key failed");
         }

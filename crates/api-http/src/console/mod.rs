@@ -7,6 +7,8 @@
 
 pub mod assets;
 pub mod guard;
+pub mod invitation;
+pub mod passwords;
 pub mod session;
 
 use std::sync::Arc;
@@ -14,10 +16,17 @@ use std::sync::Arc;
 use actix_web::middleware::from_fn;
 use actix_web::web;
 use auth_core::console_session::{ConsoleSessionStore, Lifetimes};
+use auth_core::member::MemberStore;
 
 /// What the console's handlers share.
 pub struct Console {
     pub sessions: Arc<dyn ConsoleSessionStore>,
+    pub members: Arc<dyn MemberStore>,
+    /// Password hashing and checking, off the async workers.
+    pub passwords: passwords::PasswordWork,
+    /// Password sign-in attempts per sign-in name ([`ACCOUNT_SIGN_IN_QUOTA`]), across instances,
+    /// whether or not a member has that name.
+    pub account_sign_ins: stow_http::rate_limit::SharedLimiter,
     pub lifetimes: Lifetimes,
     /// The Content-Security-Policy of every console answer (previews come from the delivery
     /// origin, which is named in it).
@@ -37,20 +46,32 @@ pub const SIGN_IN_QUOTA: auth_core::rate::Quota = auth_core::rate::Quota {
     burst: 10,
 };
 
+/// Password attempts for one sign-in name: 5 at once, then one a minute, from any address; a
+/// guesser spread over many addresses still gets 60 guesses an hour at most.
+pub const ACCOUNT_SIGN_IN_QUOTA: auth_core::rate::Quota = auth_core::rate::Quota {
+    per_second: 1.0 / 60.0,
+    burst: 5,
+};
+
 impl Console {
     pub fn new(
-        sessions: Arc<dyn ConsoleSessionStore>,
+        stores: &crate::state::Stores,
         lifetimes: Lifetimes,
-        public_base_url: &str,
+        config: &stow_http::Config,
         api_port: u16,
-        buckets: Arc<dyn auth_core::rate::RateBucketStore>,
     ) -> Self {
+        let limiter = |quota| {
+            stow_http::rate_limit::SharedLimiter::new(Arc::clone(&stores.rate_buckets), quota)
+        };
         Self {
-            sessions,
+            sessions: Arc::clone(&stores.console_sessions),
+            members: Arc::clone(&stores.members),
+            passwords: passwords::PasswordWork::new(config.password_workers),
+            account_sign_ins: limiter(ACCOUNT_SIGN_IN_QUOTA),
             lifetimes,
-            csp: content_security_policy(public_base_url),
+            csp: content_security_policy(&config.public_base_url),
             api_port,
-            sign_ins: stow_http::rate_limit::SharedLimiter::new(buckets, SIGN_IN_QUOTA),
+            sign_ins: limiter(SIGN_IN_QUOTA),
         }
     }
 }
@@ -107,6 +128,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(session::sign_in))
             .route(web::delete().to(session::sign_out)),
     )
+    .route(
+        "/session/organization",
+        web::post().to(session::switch_organization),
+    )
+    .route("/invitation/preview", web::post().to(invitation::preview))
+    .route("/invitation/accept", web::post().to(invitation::accept))
     .service(
         web::scope("/api")
             .wrap(from_fn(guard::act_as_session_key))

@@ -174,6 +174,9 @@ pub async fn export(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let p = params.into_inner();
+    // keys export with logs:read; of members, those whose role exports (not viewers)
+    auth.require(auth_core::Permission::LogsRead)?;
+    auth.require_capability(auth_core::roles::Capability::ExportLogs)?;
     let opened = open(&state, &auth, p.server_id.as_deref(), || {
         validate_search(&p.search(p.from.clone(), p.to.clone())?, RangeLimit::None)
     })

@@ -54,10 +54,70 @@ fn end_frame(reason: &str) -> Bytes {
     ))
 }
 
+/// Who opened the tail, checked again every few polls.
+enum Reader {
+    Key {
+        accounts: Arc<dyn auth_core::AccountStore>,
+        id: auth_core::KeyId,
+    },
+    Member {
+        members: Arc<dyn auth_core::member::MemberStore>,
+        id: auth_core::MemberId,
+        org: auth_core::OrgId,
+        server: auth_core::ServerId,
+    },
+}
+
+impl Reader {
+    fn of(state: &CdnState, auth: &stow_http::Auth, server: &auth_core::ServerId) -> Self {
+        match &auth.member {
+            Some(m) => Reader::Member {
+                members: Arc::clone(&state.stores.members),
+                id: m.id.clone(),
+                org: auth.org.id.clone(),
+                server: server.clone(),
+            },
+            None => Reader::Key {
+                accounts: Arc::clone(&state.stores.accounts),
+                id: auth.key.id.clone(),
+            },
+        }
+    }
+
+    /// Why the reader may no longer read, if so (`None` too when the database is away: the
+    /// stream stays and is checked again later).
+    async fn revoked(&self) -> Option<&'static str> {
+        match self {
+            Reader::Key { accounts, id } => match accounts.get_key(id).await {
+                Ok(Some(k)) if k.check_usable(Utc::now()).is_ok() => None,
+                Ok(_) => Some("key_disabled"),
+                Err(_) => None,
+            },
+            Reader::Member {
+                members,
+                id,
+                org,
+                server,
+            } => match members.member_context(id, org).await {
+                Ok(Some(m))
+                    if m.membership
+                        .grant
+                        .permissions()
+                        .contains(auth_core::Permission::LogsRead)
+                        && m.membership.grant.servers.includes(server) =>
+                {
+                    None
+                }
+                Ok(_) => Some("access_revoked"),
+                Err(_) => None,
+            },
+        }
+    }
+}
+
 struct Tail {
     logs: Arc<dyn LogStore>,
-    accounts: Arc<dyn auth_core::AccountStore>,
-    key_id: auth_core::KeyId,
+    reader: Reader,
     query: TailQuery,
     poll: Duration,
     heartbeat: Duration,
@@ -76,11 +136,8 @@ impl Tail {
     async fn gone(&mut self) -> Option<&'static str> {
         if self.last_key_check.elapsed() >= self.poll * 8 {
             self.last_key_check = Instant::now();
-            match self.accounts.get_key(&self.key_id).await {
-                Ok(Some(k)) if k.check_usable(Utc::now()).is_ok() => {}
-                Ok(_) => return Some("key_disabled"),
-                // the database is away: keep the stream, check again later
-                Err(_) => {}
+            if let Some(reason) = self.reader.revoked().await {
+                return Some(reason);
             }
         }
         if self.lease_lost.load(Ordering::Relaxed) {
@@ -217,8 +274,7 @@ pub async fn tail(
     let now = Instant::now();
     let tail = Tail {
         logs: Arc::clone(&state.stores.logs),
-        accounts: Arc::clone(&state.stores.accounts),
-        key_id: auth.key.id.clone(),
+        reader: Reader::of(&state, &auth, &server_id),
         query: TailQuery {
             server_id,
             filters,

@@ -150,6 +150,13 @@ pub async fn create(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
+    if auth.member.is_some() {
+        // an upload URL lives as long as the key that made it stays usable
+        return Err(ApiError::new(
+            Code::Forbidden,
+            "upload URLs are made with API keys, whose life they share; use a key with cdn:write",
+        ));
+    }
     let raw = parse_params(req.query_string())?;
     let limits = WorkspaceLimits {
         max_file_size: auth.plan.max_file_size,

@@ -149,6 +149,19 @@ impl MemberStore for MemoryAccounts {
         Ok(found)
     }
 
+    async fn find_invitation(
+        &self,
+        token_hash: &[u8; 32],
+    ) -> Result<Option<Invitation>, StoreError> {
+        let st = self.lock();
+        Ok(st
+            .members
+            .invitations
+            .iter()
+            .find(|i| i.token_hash == *token_hash)
+            .cloned())
+    }
+
     async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError> {
         let mut st = self.lock();
         let before = st.members.invitations.len();

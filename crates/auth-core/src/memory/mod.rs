@@ -5,8 +5,8 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::console_session::{ConsoleSessionStore, Session};
-use crate::ids::{KeyId, OrgId, ServerId};
+use crate::console_session::{ConsoleSessionStore, Session, Subject};
+use crate::ids::{KeyId, MemberId, OrgId, ServerId};
 use crate::signing::SigningKeys;
 use crate::signing_secrets::{SecretInfo, SigningSecretStore};
 use chrono::{DateTime, Utc};
@@ -288,6 +288,7 @@ impl AccountStore for MemoryAccounts {
             org,
             plan,
             server,
+            member: None,
         }))
     }
 
@@ -381,7 +382,7 @@ mod tests {
 
     async fn sessions() -> (
         Box<dyn crate::console_session::ConsoleSessionStore>,
-        Box<dyn crate::AccountStore>,
+        Box<dyn crate::member_suite::MemberFixture>,
     ) {
         (
             Box::new(super::MemoryConsoleSessions::default()),
@@ -438,6 +439,14 @@ impl MemoryConsoleSessions {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Session>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Ends the sessions whose subject matches; how many.
+    fn end_where(&self, ends: impl Fn(&Subject) -> bool) -> u64 {
+        let mut sessions = self.lock();
+        let before = sessions.len();
+        sessions.retain(|_, s| !ends(&s.subject));
+        (before - sessions.len()) as u64
+    }
 }
 
 #[async_trait]
@@ -468,10 +477,18 @@ impl ConsoleSessionStore for MemoryConsoleSessions {
     }
 
     async fn end_for_key(&self, key_id: &KeyId) -> Result<u64, StoreError> {
-        let mut sessions = self.lock();
-        let before = sessions.len();
-        sessions.retain(|_, s| s.key_id != *key_id);
-        Ok((before - sessions.len()) as u64)
+        Ok(self.end_where(|s| matches!(s, Subject::Key { key_id: k, .. } if k == key_id)))
+    }
+
+    async fn end_for_member(
+        &self,
+        member_id: &MemberId,
+        org_id: Option<&OrgId>,
+    ) -> Result<u64, StoreError> {
+        Ok(self.end_where(|s| {
+            matches!(s, Subject::Member { member_id: m, org_id: o }
+                if m == member_id && org_id.is_none_or(|org| org == o))
+        }))
     }
 
     async fn sweep(

@@ -1,0 +1,41 @@
+//! `/v1/members…`: an organization's members, their roles and the invitations that bring them
+//! in (docs/api.md "Members"). Only a member whose role manages members (owners and admins) uses
+//! these, through the console; API keys are refused, whatever their permissions. The rules of who
+//! may give what are `auth_core::roles`.
+
+pub mod grant_out;
+pub mod invite;
+pub mod list;
+pub mod remove;
+pub mod revoke;
+pub mod update;
+
+use auth_core::key::MemberAct;
+use auth_core::roles::{Capability, Refusal};
+use stow_http::{ApiError, Auth, Code};
+
+/// The member acting, when their role manages members.
+fn manager(auth: &Auth) -> Result<&MemberAct, ApiError> {
+    auth.require_capability(Capability::ManageMembers)?;
+    auth.member
+        .as_ref()
+        .ok_or_else(|| auth_core::AuthError::MembersOnly.into())
+}
+
+fn refused(r: Refusal) -> ApiError {
+    let code = match r {
+        Refusal::LastOwner => Code::Conflict,
+        _ => Code::Forbidden,
+    };
+    ApiError::new(code, r.to_string())
+}
+
+/// What every members route may answer besides its own errors (OpenAPI).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum MemberRouteErrors {
+    /// FORBIDDEN: an API key, a role that does not manage members, or a change beyond the
+    /// caller's own role, servers or paths (the message says which).
+    #[response(status = 403)]
+    Forbidden(stow_http::error::CdnErrorBody),
+}

@@ -1,0 +1,101 @@
+//! `PUT /v1/members/{memberId}`: change a member's role, servers or paths. Their console
+//! sessions in this organization end at once.
+
+use actix_web::{web, HttpResponse};
+use auth_core::roles::check_grant;
+use auth_core::MemberId;
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth, Authenticator};
+use utoipa::ToSchema;
+
+use super::grant_out::GrantIn;
+use super::list::MemberOut;
+use super::{manager, refused};
+use crate::state::CdnState;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateMemberResponse {
+    pub success: bool,
+    pub member: MemberOut,
+    /// Console sessions of the member that ended with the change.
+    pub sessions_ended: u64,
+    pub request_id: String,
+}
+
+/// The member's current place in the organization, or 404.
+pub(super) async fn current(
+    state: &CdnState,
+    auth: &Auth,
+    id: &MemberId,
+) -> Result<auth_core::member::MemberContext, ApiError> {
+    state
+        .stores
+        .members
+        .member_context(id, &auth.org.id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                stow_http::Code::NotFound,
+                format!("no member `{id}` in this organization"),
+            )
+        })
+}
+
+/// Ends the member's sessions in this organization and forgets their cached context here.
+pub(super) async fn end_sessions(
+    state: &CdnState,
+    authenticator: &Authenticator,
+    auth: &Auth,
+    id: &MemberId,
+) -> Result<u64, ApiError> {
+    let ended = state
+        .stores
+        .console_sessions
+        .end_for_member(id, Some(&auth.org.id))
+        .await?;
+    authenticator.forget_member(id, &auth.org.id);
+    Ok(ended)
+}
+
+/// Change a member's grant.
+#[utoipa::path(
+    put, path = "/v1/members/{memberId}", tag = "members", security(("bearer" = [])),
+    params(("memberId" = String, Path, description = "`mem_…`")),
+    request_body = GrantIn,
+    responses(
+        (status = 200, description = "Changed; the member's sessions here ended", body = UpdateMemberResponse),
+        (status = 400, description = "INVALID_REQUEST: unknown role, server or bad path prefix", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such member in this organization", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT: it would leave the organization without an owner", body = stow_http::error::CdnErrorBody),
+        super::MemberRouteErrors,
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+    )
+)]
+pub async fn update_member(
+    auth: Auth,
+    path: web::Path<String>,
+    body: stow_http::Json<GrantIn>,
+    state: web::Data<CdnState>,
+    authenticator: web::Data<Authenticator>,
+) -> Result<HttpResponse, ApiError> {
+    let actor = manager(&auth)?;
+    let id = MemberId::new(path.into_inner());
+    let grant = body.resolve(&state, &auth.org.id).await?;
+    let before = current(&state, &auth, &id).await?;
+    check_grant(&actor.grant, Some(&before.membership.grant), &grant).map_err(refused)?;
+    let membership = state
+        .stores
+        .members
+        .set_grant(&auth.org.id, &id, &grant)
+        .await?;
+    let sessions_ended = end_sessions(&state, &authenticator, &auth, &id).await?;
+    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
+    Ok(HttpResponse::Ok().json(UpdateMemberResponse {
+        success: true,
+        member: MemberOut::new(&servers, &before.member, &membership),
+        sessions_ended,
+        request_id: current_request_id(),
+    }))
+}

@@ -1,0 +1,183 @@
+//! `stowctl member …`: invitations (the first owner's way in), the team's list, and a new
+//! password for a member who cannot sign in.
+
+use std::io::Read;
+use std::time::Duration;
+
+use auth_core::console_session::{new_token, token_hash, ConsoleSessionStore};
+use auth_core::member::{normalize_login, Invitation, MemberStore, MAX_INVITATION_LIFETIME};
+use auth_core::roles::{Grant, Role};
+use auth_core::{AccountStore, InvitationId, PathScope, ServerScope};
+use cdn_core::path::normalize_folder;
+use serde_json::{json, Value};
+
+use crate::cli::MemberCmd;
+use crate::table::{or_dash, table};
+use crate::{CliError, Ctx};
+
+fn role(raw: &str) -> Result<Role, CliError> {
+    raw.parse().map_err(|e| CliError(format!("--role: {e}")))
+}
+
+/// The grant `member invite` gives: the role over the named servers and paths.
+async fn grant(
+    ctx: &Ctx,
+    org: &auth_core::Org,
+    raw_role: &str,
+    codes: &[String],
+    paths: &[String],
+) -> Result<Grant, CliError> {
+    let known = ctx.accounts.list_servers(&org.id).await?;
+    let servers = ServerScope::of_join_codes(&known, codes)
+        .map_err(|e| CliError(format!("--server: {e} (organization {})", org.id)))?;
+    let allowed = paths
+        .iter()
+        .map(|p| match normalize_folder(p) {
+            Ok(n) if !n.is_empty() => Ok(n),
+            _ => Err(CliError(format!(
+                "--allow-path {p:?} is not a folder path (leave it out for every path)"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Grant {
+        role: role(raw_role)?,
+        servers,
+        paths: PathScope::new(allowed, vec![]),
+    })
+}
+
+pub(crate) async fn run(ctx: &Ctx, cmd: MemberCmd) -> Result<(Value, String), CliError> {
+    let members: &dyn MemberStore = ctx.accounts.as_ref();
+    match cmd {
+        MemberCmd::Invite {
+            org,
+            role,
+            servers,
+            allow_paths,
+            note,
+            hours,
+            console_url,
+        } => {
+            let org = ctx.org(&org).await?;
+            let grant = grant(ctx, &org, &role, &servers, &allow_paths).await?;
+            let max = MAX_INVITATION_LIFETIME.as_secs() / 3600;
+            if !(1..=max).contains(&hours) {
+                return Err(CliError(format!("--hours {hours}: use 1 to {max}")));
+            }
+            let token = new_token();
+            let now = chrono::Utc::now();
+            let invitation = Invitation {
+                id: InvitationId::generate(),
+                org_id: org.id.clone(),
+                grant,
+                invited_by: None,
+                token_hash: token_hash(&token),
+                note,
+                created_at: now,
+                expires_at: now + Duration::from_secs(hours * 3600),
+                accepted_at: None,
+            };
+            members.create_invitation(&invitation).await?;
+            let path = format!("/invite#{token}");
+            let link = console_url
+                .map(|base| format!("{}{path}", base.trim_end_matches('/')))
+                .unwrap_or_else(|| format!("<console address>{path}"));
+            let expires = invitation.expires_at.to_rfc3339();
+            let human = format!(
+                "invitation {} to {} as {} (works once, until {expires}); open:\n{link}",
+                invitation.id, org.name, invitation.grant.role
+            );
+            let out = json!({
+                "invitationId": invitation.id,
+                "orgId": org.id,
+                "role": invitation.grant.role.as_str(),
+                "token": token,
+                "acceptPath": path,
+                "link": link,
+                "expiresAt": expires,
+            });
+            Ok((out, human))
+        }
+        MemberCmd::List { org } => {
+            let list = members.list_members(&org).await?;
+            let pending = members.pending_invitations(&org).await?;
+            let rows: Vec<Vec<String>> = list
+                .iter()
+                .map(|(m, ms)| {
+                    vec![
+                        m.login.clone(),
+                        or_dash(m.display_name.clone()),
+                        ms.grant.role.as_str().to_owned(),
+                        ms.created_at.format("%Y-%m-%d").to_string(),
+                    ]
+                })
+                .chain(pending.iter().map(|i| {
+                    vec![
+                        format!("(invited) {}", i.note.clone().unwrap_or_default()),
+                        "-".into(),
+                        i.grant.role.as_str().to_owned(),
+                        format!("until {}", i.expires_at.format("%Y-%m-%d %H:%M")),
+                    ]
+                }))
+                .collect();
+            let human = if rows.is_empty() {
+                format!("organization {org} has no members or invitations")
+            } else {
+                table(&["LOGIN", "NAME", "ROLE", "SINCE"], &rows)
+            };
+            let json_members: Vec<Value> = list
+                .iter()
+                .map(|(m, ms)| {
+                    json!({
+                        "memberId": m.id,
+                        "login": m.login,
+                        "displayName": m.display_name,
+                        "role": ms.grant.role.as_str(),
+                        "servers": ms.grant.servers.to_stored(),
+                        "allowPaths": ms.grant.paths.allowed,
+                        "joinedAt": ms.created_at.to_rfc3339(),
+                    })
+                })
+                .collect();
+            let json_invitations: Vec<Value> = pending
+                .iter()
+                .map(|i| {
+                    json!({
+                        "invitationId": i.id,
+                        "role": i.grant.role.as_str(),
+                        "note": i.note,
+                        "expiresAt": i.expires_at.to_rfc3339(),
+                    })
+                })
+                .collect();
+            Ok((
+                json!({ "members": json_members, "invitations": json_invitations }),
+                human,
+            ))
+        }
+        MemberCmd::SetPassword { login } => {
+            let login = normalize_login(&login).map_err(|e| CliError(format!("--login: {e}")))?;
+            let member = members
+                .find_member(&login)
+                .await?
+                .ok_or_else(|| CliError(format!("no member signs in as {login:?}")))?;
+            let mut password = String::new();
+            std::io::stdin()
+                .read_to_string(&mut password)
+                .map_err(|e| CliError(format!("reading the password from standard input: {e}")))?;
+            let password = password.trim_end_matches(['\r', '\n']).to_owned();
+            auth_core::password::check_new(&password, &login)
+                .map_err(|weak| CliError(weak.to_string()))?;
+            // a command line, not a server: nothing else waits for this thread
+            let hash = auth_core::password::hash(&password);
+            members.set_password(&member.id, &hash).await?;
+            let ended = stow_db::PgConsoleSessions::new(ctx.db.clone())
+                .end_for_member(&member.id, None)
+                .await?;
+            Ok((
+                json!({ "memberId": member.id, "sessionsEnded": ended }),
+                format!("{login} has a new password; {ended} console session(s) ended"),
+            ))
+        }
+    }
+}

@@ -1,0 +1,439 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Members (docs/api.md "Members"): invitations, password sign-in, roles enforced through the
+//! public routes by the same policy code as keys, sessions ended on a change, and the throttles.
+
+use auth_core::console_session::{new_token, token_hash};
+use auth_core::member::{Invitation, MemberStore};
+use auth_core::roles::{Grant, Role};
+use auth_core::{AccountStore, InvitationId, PathScope, ServerScope};
+use reqwest::header::SET_COOKIE;
+use reqwest::Method;
+use stowage_tests::*;
+
+const PASSWORD: &str = "tangerine Kettle orbit 77";
+
+/// A browser signed in to the console: its cookie and CSRF token.
+struct Browser<'a> {
+    app: &'a TestApp,
+    cookie: String,
+    csrf: String,
+}
+
+impl Browser<'_> {
+    fn call(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.app
+            .client
+            .request(method, format!("{}/api{path}", self.app.console))
+            .header("Cookie", &self.cookie)
+            .header("X-CSRF-Token", &self.csrf)
+    }
+
+    async fn status(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = self.call(method, path);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+}
+
+/// POST to the console's own (non-API) routes.
+async fn console_post(app: &TestApp, path: &str, body: Value) -> reqwest::Response {
+    app.client
+        .post(format!("{}{path}", app.console))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A signed-in browser from a 200 answer that set the session cookie.
+async fn browser(app: &TestApp, res: reqwest::Response) -> Browser<'_> {
+    assert_eq!(res.status(), 200);
+    let set = res.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+    let body: Value = res.json().await.unwrap();
+    Browser {
+        app,
+        cookie: set.split(';').next().unwrap().to_owned(),
+        csrf: body["csrfToken"].as_str().unwrap().to_owned(),
+    }
+}
+
+/// An invitation to the test organization (as `stowctl member invite` makes one); its token.
+async fn invitation(app: &TestApp, grant: Grant, hours: i64) -> String {
+    let token = new_token();
+    let now = chrono::Utc::now();
+    app.accounts
+        .create_invitation(&Invitation {
+            id: InvitationId::generate(),
+            org_id: app.org.id.clone(),
+            grant,
+            invited_by: None,
+            token_hash: token_hash(&token),
+            note: None,
+            created_at: now - chrono::Duration::hours(1),
+            expires_at: now + chrono::Duration::hours(hours),
+            accepted_at: None,
+        })
+        .await
+        .unwrap();
+    token
+}
+
+/// A member holding `grant`, signed in.
+async fn member<'a>(app: &'a TestApp, login: &str, grant: Grant) -> Browser<'a> {
+    let token = invitation(app, grant, 1).await;
+    let res = console_post(
+        app,
+        "/invitation/accept",
+        json!({ "token": token, "login": login, "password": PASSWORD }),
+    )
+    .await;
+    browser(app, res).await
+}
+
+async fn sign_in(app: &TestApp, login: &str, password: &str) -> reqwest::Response {
+    console_post(
+        app,
+        "/session",
+        json!({ "login": login, "password": password }),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn an_invitation_works_once_and_only_before_it_expires() {
+    let app = spawn().await;
+    let token = invitation(&app, Grant::everywhere(Role::Owner), 1).await;
+    let preview = console_post(&app, "/invitation/preview", json!({ "token": token })).await;
+    assert_eq!(preview.status(), 200);
+    let preview: Value = preview.json().await.unwrap();
+    assert_eq!(preview["organization"], "Test Org");
+    assert_eq!(preview["role"], "owner");
+
+    let weak = console_post(
+        &app,
+        "/invitation/accept",
+        json!({ "token": token, "login": "Olga@Example.com", "password": "password123" }),
+    )
+    .await;
+    let body = expect_error(weak, 400, "INVALID_REQUEST").await;
+    assert!(body.to_string().contains("password"), "{body}");
+
+    let accepted = console_post(
+        &app,
+        "/invitation/accept",
+        json!({ "token": token, "login": "Olga@Example.com", "password": PASSWORD, "displayName": "Olga" }),
+    )
+    .await;
+    let olga = browser(&app, accepted).await;
+    let (status, who) = olga.status(Method::GET, "/v1/whoami", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(who["credentialType"], "member");
+    assert_eq!(who["member"]["login"], "olga@example.com");
+    assert_eq!(who["member"]["role"], "owner");
+    assert_eq!(who["organization"]["name"], "Test Org");
+
+    let again = console_post(
+        &app,
+        "/invitation/accept",
+        json!({ "token": token, "login": "someone", "password": PASSWORD }),
+    )
+    .await;
+    expect_error(again, 404, "NOT_FOUND").await;
+    let expired = invitation(&app, Grant::everywhere(Role::Viewer), -1).await;
+    let preview = json!({ "token": expired });
+    let accept = json!({ "token": expired, "login": "late", "password": PASSWORD });
+    for (path, body) in [
+        ("/invitation/preview", preview),
+        ("/invitation/accept", accept),
+    ] {
+        let res = console_post(&app, path, body).await;
+        let body = expect_error(res, 404, "NOT_FOUND").await;
+        assert!(
+            body.to_string().contains("used, withdrawn or has expired"),
+            "{body}"
+        );
+    }
+    assert!(app.accounts.find_member("late").await.unwrap().is_none());
+
+    // the password signs in; the stored form is Argon2id only
+    let stored = app
+        .accounts
+        .find_member("olga@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        stored.password_hash.starts_with("$argon2id$"),
+        "{}",
+        stored.password_hash
+    );
+    assert_eq!(
+        sign_in(&app, "OLGA@example.com", PASSWORD).await.status(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_password_and_an_unknown_name_get_the_same_answer_and_a_throttle() {
+    let app = spawn().await;
+    member(&app, "ana", Grant::everywhere(Role::Viewer)).await;
+    let wrong = sign_in(&app, "ana", "not her password at all").await;
+    let wrong = expect_error(wrong, 401, "UNAUTHORIZED").await;
+    let nobody = sign_in(&app, "nobody-here", "not her password at all").await;
+    let nobody = expect_error(nobody, 401, "UNAUTHORIZED").await;
+    assert_eq!(wrong["error"]["message"], nobody["error"]["message"]);
+    assert_eq!(wrong["error"]["message"], "wrong sign-in name or password");
+
+    // five tries a name, then one a minute, whether or not a member has it
+    for _ in 0..4 {
+        let status = sign_in(&app, "nobody-here", "still wrong, sorry")
+            .await
+            .status();
+        assert_eq!(status, 401);
+    }
+    let res = sign_in(&app, "nobody-here", "still wrong, sorry").await;
+    assert_eq!(res.status(), 429);
+    assert!(res.headers().get("retry-after").is_some());
+    let body: Value = res.json().await.unwrap();
+    assert!(body.to_string().contains("for this sign-in name"), "{body}");
+    // another name is not held back by it...
+    assert_eq!(sign_in(&app, "ana", PASSWORD).await.status(), 200);
+    // ...until the address has made ten attempts of any kind
+    let mut statuses = Vec::new();
+    for i in 0..3 {
+        statuses.push(
+            sign_in(&app, &format!("name{i}"), "wrong")
+                .await
+                .status()
+                .as_u16(),
+        );
+    }
+    assert_eq!(
+        statuses,
+        [401, 429, 429],
+        "the eleventh attempt from one address"
+    );
+}
+
+#[tokio::test]
+async fn a_moderator_of_one_server_reads_only_that_servers_logs_and_changes_nothing() {
+    let app = spawn().await;
+    let other = app
+        .accounts
+        .register_server(&app.org.id, "other1", None)
+        .await
+        .unwrap();
+    app.accounts.set_logs_active("other1", true).await.unwrap();
+    let res = app
+        .upload(&app.dev_key, "a.png", png_bytes(), Some("shots"))
+        .await;
+    assert_eq!(res.status(), 200);
+    let moderator = member(
+        &app,
+        "mod",
+        Grant {
+            role: Role::Moderator,
+            servers: ServerScope::only([other.id.clone()]).unwrap(),
+            paths: PathScope::unrestricted(),
+        },
+    )
+    .await;
+    let now = chrono::Utc::now();
+    let window = |server: &str| json!({ "serverId": server, "from": (now - chrono::Duration::hours(1)).to_rfc3339(), "to": now.to_rfc3339() });
+    for path in ["/v1/logs/query", "/v1/logs/counts", "/v1/logs/facets"] {
+        let (status, _) = moderator
+            .status(Method::POST, path, Some(window("other1")))
+            .await;
+        assert_eq!(status, 200, "{path}");
+        let (status, body) = moderator
+            .status(Method::POST, path, Some(window("abc123")))
+            .await;
+        assert_eq!(status, 403, "{path}: {body}");
+    }
+    let (status, body) = moderator
+        .status(Method::GET, "/v1/logs/tail?serverId=abc123", None)
+        .await;
+    assert_eq!(status, 403, "{body}");
+    let (status, overview) = moderator.status(Method::GET, "/v1/overview", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        overview["servers"].as_array().unwrap().len(),
+        1,
+        "{overview}"
+    );
+    // files: read, never delete or write
+    let (status, _) = moderator
+        .status(Method::GET, "/v1/objects?path=shots", None)
+        .await;
+    assert_eq!(status, 200);
+    let (status, body) = moderator
+        .status(Method::DELETE, "/v1/objects?path=shots/a.png", None)
+        .await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        body["error"]["message"],
+        "your role (moderator) does not allow `cdn:delete`; ask an owner or admin"
+    );
+    let (status, _) = moderator.status(Method::GET, "/v1/members", None).await;
+    assert_eq!(status, 403, "moderators do not manage members");
+
+    // a viewer reads but does not export; a moderator exports
+    let viewer = member(&app, "viewer", Grant::everywhere(Role::Viewer)).await;
+    let export = format!(
+        "/v1/logs/export?serverId=abc123&from={}&to={}",
+        urlencode(&(now - chrono::Duration::hours(1)).to_rfc3339()),
+        urlencode(&now.to_rfc3339())
+    );
+    let (status, body) = viewer.status(Method::GET, &export, None).await;
+    assert_eq!(status, 403, "{body}");
+    let res = moderator
+        .call(Method::GET, &export.replace("abc123", "other1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    res.bytes().await.unwrap();
+
+    // API keys never manage members, whatever they hold
+    let res = app.get("/v1/members", &app.dev_key).send().await.unwrap();
+    let body = expect_error(res, 403, "FORBIDDEN").await;
+    assert!(body.to_string().contains("API keys may not"), "{body}");
+}
+
+#[tokio::test]
+async fn owners_and_admins_invite_change_and_remove_within_their_own_reach() {
+    let app = spawn().await;
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    let (status, made) = owner
+        .status(
+            Method::POST,
+            "/v1/members/invitations",
+            Some(json!({ "role": "admin", "note": "Adam" })),
+        )
+        .await;
+    assert_eq!(status, 201, "{made}");
+    assert_eq!(
+        made["acceptPath"],
+        format!("/invite#{}", made["token"].as_str().unwrap())
+    );
+    let res = console_post(
+        &app,
+        "/invitation/accept",
+        json!({ "token": made["token"], "login": "adam", "password": PASSWORD }),
+    )
+    .await;
+    let admin = browser(&app, res).await;
+    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
+    let ids: Vec<(String, String)> = listed["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["login"].as_str().unwrap().to_owned(),
+                m["id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+        ["adam", "olga"]
+    );
+    let (adam, olga) = (ids[0].1.clone(), ids[1].1.clone());
+
+    // an admin cannot make an owner, promote themselves, or touch the owner
+    let (status, _) = admin
+        .status(
+            Method::POST,
+            "/v1/members/invitations",
+            Some(json!({ "role": "owner" })),
+        )
+        .await;
+    assert_eq!(status, 403);
+    let (status, body) = admin
+        .status(
+            Method::PUT,
+            &format!("/v1/members/{adam}"),
+            Some(json!({ "role": "owner" })),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.to_string().contains("only an owner"), "{body}");
+    let (status, _) = admin
+        .status(Method::DELETE, &format!("/v1/members/{olga}"), None)
+        .await;
+    assert_eq!(status, 403);
+    let (status, body) = admin
+        .status(
+            Method::POST,
+            "/v1/members/invitations",
+            Some(json!({ "role": "viewer", "servers": ["nosuch1"] })),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+
+    // the owner's change ends the admin's session at once
+    let (status, changed) = owner
+        .status(
+            Method::PUT,
+            &format!("/v1/members/{adam}"),
+            Some(json!({ "role": "viewer", "servers": ["abc123"] })),
+        )
+        .await;
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(changed["member"]["role"], "viewer");
+    assert_eq!(changed["member"]["servers"], json!(["abc123"]));
+    assert_eq!(changed["sessionsEnded"], 1);
+    let (status, _) = admin.status(Method::GET, "/v1/whoami", None).await;
+    assert_eq!(status, 401, "the session ended with the role change");
+    let again = browser(&app, sign_in(&app, "adam", PASSWORD).await).await;
+    let (_, who) = again.status(Method::GET, "/v1/whoami", None).await;
+    assert_eq!(who["member"]["role"], "viewer");
+
+    // the last owner stays; removal ends the member's sessions
+    let (status, body) = owner
+        .status(Method::DELETE, &format!("/v1/members/{olga}"), None)
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let (status, body) = owner
+        .status(Method::DELETE, &format!("/v1/members/{adam}"), None)
+        .await;
+    assert_eq!(
+        (status, body["sessionsEnded"].as_u64()),
+        (200, Some(1)),
+        "{body}"
+    );
+    let (status, _) = again.status(Method::GET, "/v1/whoami", None).await;
+    assert_eq!(status, 401);
+    let res = sign_in(&app, "adam", PASSWORD).await;
+    let body = expect_error(res, 403, "FORBIDDEN").await;
+    assert!(
+        body.to_string()
+            .contains("not a member of any organization"),
+        "{body}"
+    );
+
+    // an invitation is withdrawn once
+    let (_, made) = owner
+        .status(
+            Method::POST,
+            "/v1/members/invitations",
+            Some(json!({ "role": "viewer" })),
+        )
+        .await;
+    let id = made["invitation"]["id"].as_str().unwrap();
+    let path = format!("/v1/members/invitations/{id}");
+    assert_eq!(owner.status(Method::DELETE, &path, None).await.0, 200);
+    assert_eq!(owner.status(Method::DELETE, &path, None).await.0, 404);
+    let res = console_post(
+        &app,
+        "/invitation/preview",
+        json!({ "token": made["token"] }),
+    )
+    .await;
+    expect_error(res, 404, "NOT_FOUND").await;
+}
