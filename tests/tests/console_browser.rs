@@ -203,6 +203,13 @@ impl Browser {
     }
 
     /// Waits until the listing shows an entry named `name`.
+    /// Types `text` into the input `css` names.
+    async fn type_into(&self, css: &str, text: &str) {
+        self.click(css).await;
+        let input = self.client.find(Locator::Css(css)).await.unwrap();
+        input.send_keys(text).await.unwrap();
+    }
+
     async fn listed(&self, name: &str) {
         self.until(&format!(
             "[...document.querySelectorAll('#listing td')].some(t => t.innerText === {name:?})"
@@ -212,6 +219,7 @@ impl Browser {
 
     async fn sign_in(&self, console: &str, key: &str) {
         self.client.goto(&format!("{console}/")).await.unwrap();
+        self.button("Use an API key instead").await;
         self.click("input[name=key]").await;
         let input = self
             .client
@@ -260,6 +268,91 @@ async fn signed_in() -> (TestApp, Browser, String) {
     (app, b, console)
 }
 
+/// An owner accepts the first invitation, invites a moderator for one server from the Members
+/// page, and the moderator's console shows only that server and no Members page.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn members_invite_accept_and_a_moderators_view() {
+    use auth_core::member::MemberStore;
+    use auth_core::AccountStore;
+    let (app, b, console) = started().await;
+    app.accounts
+        .register_server(&app.org.id, "other1", Some("Second"))
+        .await
+        .unwrap();
+    let token = auth_core::console_session::new_token();
+    let now = chrono::Utc::now();
+    app.accounts
+        .create_invitation(&auth_core::member::Invitation {
+            id: auth_core::InvitationId::generate(),
+            org_id: app.org.id.clone(),
+            grant: auth_core::roles::Grant::everywhere(auth_core::roles::Role::Owner),
+            invited_by: None,
+            token_hash: auth_core::console_session::token_hash(&token),
+            note: Some("Olga".into()),
+            created_at: now,
+            expires_at: now + chrono::Duration::hours(1),
+            accepted_at: None,
+        })
+        .await
+        .unwrap();
+    const PASSWORD: &str = "tangerine Kettle orbit 77";
+    let accept = |link: String, login: &'static str| {
+        let b = &b;
+        async move {
+            b.client.goto(&link).await.unwrap();
+            b.until("document.querySelector('input[autocomplete=new-password]')")
+                .await;
+            b.type_into("input[autocomplete=username]", login).await;
+            b.type_into("input[autocomplete=name]", &login.to_uppercase())
+                .await;
+            b.type_into("input[autocomplete=new-password]", PASSWORD)
+                .await;
+        }
+    };
+    accept(format!("{console}/invite#{token}"), "olga").await;
+    assert!(b.text("main h1").await.contains("Join Test Org"));
+    b.shoot("invite").await;
+    b.button("Accept and sign in").await;
+    b.until(
+        "document.querySelector('#nav-members') && !document.querySelector('#nav-members').hidden",
+    )
+    .await;
+    assert!(b.text("#who").await.contains("OLGA (owner)"));
+
+    // the owner invites a moderator of abc123 only
+    b.click("#nav-members").await;
+    b.until("document.querySelector('select[name=role]')").await;
+    b.js("const r = document.querySelector('select[name=role]'); r.value = 'moderator'; return true;")
+        .await;
+    b.click("input[type=checkbox][value=abc123]").await;
+    b.button("Make an invitation link").await;
+    let link = b.text("code.secret").await;
+    assert!(link.starts_with(&format!("{console}/invite#")), "{link}");
+    b.shoot("members").await;
+
+    // the moderator accepts in a fresh session and sees one server, no Members
+    b.button("Sign out").await;
+    accept(link, "mod").await;
+    b.button("Accept and sign in").await;
+    b.until("document.querySelector('.stat')").await;
+    assert!(b.text("#who").await.contains("(moderator)"));
+    let servers = b.text("main table").await;
+    assert!(
+        servers.contains("abc123") && !servers.contains("other1"),
+        "{servers}"
+    );
+    assert!(
+        b.js("return document.querySelector('#nav-members').hidden;")
+            .await
+            == Value::Bool(true)
+    );
+    b.shoot("moderator-overview").await;
+    let members = app.accounts.list_members(&app.org.id).await.unwrap();
+    assert_eq!(members.len(), 2);
+    b.client.close().await.unwrap();
+}
+
 /// Signing in with a key, the overview, and the first page's weight.
 #[tokio::test]
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
@@ -267,8 +360,12 @@ async fn sign_in_and_the_overview() {
     let (app, b, console) = started().await;
     // sign in
     b.client.goto(&format!("{console}/")).await.unwrap();
-    b.until("document.querySelector('input[name=key]')").await;
+    b.until("document.querySelector('input[name=password]')")
+        .await;
     b.shoot("sign-in").await;
+    b.button("Use an API key instead").await;
+    b.until("document.querySelector('input[name=key]')").await;
+    b.shoot("sign-in-key").await;
     b.sign_in(&console, &app.dev_key).await;
     b.text("main h1").await;
     b.until("document.querySelector('.stat')").await;
@@ -640,7 +737,8 @@ async fn signing_out_ends_the_session() {
         .value()
         .to_owned();
     b.click("#signout").await;
-    b.until("document.querySelector('input[name=key]')").await;
+    b.until("document.querySelector('input[name=password]')")
+        .await;
     let replay = app
         .client
         .get(format!("{console}/api/v1/whoami"))

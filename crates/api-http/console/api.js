@@ -161,17 +161,36 @@ export async function session() {
   return s;
 }
 
-export async function signIn(key) {
-  const res = await fetch('/session', {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ key }),
-  });
+/**
+ * POST a JSON body to one of the console's own routes (`/session`, `/invitation/…`); the answer,
+ * or throws ApiError. A new session's CSRF token is kept.
+ * @param {string} path
+ * @param {unknown} body
+ */
+export async function consolePost(path, body) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'network error');
+  }
   if (!res.ok) throw await failure(res);
-  const s = await res.json();
-  setCsrf(s.csrfToken);
-  return s;
+  const answer = await res.json();
+  if (answer.csrfToken) setCsrf(answer.csrfToken);
+  return answer;
+}
+
+/**
+ * Signs in with `{key}` or `{login, password}`.
+ * @param {{ key: string } | { login: string, password: string }} credentials
+ */
+export function signIn(credentials) {
+  return consolePost('/session', credentials);
 }
 
 export async function signOut() {

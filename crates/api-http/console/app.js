@@ -1,14 +1,20 @@
 // @ts-check
 // The console's shell: session, sign-in, navigation. Each view renders from the URL alone, so a
 // link shares it and the back button works.
-import { api, session, signIn, signOut, sentence } from './api.js';
+import { api, session, signIn, signOut, sentence, consolePost } from './api.js';
 import { h, errorBox, field } from './ui.js';
 import { overviewView } from './overview.js';
 import { filesView } from './objects.js';
 import { logsView } from './logs.js';
+import { membersView } from './members.js';
 
 /** Each page's view, made anew for every visit: `render(root, ctx)`, then `leave()`. */
-const views = { '/overview': overviewView, '/objects': filesView, '/logs': logsView };
+const views = {
+  '/overview': overviewView,
+  '/objects': filesView,
+  '/logs': logsView,
+  '/members': membersView,
+};
 const main = () => document.getElementById('main');
 /** @type {import('./types.js').Whoami | null} */
 let me = null;
@@ -19,11 +25,40 @@ export function navigate(url, { replace = false } = {}) {
   route();
 }
 
-function signInPage(message) {
+function signedOutShell(title) {
   document.getElementById('nav').hidden = true;
   document.getElementById('signout').hidden = true;
   document.getElementById('who').textContent = '';
-  document.title = 'Sign in · Stowage console';
+  document.getElementById('org-switch')?.remove();
+  document.title = `${title} · Stowage console`;
+}
+
+/** What a refused sign-in should say. */
+function signInRefusal(err, withKey) {
+  if (err.status === 401) {
+    return withKey
+      ? 'That key was not accepted: it is unknown, disabled or expired. Check it, or ask the organization owner for a new one.'
+      : 'Wrong sign-in name or password. Check both and try again.';
+  }
+  if (err.status === 403) return `${err.message.replace(/\.$/, '')}.`;
+  return sentence(err);
+}
+
+function signInPage(message, withKey = false) {
+  signedOutShell('Sign in');
+  const login = h('input', {
+    type: 'text',
+    name: 'username',
+    autocomplete: 'username',
+    required: true,
+    spellcheck: 'false',
+  });
+  const password = h('input', {
+    type: 'password',
+    name: 'password',
+    autocomplete: 'current-password',
+    required: true,
+  });
   const key = h('input', {
     type: 'password',
     name: 'key',
@@ -41,46 +76,173 @@ function signInPage(message) {
       onsubmit: async (e) => {
         e.preventDefault();
         problem.replaceChildren();
-        const button = form.querySelector('button');
+        const button = form.querySelector('button[type=submit]');
         button.disabled = true;
         try {
-          await signIn(key.value);
+          await signIn(
+            withKey ? { key: key.value } : { login: login.value, password: password.value },
+          );
           key.value = '';
+          password.value = '';
           me = null;
           route();
+        } catch (err) {
+          problem.append(h('p', {}, signInRefusal(err, withKey)));
+          button.disabled = false;
+          (withKey ? key : password).focus();
+        }
+      },
+    },
+    h('h1', {}, 'Sign in to Stowage'),
+    withKey
+      ? [
+          h(
+            'p',
+            { class: 'muted' },
+            'Paste an API key. It is exchanged for a session and not kept by your browser; ' +
+              "what you see and do is limited to that key's permissions and paths.",
+          ),
+          field('API key', key),
+        ]
+      : [
+          h('p', { class: 'muted' }, 'Sign in with the name and password of your invitation.'),
+          field('Sign-in name', login),
+          field('Password', password),
+        ],
+    problem,
+    h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
+    h(
+      'p',
+      {},
+      h(
+        'button',
+        { type: 'button', class: 'link', onclick: () => signInPage('', !withKey) },
+        withKey ? 'Sign in with a name and password instead' : 'Use an API key instead',
+      ),
+    ),
+  );
+  main().replaceChildren(form);
+  (withKey ? key : login).focus();
+}
+
+/** `/invite#<token>`: what the invitation gives, then a form to accept it. */
+async function invitePage() {
+  signedOutShell('Accept an invitation');
+  const token = decodeURIComponent(location.hash.slice(1));
+  const root = main();
+  let offer;
+  try {
+    offer = await consolePost('/invitation/preview', { token });
+  } catch (err) {
+    root.replaceChildren(
+      h(
+        'div',
+        { class: 'card narrow' },
+        h('h1', {}, 'This invitation does not work'),
+        h('p', {}, err.status === 404 ? `${err.message.replace(/\.$/, '')}.` : sentence(err)),
+        h('p', {}, h('a', { href: '/overview', 'data-link': true }, 'Go to sign-in')),
+      ),
+    );
+    return;
+  }
+  const login = h('input', { type: 'text', autocomplete: 'username', required: true });
+  const name = h('input', { type: 'text', autocomplete: 'name', maxlength: '100' });
+  const password = h('input', {
+    type: 'password',
+    autocomplete: 'new-password',
+    required: true,
+    minlength: '10',
+  });
+  const problem = h('div', { class: 'form-error', role: 'alert' });
+  const where = offer.servers ? `servers ${offer.servers.join(', ')}` : 'every server';
+  const form = h(
+    'form',
+    {
+      class: 'card narrow',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        problem.replaceChildren();
+        try {
+          await consolePost('/invitation/accept', {
+            token,
+            login: login.value,
+            password: password.value,
+            displayName: name.value || undefined,
+          });
+          me = null;
+          navigate('/overview', { replace: true });
         } catch (err) {
           problem.append(
             h(
               'p',
               {},
-              err.status === 401
-                ? 'That key was not accepted: it is unknown, disabled or expired. Check it, or ask the organization owner for a new one.'
+              err.status === 400 || err.status === 409 || err.status === 401
+                ? `${err.message.replace(/\.$/, '')}.`
                 : sentence(err),
             ),
           );
-          button.disabled = false;
-          key.focus();
         }
       },
     },
-    h('h1', {}, 'Sign in to Stowage'),
+    h('h1', {}, `Join ${offer.organization}`),
+    h('p', {}, `You are invited as ${offer.role}, for ${where}.`),
+    field(
+      'Sign-in name',
+      login,
+      'An email address or a user name. If you already have one, use it and its password.',
+    ),
+    field('Your name', name, 'Shown to your team (optional).'),
+    field('Password', password, 'At least 10 characters; a few unrelated words make a strong one.'),
+    problem,
+    h('button', { type: 'submit', class: 'primary' }, 'Accept and sign in'),
     h(
       'p',
       { class: 'muted' },
-      'Paste an API key. It is exchanged for a session and not kept by your browser; ' +
-        "what you see and do is limited to that key's permissions and paths.",
+      `The link works once, until ${new Date(offer.expiresAt).toLocaleString()}.`,
     ),
-    field('API key', key),
-    problem,
-    h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
   );
-  main().replaceChildren(form);
-  key.focus();
+  root.replaceChildren(form);
+  login.focus();
+}
+
+/** The header: who is signed in, and an organization switch for members of several. */
+function header(s) {
+  const who = document.getElementById('who');
+  who.textContent = me.member
+    ? `${me.organization.name} · ${me.member.displayName || me.member.login} (${me.member.role})`
+    : `${me.organization.name} · ${me.name || me.keyId}`;
+  document.getElementById('org-switch')?.remove();
+  const orgs = s.member?.organizations || [];
+  if (orgs.length > 1) {
+    const pick = h(
+      'select',
+      {
+        id: 'org-switch',
+        'aria-label': 'Organization',
+        onchange: async () => {
+          await consolePost('/session/organization', { organizationId: pick.value });
+          me = null;
+          navigate('/overview');
+        },
+      },
+      orgs.map((o) =>
+        h(
+          'option',
+          { value: o.id, selected: o.id === s.member.organizationId || undefined },
+          o.name,
+        ),
+      ),
+    );
+    who.after(pick);
+  }
+  const manages = me.member && (me.member.role === 'owner' || me.member.role === 'admin');
+  document.getElementById('nav-members').hidden = !manages;
 }
 
 async function route() {
   if (current && current.leave) current.leave();
   current = null;
+  if (location.pathname === '/invite') return invitePage();
   let s;
   try {
     s = await session();
@@ -99,7 +261,7 @@ async function route() {
   }
   document.getElementById('nav').hidden = false;
   document.getElementById('signout').hidden = false;
-  document.getElementById('who').textContent = `${me.organization.name} · ${me.name || me.keyId}`;
+  header(s);
   let path = location.pathname;
   if (path === '/' || path === '') {
     path = '/overview';

@@ -1,7 +1,7 @@
 // @ts-check
 // Organization, plan, this month's usage and servers (GET /v1/overview).
 import { api } from './api.js';
-import { h, bytes, when, empty } from './ui.js';
+import { h, bytes, when, empty, table } from './ui.js';
 
 /** The overview page (stateless). */
 export function overviewView() {
@@ -61,54 +61,32 @@ async function render(root, { me }) {
   } else {
     const canLogs = me.permissions.logs.includes('read');
     root.append(
-      h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          {},
+      table(
+        ['Server', 'Join code', 'Logs source', 'Last events', ''],
+        o.servers.map((s) =>
           h(
-            'thead',
+            'tr',
             {},
+            h('td', {}, s.name || '—'),
+            h('td', {}, h('code', {}, s.cfxId)),
             h(
-              'tr',
+              'td',
               {},
-              h('th', {}, 'Server'),
-              h('th', {}, 'Join code'),
-              h('th', {}, 'Logs source'),
-              h('th', {}, 'Last events'),
-              h('th', {}, ''),
+              s.logsActive
+                ? h('span', { class: 'pill ok' }, 'active')
+                : h('span', { class: 'pill' }, 'inactive'),
             ),
-          ),
-          h(
-            'tbody',
-            {},
-            o.servers.map((s) =>
-              h(
-                'tr',
-                {},
-                h('td', {}, s.name || '—'),
-                h('td', {}, h('code', {}, s.cfxId)),
-                h(
-                  'td',
-                  {},
-                  s.logsActive
-                    ? h('span', { class: 'pill ok' }, 'active')
-                    : h('span', { class: 'pill' }, 'inactive'),
-                ),
-                h('td', {}, s.lastEventAt ? when(s.lastEventAt) : 'none yet'),
-                h(
-                  'td',
-                  {},
-                  canLogs && s.logsActive
-                    ? h(
-                        'a',
-                        { href: `/logs?server=${encodeURIComponent(s.cfxId)}`, 'data-link': true },
-                        'Search logs',
-                      )
-                    : '',
-                ),
-              ),
+            h('td', {}, s.lastEventAt ? when(s.lastEventAt) : 'none yet'),
+            h(
+              'td',
+              {},
+              canLogs && s.logsActive
+                ? h(
+                    'a',
+                    { href: `/logs?server=${encodeURIComponent(s.cfxId)}`, 'data-link': true },
+                    'Search logs',
+                  )
+                : '',
             ),
           ),
         ),
@@ -120,15 +98,24 @@ async function render(root, { me }) {
     ...me.permissions.logs.map((a) => `logs:${a}`),
   ];
   root.append(
-    h('h2', {}, 'This key'),
+    h('h2', {}, me.member ? 'You' : 'This key'),
     h(
       'div',
       { class: 'card' },
       h(
         'dl',
         { class: 'details' },
-        h('dt', {}, 'Key'),
-        h('dd', {}, `${me.name || '—'} (${me.keyId}, ${me.credentialType})`),
+        me.member
+          ? [
+              h('dt', {}, 'Member'),
+              h('dd', {}, `${me.member.displayName || me.member.login} (${me.member.login})`),
+              h('dt', {}, 'Role'),
+              h('dd', {}, me.member.role),
+            ]
+          : [
+              h('dt', {}, 'Key'),
+              h('dd', {}, `${me.name || '—'} (${me.keyId}, ${me.credentialType})`),
+            ],
         h('dt', {}, 'Permissions'),
         h('dd', {}, perms.join(', ') || 'none'),
         h('dt', {}, 'Paths'),

@@ -11,7 +11,7 @@
 
 /**
  * @typedef {object} Whoami
- * @property {'developer' | 'server'} credentialType
+ * @property {'developer' | 'server' | 'member'} credentialType
  * @property {string} keyId
  * @property {string | null} name
  * @property {{ id: string, name: string }} organization
@@ -20,11 +20,28 @@
  * @property {{ allowedPrefixes: string[], deniedPrefixes: string[] }} restrictions
  * @property {string[] | null} allowedMimeTypes
  * @property {string | null} expiresAt
+ * @property {{ id: string, login: string, displayName: string | null, role: string }} [member]
  */
 
 /**
  * @typedef {object} Session
  * @property {string} csrfToken
+ * @property {{ id: string, login: string, organizationId: string,
+ *   organizations: { id: string, name: string, role: string }[] }} [member]
+ */
+
+/**
+ * @typedef {object} Grant
+ * @property {string} role
+ * @property {string[] | null} servers
+ * @property {string[]} allowPaths
+ * @property {string[]} denyPaths
+ */
+
+/**
+ * @typedef {Grant & { id: string, login: string, displayName: string | null, joinedAt: string }} Member
+ * @typedef {Grant & { id: string, note: string | null, expiresAt: string, expired: boolean }} PendingInvitation
+ * @typedef {{ members: Member[], invitations: PendingInvitation[] }} MemberList
  */
 
 /**

@@ -127,3 +127,29 @@ export function field(label, input, hint) {
     hint ? h('small', { class: 'muted' }, hint) : null,
   );
 }
+
+/**
+ * A table that scrolls sideways on its own when narrow: the header cells' texts, then the rows.
+ * @param {string[]} headers
+ * @param {HTMLElement[]} rows `tr` elements
+ */
+export function table(headers, rows) {
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          headers.map((t) => h('th', {}, t)),
+        ),
+      ),
+      h('tbody', {}, rows),
+    ),
+  );
+}
