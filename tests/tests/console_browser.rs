@@ -331,6 +331,24 @@ async fn members_invite_accept_and_a_moderators_view() {
     assert!(link.starts_with(&format!("{console}/invite#")), "{link}");
     b.shoot("members").await;
 
+    // the owner makes a read key for abc123 and sees its secret once
+    b.click("#nav-keys").await;
+    b.until("document.querySelector('input[type=checkbox][value=\"logs:read\"]')")
+        .await;
+    b.type_into("form input[type=text]", "bans bot").await;
+    b.click("input[type=checkbox][value=\"logs:read\"]").await;
+    b.click("form input[type=checkbox][value=abc123]").await;
+    b.button("Make the key").await;
+    let secret = b.text("form code.secret").await;
+    assert!(secret.starts_with("stw_dev_"), "{secret}");
+    b.shoot_at("keys", Some("form code.secret")).await;
+    b.client.goto(&format!("{console}/keys")).await.unwrap();
+    b.until("document.querySelector('main table')").await;
+    assert!(!b.text("main").await.contains(&secret), "shown once");
+    let who = app.get_json("/v1/whoami", &secret).await;
+    assert_eq!(who["permissions"]["logs"], json!(["read"]));
+    assert_eq!(who["logServerIds"], json!([app.server.id]));
+
     // the moderator accepts in a fresh session and sees one server, no Members
     b.button("Sign out").await;
     accept(link, "mod").await;

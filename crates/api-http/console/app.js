@@ -7,6 +7,7 @@ import { overviewView } from './overview.js';
 import { filesView } from './objects.js';
 import { logsView } from './logs.js';
 import { membersView } from './members.js';
+import { keysView } from './keys.js';
 
 /** Each page's view, made anew for every visit: `render(root, ctx)`, then `leave()`. */
 const views = {
@@ -14,6 +15,7 @@ const views = {
   '/objects': filesView,
   '/logs': logsView,
   '/members': membersView,
+  '/keys': keysView,
 };
 const main = () => document.getElementById('main');
 /** @type {import('./types.js').Whoami | null} */
@@ -237,6 +239,7 @@ function header(s) {
   }
   const manages = me.member && (me.member.role === 'owner' || me.member.role === 'admin');
   document.getElementById('nav-members').hidden = !manages;
+  document.getElementById('nav-keys').hidden = !manages;
 }
 
 async function route() {

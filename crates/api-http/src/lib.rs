@@ -6,6 +6,7 @@ pub mod delivery;
 pub mod explorer;
 pub mod form;
 pub mod idempotency;
+pub mod keys;
 pub mod members;
 pub mod objects;
 pub mod openapi;

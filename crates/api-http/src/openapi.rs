@@ -5,7 +5,7 @@ use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
-use crate::{delivery, explorer, members, objects, placeholders, presigned};
+use crate::{delivery, explorer, keys, members, objects, placeholders, presigned};
 
 stow_http::api_routes! {
     /// The API host's document.
@@ -37,6 +37,11 @@ stow_http::api_routes! {
     "/v1/logs/facets" => { post: explorer::facets::facets }
     "/v1/logs/export" => { get: explorer::export::export }
     "/v1/logs/tail" => { get: explorer::tail::tail }
+    "/v1/keys" => { get: keys::list::list_keys, post: keys::create::create_key }
+    "/v1/keys/{keyId}" => { delete: keys::delete::delete_key }
+    "/v1/keys/{keyId}/rotate" => { post: keys::rotate::rotate_key }
+    "/v1/keys/{keyId}/disable" => { post: keys::disable::disable_key }
+    "/v1/keys/{keyId}/enable" => { post: keys::disable::enable_key }
     "/v1/members" => { get: members::list::list_members }
     "/v1/members/invitations" => { post: members::invite::invite }
     "/v1/members/invitations/{invitationId}" => { delete: members::revoke::revoke_invitation }
@@ -58,6 +63,11 @@ mod tests {
                 "/cdn/{workspace}/{key}",
                 "/healthz",
                 "/readyz",
+                "/v1/keys",
+                "/v1/keys/{keyId}",
+                "/v1/keys/{keyId}/disable",
+                "/v1/keys/{keyId}/enable",
+                "/v1/keys/{keyId}/rotate",
                 "/v1/logs/counts",
                 "/v1/logs/export",
                 "/v1/logs/facets",

@@ -104,6 +104,28 @@ impl NewKey {
     }
 }
 
+impl NewKey {
+    /// A rotation of `old`: the same organization, server, type, name, permissions, paths, MIME
+    /// types, servers and expiry, with a new id and `secret`.
+    pub fn replacing(old: &crate::ApiKey, secret: &NewSecret) -> Self {
+        Self {
+            id: KeyId::generate(),
+            org_id: old.org_id.clone(),
+            server_id: old.server_id.clone(),
+            credential_type: old.credential_type,
+            name: old.name.clone(),
+            secret_hash: secret.hash,
+            hint: secret.hint.clone(),
+            permissions: old.permissions,
+            allowed_prefixes: old.allowed_prefixes.clone(),
+            denied_prefixes: old.denied_prefixes.clone(),
+            allowed_mime: old.allowed_mime.clone(),
+            servers: old.servers.clone(),
+            expires_at: old.expires_at,
+        }
+    }
+}
+
 /// Prefixed, sortable identifiers (`org_01J…`).
 pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", ulid::Ulid::new().to_string().to_lowercase())

@@ -222,6 +222,35 @@ pub struct KeyGrant {
     pub paths: PathScope,
 }
 
+impl KeyGrant {
+    /// What a key with these settings gives (a server key: its own server).
+    pub fn new(
+        permissions: PermissionSet,
+        bound: Option<&crate::ServerId>,
+        servers: &ServerScope,
+        paths: PathScope,
+    ) -> Self {
+        Self {
+            permissions,
+            servers: match bound {
+                Some(bound) => ServerScope::Only(vec![bound.clone()]),
+                None => servers.clone(),
+            },
+            paths,
+        }
+    }
+
+    /// What an existing key gives.
+    pub fn of(key: &crate::ApiKey) -> Self {
+        Self::new(
+            key.permissions,
+            key.server_id.as_ref(),
+            &key.servers,
+            key.path_scope(),
+        )
+    }
+}
+
 /// Whether `actor` may make a key giving `key`: never a permission, server or path beyond the
 /// actor's own.
 pub fn check_key(actor: &Grant, key: &KeyGrant) -> Result<(), Refusal> {

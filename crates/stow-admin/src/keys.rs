@@ -307,23 +307,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                 .await?
                 .ok_or_else(|| CliError(format!("unknown key {key_id:?}")))?;
             let s = secret::generate(old.credential_type);
-            let key = accounts
-                .create_key(&NewKey {
-                    id: KeyId::generate(),
-                    org_id: old.org_id.clone(),
-                    server_id: old.server_id.clone(),
-                    credential_type: old.credential_type,
-                    name: old.name.clone(),
-                    secret_hash: s.hash,
-                    hint: s.hint,
-                    permissions: old.permissions,
-                    allowed_prefixes: old.allowed_prefixes.clone(),
-                    denied_prefixes: old.denied_prefixes.clone(),
-                    allowed_mime: old.allowed_mime.clone(),
-                    servers: old.servers.clone(),
-                    expires_at: old.expires_at,
-                })
-                .await?;
+            let key = accounts.create_key(&NewKey::replacing(&old, &s)).await?;
             if disable_old {
                 accounts.disable_key(&old.id, chrono::Utc::now()).await?;
                 end_console_sessions(ctx, &old.id).await?;

@@ -437,3 +437,154 @@ async fn owners_and_admins_invite_change_and_remove_within_their_own_reach() {
     .await;
     expect_error(res, 404, "NOT_FOUND").await;
 }
+
+/// Owners and admins make, rotate, disable and delete keys from the console, never beyond their
+/// own reach; the secret is in the answer that makes it only.
+#[tokio::test]
+async fn keys_are_managed_by_members_within_their_reach() {
+    let app = spawn().await;
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    let (status, made) = owner
+        .status(
+            Method::POST,
+            "/v1/keys",
+            Some(json!({ "name": "bans bot", "permissions": ["logs:read"], "logServers": ["ABC123"] })),
+        )
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let secret = made["secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("stw_dev_"));
+    assert_eq!(made["key"]["logServers"], json!(["abc123"]));
+    let id = made["key"]["id"].as_str().unwrap().to_owned();
+    // the new key works, for its server only
+    let who = app.get_json("/v1/whoami", &secret).await;
+    assert_eq!(who["permissions"]["logs"], json!(["read"]));
+    let (_, listed) = owner.status(Method::GET, "/v1/keys", None).await;
+    let mine = listed["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert!(!mine.to_string().contains(&secret), "never listed");
+    assert_eq!(mine["state"], "active");
+
+    for (body, expected) in [
+        (json!({ "permissions": [] }), "at least one permission"),
+        (json!({ "permissions": ["cdn:root"] }), "unknown permission"),
+        (
+            json!({ "permissions": ["cdn:read"], "logServers": ["nope"] }),
+            "`logServers`",
+        ),
+        (
+            json!({ "type": "server", "permissions": [] }),
+            "`server` (a join code) is required",
+        ),
+        (
+            json!({ "permissions": ["cdn:read"], "expiresAt": "2020-01-01T00:00:00Z" }),
+            "in the past",
+        ),
+        (
+            json!({ "permissions": ["cdn:read"], "allowPaths": ["../x"] }),
+            "`allowPaths`",
+        ),
+    ] {
+        let (status, answer) = owner
+            .status(Method::POST, "/v1/keys", Some(body.clone()))
+            .await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        assert!(answer.to_string().contains(expected), "{body}: {answer}");
+    }
+
+    // rotation: a new secret, the same settings; the old one stops when disabled
+    let (status, rotated) = owner
+        .status(
+            Method::POST,
+            &format!("/v1/keys/{id}/rotate?disableOld=true"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 201, "{rotated}");
+    assert_eq!(rotated["key"]["logServers"], json!(["abc123"]));
+    assert_eq!(rotated["oldDisabled"], true);
+    let res = app.get("/v1/whoami", &secret).send().await.unwrap();
+    assert_eq!(res.status(), 401, "the old secret no longer works");
+    let new_id = rotated["key"]["id"].as_str().unwrap();
+    let (status, _) = owner
+        .status(Method::POST, &format!("/v1/keys/{new_id}/disable"), None)
+        .await;
+    assert_eq!(status, 200);
+    let (status, enabled) = owner
+        .status(Method::POST, &format!("/v1/keys/{new_id}/enable"), None)
+        .await;
+    assert_eq!(
+        (status, enabled["key"]["state"].as_str()),
+        (200, Some("active"))
+    );
+    assert_eq!(
+        owner
+            .status(Method::DELETE, &format!("/v1/keys/{new_id}"), None)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        owner
+            .status(Method::DELETE, &format!("/v1/keys/{new_id}"), None)
+            .await
+            .0,
+        404
+    );
+
+    // an admin of one server cannot make a key for every server, nor touch the global key
+    let admin = member(
+        &app,
+        "adam",
+        Grant {
+            role: Role::Admin,
+            servers: ServerScope::only([app.server.id.clone()]).unwrap(),
+            paths: PathScope::unrestricted(),
+        },
+    )
+    .await;
+    let (status, body) = admin
+        .status(
+            Method::POST,
+            "/v1/keys",
+            Some(json!({ "permissions": ["logs:read"] })),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.to_string().contains("servers outside your own"),
+        "{body}"
+    );
+    let (status, _) = admin
+        .status(
+            Method::POST,
+            "/v1/keys",
+            Some(json!({ "permissions": ["logs:read"], "logServers": ["abc123"] })),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let (_, listed) = owner.status(Method::GET, "/v1/keys", None).await;
+    let global = listed["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["logServers"].is_null() && k["credentialType"] == "developer")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, _) = admin
+        .status(Method::POST, &format!("/v1/keys/{global}/disable"), None)
+        .await;
+    assert_eq!(status, 403);
+    // moderators and keys manage no keys
+    let moderator = member(&app, "mod", Grant::everywhere(Role::Moderator)).await;
+    assert_eq!(moderator.status(Method::GET, "/v1/keys", None).await.0, 403);
+    let res = app.get("/v1/keys", &app.dev_key).send().await.unwrap();
+    expect_error(res, 403, "FORBIDDEN").await;
+}

@@ -67,7 +67,8 @@ pub struct GrantIn {
     pub deny_paths: Vec<String>,
 }
 
-fn prefixes(raw: &[String], field: &str) -> Result<Vec<String>, ApiError> {
+/// Folder prefixes as stored (normalized, whole segments); `field` names them in refusals.
+pub(crate) fn folder_prefixes(raw: &[String], field: &str) -> Result<Vec<String>, ApiError> {
     raw.iter()
         .map(|p| match normalize_folder(p) {
             Ok(n) if !n.is_empty() => Ok(n),
@@ -114,8 +115,8 @@ impl GrantIn {
             role,
             servers,
             paths: PathScope::new(
-                prefixes(&self.allow_paths, "allowPaths")?,
-                prefixes(&self.deny_paths, "denyPaths")?,
+                folder_prefixes(&self.allow_paths, "allowPaths")?,
+                folder_prefixes(&self.deny_paths, "denyPaths")?,
             ),
         })
     }

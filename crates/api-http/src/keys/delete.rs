@@ -1,0 +1,42 @@
+//! `DELETE /v1/keys/{keyId}`: delete a key for good (its sessions and upload URLs go with it).
+
+use actix_web::{web, HttpResponse};
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth};
+use utoipa::ToSchema;
+
+use super::{manager, reachable_key};
+use crate::state::CdnState;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteKeyResponse {
+    pub success: bool,
+    pub request_id: String,
+}
+
+/// Delete a key.
+#[utoipa::path(
+    delete, path = "/v1/keys/{keyId}", tag = "keys", security(("bearer" = [])),
+    params(("keyId" = String, Path, description = "`key_…`")),
+    responses(
+        (status = 200, description = "Deleted", body = DeleteKeyResponse),
+        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::CdnErrorBody),
+        super::KeyRouteErrors,
+        stow_http::error::KeyedRouteErrors,
+    )
+)]
+pub async fn delete_key(
+    auth: Auth,
+    path: web::Path<String>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let actor = manager(&auth)?;
+    let key = reachable_key(&state, &auth, actor, &path).await?;
+    // its console sessions and upload URLs are deleted with it (foreign keys)
+    state.stores.accounts.delete_key(&key.id).await?;
+    Ok(HttpResponse::Ok().json(DeleteKeyResponse {
+        success: true,
+        request_id: current_request_id(),
+    }))
+}

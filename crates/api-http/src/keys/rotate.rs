@@ -1,0 +1,79 @@
+//! `POST /v1/keys/{keyId}/rotate`: a new key with the same settings (its secret shown once); the
+//! old one keeps working until disabled, so clients can move over first.
+
+use actix_web::{web, HttpResponse};
+use auth_core::model::NewKey;
+use auth_core::secret;
+use serde::{Deserialize, Serialize};
+use stow_http::{current_request_id, ApiError, Auth};
+use utoipa::ToSchema;
+
+use super::list::KeyOut;
+use super::{end_key_sessions, manager, reachable_key};
+use crate::state::CdnState;
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct RotateKeyParams {
+    /// Disable the old key at once (default false).
+    #[serde(default)]
+    pub disable_old: bool,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotateKeyResponse {
+    pub success: bool,
+    pub key: KeyOut,
+    /// The new key's secret, shown this once.
+    pub secret: String,
+    /// The old key's id.
+    pub replaces: String,
+    pub old_disabled: bool,
+    pub request_id: String,
+}
+
+/// Rotate a key.
+#[utoipa::path(
+    post, path = "/v1/keys/{keyId}/rotate", tag = "keys", security(("bearer" = [])),
+    params(("keyId" = String, Path, description = "`key_…`"), RotateKeyParams),
+    responses(
+        (status = 201, description = "The new key; its secret is shown once", body = RotateKeyResponse),
+        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::CdnErrorBody),
+        super::KeyRouteErrors,
+        stow_http::error::KeyedRouteErrors,
+    )
+)]
+pub async fn rotate_key(
+    auth: Auth,
+    path: web::Path<String>,
+    params: web::Query<RotateKeyParams>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let actor = manager(&auth)?;
+    let old = reachable_key(&state, &auth, actor, &path).await?;
+    let s = secret::generate(old.credential_type);
+    let key = state
+        .stores
+        .accounts
+        .create_key(&NewKey::replacing(&old, &s))
+        .await?;
+    if params.disable_old {
+        state
+            .stores
+            .accounts
+            .disable_key(&old.id, chrono::Utc::now())
+            .await?;
+        end_key_sessions(&state, &old.id).await?;
+    }
+    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
+    Ok(HttpResponse::Created().json(RotateKeyResponse {
+        success: true,
+        key: KeyOut::new(&servers, &key),
+        secret: s.secret,
+        replaces: old.id.to_string(),
+        old_disabled: params.disable_old,
+        request_id: current_request_id(),
+    }))
+}
