@@ -331,6 +331,12 @@ async fn members_invite_accept_and_a_moderators_view() {
     assert!(link.starts_with(&format!("{console}/invite#")), "{link}");
     b.shoot("members").await;
 
+    // a reset link for a member, shown in a dialog
+    b.button("Reset password").await;
+    let reset = b.text("dialog code.secret").await;
+    assert!(reset.starts_with(&format!("{console}/reset#")), "{reset}");
+    b.button("Done").await;
+
     // the owner makes a read key for abc123 and sees its secret once
     b.click("#nav-keys").await;
     b.until("document.querySelector('input[type=checkbox][value=\"logs:read\"]')")

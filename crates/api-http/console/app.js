@@ -207,6 +207,65 @@ async function invitePage() {
   login.focus();
 }
 
+/** `/reset#<token>`: a new password with a reset link an owner or admin made. */
+async function resetPage() {
+  signedOutShell('Set a new password');
+  const token = decodeURIComponent(location.hash.slice(1));
+  const root = main();
+  let who;
+  try {
+    who = await consolePost('/password-reset/preview', { token });
+  } catch (err) {
+    root.replaceChildren(
+      h(
+        'div',
+        { class: 'card narrow' },
+        h('h1', {}, 'This reset link does not work'),
+        h('p', {}, err.status === 404 ? `${err.message.replace(/\.$/, '')}.` : sentence(err)),
+        h('p', {}, h('a', { href: '/overview', 'data-link': true }, 'Go to sign-in')),
+      ),
+    );
+    return;
+  }
+  const password = h('input', {
+    type: 'password',
+    autocomplete: 'new-password',
+    required: true,
+    minlength: '10',
+  });
+  const problem = h('div', { class: 'form-error', role: 'alert' });
+  const form = h(
+    'form',
+    {
+      class: 'card narrow',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        problem.replaceChildren();
+        try {
+          await consolePost('/password-reset', { token, password: password.value });
+          history.replaceState(null, '', '/overview');
+          signInPage(`Your password is changed. Sign in as ${who.login} with it.`);
+        } catch (err) {
+          problem.append(
+            h('p', {}, err.status === 400 ? `${err.message.replace(/\.$/, '')}.` : sentence(err)),
+          );
+        }
+      },
+    },
+    h('h1', {}, 'Set a new password'),
+    h('p', {}, `For ${who.login}. Your other sessions end when it is set.`),
+    field(
+      'New password',
+      password,
+      'At least 10 characters; a few unrelated words make a strong one.',
+    ),
+    problem,
+    h('button', { type: 'submit', class: 'primary' }, 'Set the password'),
+  );
+  root.replaceChildren(form);
+  password.focus();
+}
+
 /** The header: who is signed in, and an organization switch for members of several. */
 function header(s) {
   const who = document.getElementById('who');
@@ -246,6 +305,7 @@ async function route() {
   if (current && current.leave) current.leave();
   current = null;
   if (location.pathname === '/invite') return invitePage();
+  if (location.pathname === '/reset') return resetPage();
   let s;
   try {
     s = await session();

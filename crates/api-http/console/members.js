@@ -164,6 +164,39 @@ async function render(root, ctx) {
           'button',
           {
             type: 'button',
+            onclick: async () => {
+              try {
+                const made = await api(
+                  'POST',
+                  `/members/${encodeURIComponent(m.id)}/password-reset`,
+                );
+                const link = `${location.origin}${made.resetPath}`;
+                await dialog(
+                  `A new password for ${m.login}`,
+                  h(
+                    'div',
+                    {},
+                    h('p', {}, 'Send them this link. It works once, for 24 hours:'),
+                    h('p', {}, h('code', { class: 'secret' }, link)),
+                    h(
+                      'button',
+                      { type: 'button', onclick: () => copy(link, 'Reset link') },
+                      'Copy link',
+                    ),
+                  ),
+                  [['Done', 'done', 'primary']],
+                );
+              } catch (err) {
+                toast(sentence(err), 'error');
+              }
+            },
+          },
+          'Reset password',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
             class: 'danger',
             onclick: async () => {
               const choice = await dialog(

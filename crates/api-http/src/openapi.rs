@@ -45,6 +45,7 @@ stow_http::api_routes! {
     "/v1/members" => { get: members::list::list_members }
     "/v1/members/invitations" => { post: members::invite::invite }
     "/v1/members/invitations/{invitationId}" => { delete: members::revoke::revoke_invitation }
+    "/v1/members/{memberId}/password-reset" => { post: members::reset::reset_password }
     "/v1/members/{memberId}" => { put: members::update::update_member, delete: members::remove::remove_member }
 }
 
@@ -77,6 +78,7 @@ mod tests {
                 "/v1/members/invitations",
                 "/v1/members/invitations/{invitationId}",
                 "/v1/members/{memberId}",
+                "/v1/members/{memberId}/password-reset",
                 "/v1/objects",
                 "/v1/objects/base64",
                 "/v1/objects/bulk",

@@ -95,6 +95,21 @@ impl Invitation {
     }
 }
 
+/// How long a password reset link works.
+pub const RESET_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+
+/// A password reset an owner or admin made for a member: its token (in the link) is stored only
+/// as its SHA-256 and works once, before it expires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordReset {
+    pub member_id: MemberId,
+    /// Who made it (`None`: `stowctl`).
+    pub made_by: Option<MemberId>,
+    pub token_hash: [u8; 32],
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
 /// Who accepts an invitation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Accepter {
@@ -139,6 +154,24 @@ pub trait MemberStore: Send + Sync {
         accepter: &Accepter,
         now: DateTime<Utc>,
     ) -> Result<Option<(Member, Membership)>, StoreError>;
+
+    /// Stores a reset; an earlier unused reset of the same member stops working.
+    async fn create_reset(&self, reset: &PasswordReset) -> Result<(), StoreError>;
+    /// Uses the reset with this token hash, once and only before it expires at `now`: in one step
+    /// marks it used and sets the member's password. The member, or `None` when no open reset has
+    /// this hash.
+    async fn use_reset(
+        &self,
+        token_hash: &[u8; 32],
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<MemberId>, StoreError>;
+    /// The member an open reset (at `now`) is for, without using it.
+    async fn reset_member(
+        &self,
+        token_hash: &[u8; 32],
+        now: DateTime<Utc>,
+    ) -> Result<Option<Member>, StoreError>;
 
     async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError>;
     /// By normalized login.

@@ -26,7 +26,8 @@ macro_rules! member_store_suite {
             a_taken_login_leaves_the_invitation_open,
             a_member_joins_a_second_organization_with_the_same_sign_in,
             grants_change_and_the_last_owner_stays,
-            passwords_are_replaced);
+            passwords_are_replaced,
+            a_reset_works_once_before_it_expires_and_replaces_older_ones);
     };
     (@cases $run:path, $store:path; $($case:ident),*) => {
         $(
@@ -321,4 +322,80 @@ pub async fn passwords_are_replaced(store: &dyn MemberFixture) {
         store.set_password(&MemberId::new("mem_nope"), "x").await,
         Err(StoreError::NotFound(_))
     ));
+}
+
+pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
+    store: &dyn MemberFixture,
+) {
+    use crate::member::PasswordReset;
+    let acme = org(store, "Acme").await;
+    let ana = member(store, &acme.id, "ana", Grant::everywhere(Role::Viewer)).await;
+    let now = Utc::now();
+    let reset = |token: &str, at: chrono::DateTime<Utc>| PasswordReset {
+        member_id: ana.clone(),
+        made_by: None,
+        token_hash: token_hash(token),
+        created_at: at,
+        expires_at: at + Duration::hours(1),
+    };
+    store.create_reset(&reset("first", now)).await.unwrap();
+    store
+        .create_reset(&reset("second", now + Duration::seconds(1)))
+        .await
+        .unwrap();
+    let later = now + Duration::seconds(2);
+    assert_eq!(
+        store
+            .use_reset(&token_hash("first"), "$argon2id$x", later)
+            .await
+            .unwrap(),
+        None,
+        "a newer reset closes the older one"
+    );
+    assert_eq!(
+        store
+            .reset_member(&token_hash("second"), later)
+            .await
+            .unwrap()
+            .map(|m| m.id),
+        Some(ana.clone())
+    );
+    let expiry = now + Duration::seconds(1) + Duration::hours(1);
+    assert_eq!(
+        store
+            .use_reset(&token_hash("second"), "$argon2id$x", expiry)
+            .await
+            .unwrap(),
+        None,
+        "expired at its exact expiry"
+    );
+    assert_eq!(
+        store
+            .use_reset(&token_hash("second"), "$argon2id$new", later)
+            .await
+            .unwrap(),
+        Some(ana.clone())
+    );
+    assert_eq!(
+        store.get_member(&ana).await.unwrap().unwrap().password_hash,
+        "$argon2id$new"
+    );
+    assert_eq!(
+        store
+            .use_reset(&token_hash("second"), "$argon2id$again", later)
+            .await
+            .unwrap(),
+        None,
+        "once"
+    );
+    assert_eq!(
+        store
+            .reset_member(&token_hash("second"), later)
+            .await
+            .unwrap(),
+        None
+    );
+    let mut stranger = reset("third", now);
+    stranger.member_id = MemberId::new("mem_nope");
+    assert!(store.create_reset(&stranger).await.is_err());
 }

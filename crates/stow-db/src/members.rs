@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use auth_core::member::{
-    Accepter, Invitation, Member, MemberContext, MemberStore, Membership, LAST_OWNER,
+    Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset, LAST_OWNER,
 };
 use auth_core::roles::{Grant, Role};
 use auth_core::{InvitationId, MemberId, OrgId, PathScope, ServerScope, StoreError};
@@ -13,7 +13,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::accounts::OrgRow;
-use crate::schema::{invitations, members, memberships, organizations};
+use crate::schema::{invitations, members, memberships, organizations, password_resets};
 use crate::{db_error, PgAccounts};
 
 #[derive(Queryable, Selectable)]
@@ -331,6 +331,91 @@ impl MemberStore for PgAccounts {
             None => Ok(None),
             Some((member, membership)) => Ok(Some((member.into(), membership.try_into()?))),
         }
+    }
+
+    async fn create_reset(&self, reset: &PasswordReset) -> Result<(), StoreError> {
+        let mut conn = self.db().conn().await?;
+        conn.transaction::<_, DieselError, _>(|conn| {
+            async move {
+                diesel::update(
+                    password_resets::table
+                        .filter(password_resets::member_id.eq(reset.member_id.as_str()))
+                        .filter(password_resets::used_at.is_null()),
+                )
+                .set(password_resets::used_at.eq(reset.created_at))
+                .execute(conn)
+                .await?;
+                diesel::insert_into(password_resets::table)
+                    .values((
+                        password_resets::token_hash.eq(&reset.token_hash[..]),
+                        password_resets::member_id.eq(reset.member_id.as_str()),
+                        password_resets::made_by.eq(reset.made_by.as_deref()),
+                        password_resets::created_at.eq(reset.created_at),
+                        password_resets::expires_at.eq(reset.expires_at),
+                    ))
+                    .execute(conn)
+                    .await?;
+                Ok(())
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
+    }
+
+    async fn use_reset(
+        &self,
+        token_hash: &[u8; 32],
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<MemberId>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let used = conn
+            .transaction::<_, DieselError, _>(|conn| {
+                async move {
+                    let member: Option<String> = diesel::update(
+                        password_resets::table
+                            .filter(password_resets::token_hash.eq(&token_hash[..]))
+                            .filter(password_resets::used_at.is_null())
+                            .filter(password_resets::expires_at.gt(now)),
+                    )
+                    .set(password_resets::used_at.eq(now))
+                    .returning(password_resets::member_id)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    if let Some(id) = &member {
+                        diesel::update(members::table.find(id))
+                            .set(members::password_hash.eq(password_hash))
+                            .execute(conn)
+                            .await?;
+                    }
+                    Ok(member)
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(db_error)?;
+        Ok(used.map(MemberId::from))
+    }
+
+    async fn reset_member(
+        &self,
+        token_hash: &[u8; 32],
+        now: DateTime<Utc>,
+    ) -> Result<Option<Member>, StoreError> {
+        let mut conn = self.db().conn().await?;
+        let row: Option<MemberRow> = password_resets::table
+            .inner_join(members::table.on(members::id.eq(password_resets::member_id)))
+            .filter(password_resets::token_hash.eq(&token_hash[..]))
+            .filter(password_resets::used_at.is_null())
+            .filter(password_resets::expires_at.gt(now))
+            .select(MemberRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        Ok(row.map(Into::into))
     }
 
     async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError> {

@@ -236,6 +236,17 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    password_resets (token_hash) {
+        token_hash -> Bytea,
+        member_id -> Text,
+        made_by -> Nullable<Text>,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(api_keys -> organizations (org_id));
 diesel::joinable!(memberships -> members (member_id));
 diesel::joinable!(memberships -> organizations (org_id));
@@ -246,5 +257,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
     members,
     memberships,
-    invitations
+    invitations,
+    password_resets
 );

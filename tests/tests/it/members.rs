@@ -588,3 +588,76 @@ async fn keys_are_managed_by_members_within_their_reach() {
     let res = app.get("/v1/keys", &app.dev_key).send().await.unwrap();
     expect_error(res, 403, "FORBIDDEN").await;
 }
+
+/// An owner makes a reset link for a member who forgot their password; it works once and ends
+/// the member's sessions. An admin cannot reset an owner.
+#[tokio::test]
+async fn a_reset_link_sets_a_new_password_once() {
+    let app = spawn().await;
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    let admin = member(&app, "adam", Grant::everywhere(Role::Admin)).await;
+    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
+    let id_of = |login: &str| {
+        listed["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["login"] == login)
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let (adam, olga) = (id_of("adam"), id_of("olga"));
+    let (status, body) = admin
+        .status(
+            Method::POST,
+            &format!("/v1/members/{olga}/password-reset"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    let (status, made) = owner
+        .status(
+            Method::POST,
+            &format!("/v1/members/{adam}/password-reset"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let token = made["token"].as_str().unwrap();
+    assert_eq!(made["resetPath"], format!("/reset#{token}"));
+
+    let preview = console_post(&app, "/password-reset/preview", json!({ "token": token })).await;
+    assert_eq!(preview.status(), 200);
+    assert_eq!(preview.json::<Value>().await.unwrap()["login"], "adam");
+    let weak = console_post(
+        &app,
+        "/password-reset",
+        json!({ "token": token, "password": "adam12345678" }),
+    )
+    .await;
+    expect_error(weak, 400, "INVALID_REQUEST").await;
+    let new = "violet Harbor lantern 42";
+    let done = console_post(
+        &app,
+        "/password-reset",
+        json!({ "token": token, "password": new }),
+    )
+    .await;
+    assert_eq!(done.status(), 200, "the weak attempt left the link open");
+    assert_eq!(
+        admin.status(Method::GET, "/v1/whoami", None).await.0,
+        401,
+        "sessions ended"
+    );
+    expect_error(sign_in(&app, "adam", PASSWORD).await, 401, "UNAUTHORIZED").await;
+    assert_eq!(sign_in(&app, "adam", new).await.status(), 200);
+    let again = console_post(
+        &app,
+        "/password-reset",
+        json!({ "token": token, "password": "another Fine passphrase 9" }),
+    )
+    .await;
+    expect_error(again, 404, "NOT_FOUND").await;
+}

@@ -9,6 +9,7 @@ pub mod assets;
 pub mod guard;
 pub mod invitation;
 pub mod passwords;
+pub mod reset;
 pub mod session;
 
 use std::sync::Arc;
@@ -134,6 +135,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     )
     .route("/invitation/preview", web::post().to(invitation::preview))
     .route("/invitation/accept", web::post().to(invitation::accept))
+    .route("/password-reset/preview", web::post().to(reset::preview))
+    .route("/password-reset", web::post().to(reset::reset))
     .service(
         web::scope("/api")
             .wrap(from_fn(guard::act_as_session_key))

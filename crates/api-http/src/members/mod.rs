@@ -7,6 +7,7 @@ pub mod grant_out;
 pub mod invite;
 pub mod list;
 pub mod remove;
+pub mod reset;
 pub mod revoke;
 pub mod update;
 

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::{unknown, MemoryAccounts, State};
 use crate::ids::{InvitationId, MemberId, OrgId};
 use crate::member::{
-    Accepter, Invitation, Member, MemberContext, MemberStore, Membership, LAST_OWNER,
+    Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset, LAST_OWNER,
 };
 use crate::roles::{Grant, Role};
 use crate::store::StoreError;
@@ -18,6 +18,8 @@ pub(super) struct Members {
     members: HashMap<MemberId, Member>,
     memberships: Vec<Membership>,
     invitations: Vec<Invitation>,
+    /// Resets not yet used, with the time each was used (`None`: open).
+    resets: Vec<(PasswordReset, Option<DateTime<Utc>>)>,
 }
 
 impl Members {
@@ -181,6 +183,57 @@ impl MemberStore for MemoryAccounts {
         now: DateTime<Utc>,
     ) -> Result<Option<(Member, Membership)>, StoreError> {
         accept(&mut self.lock(), token_hash, accepter, now)
+    }
+
+    async fn create_reset(&self, reset: &PasswordReset) -> Result<(), StoreError> {
+        let mut st = self.lock();
+        if !st.members.members.contains_key(&reset.member_id) {
+            return Err(unknown("member", &reset.member_id));
+        }
+        let now = reset.created_at;
+        for (earlier, used) in &mut st.members.resets {
+            if earlier.member_id == reset.member_id && used.is_none() {
+                *used = Some(now);
+            }
+        }
+        st.members.resets.push((reset.clone(), None));
+        Ok(())
+    }
+
+    async fn use_reset(
+        &self,
+        token_hash: &[u8; 32],
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<MemberId>, StoreError> {
+        let mut st = self.lock();
+        let Some((reset, used)) =
+            st.members.resets.iter_mut().find(|(r, used)| {
+                r.token_hash == *token_hash && used.is_none() && now < r.expires_at
+            })
+        else {
+            return Ok(None);
+        };
+        *used = Some(now);
+        let id = reset.member_id.clone();
+        if let Some(member) = st.members.members.get_mut(&id) {
+            password_hash.clone_into(&mut member.password_hash);
+        }
+        Ok(Some(id))
+    }
+
+    async fn reset_member(
+        &self,
+        token_hash: &[u8; 32],
+        now: DateTime<Utc>,
+    ) -> Result<Option<Member>, StoreError> {
+        let st = self.lock();
+        Ok(st
+            .members
+            .resets
+            .iter()
+            .find(|(r, used)| r.token_hash == *token_hash && used.is_none() && now < r.expires_at)
+            .and_then(|(r, _)| st.members.members.get(&r.member_id).cloned()))
     }
 
     async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError> {

@@ -1,0 +1,87 @@
+//! `/password-reset*`: a member sets a new password with a reset link an owner or admin made.
+//! The token comes in the JSON body (the page reads it from the link's fragment). Using it ends
+//! every console session of the member; they then sign in with the new password.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::console_session::token_hash;
+use serde::{Deserialize, Serialize};
+use stow_http::{ApiError, Code, Json};
+
+use super::guard::same_origin;
+use super::session::{check_address, no_store};
+use super::Console;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Token {
+    token: String,
+}
+
+#[derive(Serialize)]
+pub struct ResetFor {
+    /// The sign-in name the new password is for.
+    login: String,
+}
+
+fn not_open() -> ApiError {
+    ApiError::new(
+        Code::NotFound,
+        "this reset link does not work: it was used, replaced by a newer one or has expired; ask an owner or admin for a new one",
+    )
+}
+
+/// `POST /password-reset/preview {"token"}`: whose password an open link sets.
+pub async fn preview(
+    req: HttpRequest,
+    console: web::Data<Console>,
+    body: Json<Token>,
+) -> Result<HttpResponse, ApiError> {
+    same_origin(&req)?;
+    check_address(&req, &console).await?;
+    let member = console
+        .members
+        .reset_member(&token_hash(body.token.trim()), chrono::Utc::now())
+        .await?
+        .ok_or_else(not_open)?;
+    Ok(no_store(HttpResponse::Ok().json(ResetFor {
+        login: member.login,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewPassword {
+    token: String,
+    password: String,
+}
+
+/// `POST /password-reset {"token", "password"}`: sets the password (checked against the policy)
+/// and ends every console session of the member.
+pub async fn reset(
+    req: HttpRequest,
+    console: web::Data<Console>,
+    body: Json<NewPassword>,
+) -> Result<HttpResponse, ApiError> {
+    same_origin(&req)?;
+    check_address(&req, &console).await?;
+    let body = body.into_inner();
+    let hash = token_hash(body.token.trim());
+    let now = chrono::Utc::now();
+    let member = console
+        .members
+        .reset_member(&hash, now)
+        .await?
+        .ok_or_else(not_open)?;
+    auth_core::password::check_new(&body.password, &member.login)
+        .map_err(|weak| ApiError::invalid_request(format!("`password`: {weak}")))?;
+    let password_hash = console.passwords.hash(body.password).await?;
+    let id = console
+        .members
+        .use_reset(&hash, &password_hash, now)
+        .await?
+        .ok_or_else(not_open)?;
+    console.sessions.end_for_member(&id, None).await?;
+    Ok(no_store(HttpResponse::Ok().json(ResetFor {
+        login: member.login,
+    })))
+}

@@ -1,0 +1,75 @@
+//! `POST /v1/members/{memberId}/password-reset`: a one-time link with which the member sets a new
+//! password (for one who forgot theirs). The token is shown once and stored only as its SHA-256;
+//! it works once, for 24 hours, and a newer link replaces an older one.
+
+use std::time::Duration;
+
+use actix_web::{web, HttpResponse};
+use auth_core::console_session::{new_token, token_hash};
+use auth_core::member::{PasswordReset, RESET_LIFETIME};
+use auth_core::roles::check_grant;
+use auth_core::MemberId;
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth};
+use utoipa::ToSchema;
+
+use super::update::current;
+use super::{manager, refused};
+use crate::state::CdnState;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordResetResponse {
+    pub success: bool,
+    /// The link's secret, shown this once.
+    pub token: String,
+    /// The console path that uses it (`/reset#<token>`), to put after the console's origin.
+    pub reset_path: String,
+    pub expires_at: String,
+    pub request_id: String,
+}
+
+/// Make a password reset link for a member.
+#[utoipa::path(
+    post, path = "/v1/members/{memberId}/password-reset", tag = "members", security(("bearer" = [])),
+    params(("memberId" = String, Path, description = "`mem_…`")),
+    responses(
+        (status = 201, description = "The link's token, shown once", body = PasswordResetResponse),
+        (status = 404, description = "NOT_FOUND: no such member in this organization", body = stow_http::error::CdnErrorBody),
+        super::MemberRouteErrors,
+        stow_http::error::KeyedRouteErrors,
+    )
+)]
+pub async fn reset_password(
+    auth: Auth,
+    path: web::Path<String>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let actor = manager(&auth)?;
+    let id = MemberId::new(path.into_inner());
+    let target = current(&state, &auth, &id).await?;
+    // only a member the actor could have invited as they are (an admin never resets an owner)
+    let grant = &target.membership.grant;
+    check_grant(&actor.grant, Some(grant), grant).map_err(refused)?;
+    let token = new_token();
+    let now = chrono::Utc::now();
+    let expires_at = now + Duration::from_secs(RESET_LIFETIME.as_secs());
+    state
+        .stores
+        .members
+        .create_reset(&PasswordReset {
+            member_id: id,
+            made_by: Some(actor.id.clone()),
+            token_hash: token_hash(&token),
+            created_at: now,
+            expires_at,
+        })
+        .await?;
+    Ok(HttpResponse::Created().json(PasswordResetResponse {
+        success: true,
+        reset_path: format!("/reset#{token}"),
+        token,
+        expires_at: expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        request_id: current_request_id(),
+    }))
+}
