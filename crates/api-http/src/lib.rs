@@ -65,6 +65,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         console_sessions: Arc::new(stow_db::PgConsoleSessions::new(db.clone())),
         rate_buckets: Arc::new(stow_db::PgRateBuckets::new(db.clone())),
         members: Arc::new(PgAccounts::new(db.clone())),
+        sign_in_failures: Arc::new(stow_db::PgSignInFailures::new(db.clone())),
     };
     Ok(CdnState::new(Arc::clone(&config), db, objects, stores))
 }

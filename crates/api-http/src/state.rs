@@ -148,6 +148,7 @@ pub struct Stores {
     pub console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
     pub rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
     pub members: Arc<dyn auth_core::member::MemberStore>,
+    pub sign_in_failures: Arc<dyn auth_core::backoff::SignInFailureStore>,
 }
 
 impl CdnState {

@@ -15,6 +15,7 @@ pub mod members;
 pub mod migrate;
 pub mod rate_buckets;
 pub mod schema;
+pub mod sign_in_failures;
 pub mod signing_secrets;
 pub mod testing;
 
@@ -32,6 +33,7 @@ pub use accounts::PgAccounts;
 pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
 pub use console_sessions::PgConsoleSessions;
 pub use rate_buckets::PgRateBuckets;
+pub use sign_in_failures::PgSignInFailures;
 pub use signing_secrets::PgSigningSecrets;
 
 pub type Conn = Object<AsyncPgConnection>;

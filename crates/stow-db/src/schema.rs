@@ -247,6 +247,15 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    sign_in_failures (subject) {
+        subject -> Text,
+        count -> Integer,
+        last_at -> Timestamptz,
+        blocked_until -> Timestamptz,
+    }
+}
+
 diesel::joinable!(api_keys -> organizations (org_id));
 diesel::joinable!(memberships -> members (member_id));
 diesel::joinable!(memberships -> organizations (org_id));

@@ -92,3 +92,15 @@ mod postgres_members {
     use super::*;
     auth_core::member_store_suite!(testing::run_case, members);
 }
+
+#[test]
+fn postgres_sign_in_failures_block_with_growing_waits_and_clear() {
+    testing::run_case(async {
+        let url = testing::fresh_database().await.expect("fresh database");
+        let db = Db::connect(&DbConfig::new(url)).expect("pool");
+        auth_core::backoff::suite::failures_block_with_growing_waits_and_clear(
+            &stow_db::PgSignInFailures::new(db),
+        )
+        .await;
+    });
+}

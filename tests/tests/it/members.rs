@@ -188,7 +188,7 @@ async fn a_wrong_password_and_an_unknown_name_get_the_same_answer_and_a_throttle
     assert_eq!(wrong["error"]["message"], nobody["error"]["message"]);
     assert_eq!(wrong["error"]["message"], "wrong sign-in name or password");
 
-    // five tries a name, then one a minute, whether or not a member has it
+    // five wrong passwords for a name, then growing waits, whether or not a member has it
     for _ in 0..4 {
         let status = sign_in(&app, "nobody-here", "still wrong, sorry")
             .await
@@ -199,7 +199,11 @@ async fn a_wrong_password_and_an_unknown_name_get_the_same_answer_and_a_throttle
     assert_eq!(res.status(), 429);
     assert!(res.headers().get("retry-after").is_some());
     let body: Value = res.json().await.unwrap();
-    assert!(body.to_string().contains("for this sign-in name"), "{body}");
+    assert!(
+        body.to_string()
+            .contains("too many wrong passwords for this sign-in name"),
+        "{body}"
+    );
     // another name is not held back by it...
     assert_eq!(sign_in(&app, "ana", PASSWORD).await.status(), 200);
     // ...until the address has made ten attempts of any kind

@@ -25,9 +25,9 @@ pub struct Console {
     pub members: Arc<dyn MemberStore>,
     /// Password hashing and checking, off the async workers.
     pub passwords: passwords::PasswordWork,
-    /// Password sign-in attempts per sign-in name ([`ACCOUNT_SIGN_IN_QUOTA`]), across instances,
-    /// whether or not a member has that name.
-    pub account_sign_ins: stow_http::rate_limit::SharedLimiter,
+    /// Failed password sign-ins per sign-in name, with growing waits
+    /// (`auth_core::backoff`), across instances, whether or not a member has that name.
+    pub failures: Arc<dyn auth_core::backoff::SignInFailureStore>,
     pub lifetimes: Lifetimes,
     /// The Content-Security-Policy of every console answer (previews come from the delivery
     /// origin, which is named in it).
@@ -47,13 +47,6 @@ pub const SIGN_IN_QUOTA: auth_core::rate::Quota = auth_core::rate::Quota {
     burst: 10,
 };
 
-/// Password attempts for one sign-in name: 5 at once, then one a minute, from any address; a
-/// guesser spread over many addresses still gets 60 guesses an hour at most.
-pub const ACCOUNT_SIGN_IN_QUOTA: auth_core::rate::Quota = auth_core::rate::Quota {
-    per_second: 1.0 / 60.0,
-    burst: 5,
-};
-
 impl Console {
     pub fn new(
         stores: &crate::state::Stores,
@@ -61,18 +54,18 @@ impl Console {
         config: &stow_http::Config,
         api_port: u16,
     ) -> Self {
-        let limiter = |quota| {
-            stow_http::rate_limit::SharedLimiter::new(Arc::clone(&stores.rate_buckets), quota)
-        };
         Self {
             sessions: Arc::clone(&stores.console_sessions),
             members: Arc::clone(&stores.members),
             passwords: passwords::PasswordWork::new(config.password_workers),
-            account_sign_ins: limiter(ACCOUNT_SIGN_IN_QUOTA),
+            failures: Arc::clone(&stores.sign_in_failures),
             lifetimes,
             csp: content_security_policy(&config.public_base_url),
             api_port,
-            sign_ins: limiter(SIGN_IN_QUOTA),
+            sign_ins: stow_http::rate_limit::SharedLimiter::new(
+                Arc::clone(&stores.rate_buckets),
+                SIGN_IN_QUOTA,
+            ),
         }
     }
 }

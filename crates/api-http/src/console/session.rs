@@ -128,6 +128,16 @@ fn throttled(what: &str, wait: std::time::Duration) -> ApiError {
     .with_retry_after(retry_after_secs(wait))
 }
 
+/// The wait after repeated wrong passwords for one sign-in name.
+fn throttled_failures(wait: std::time::Duration) -> ApiError {
+    let secs = retry_after_secs(wait);
+    ApiError::new(
+        Code::RateLimited,
+        format!("too many wrong passwords for this sign-in name; try again in {secs} s"),
+    )
+    .with_retry_after(secs)
+}
+
 /// The per-address sign-in throttle (keys and passwords alike).
 pub(super) async fn check_address(req: &HttpRequest, console: &Console) -> Result<(), ApiError> {
     let trusted = req
@@ -181,17 +191,24 @@ pub(super) async fn check_password(
     login: &str,
     password: String,
 ) -> Result<auth_core::member::Member, ApiError> {
-    console
-        .account_sign_ins
-        .check(&format!("signin-account:{login}"))
-        .await
-        .map_err(|wait| throttled("for this sign-in name", wait))?;
+    let subject = format!("login:{login}");
+    let now = chrono::Utc::now();
+    if let Some(until) = console.failures.blocked_until(&subject, now).await? {
+        let wait = (until - now).to_std().unwrap_or_default();
+        return Err(throttled_failures(wait));
+    }
     let member = console.members.find_member(login).await?;
     let stored = member.as_ref().map(|m| m.password_hash.clone());
     let matches = console.passwords.verify(password, stored).await?;
     match member {
-        Some(member) if matches => Ok(member),
-        _ => Err(wrong_password()),
+        Some(member) if matches => {
+            console.failures.clear(&subject).await?;
+            Ok(member)
+        }
+        _ => {
+            console.failures.fail(&subject, now).await?;
+            Err(wrong_password())
+        }
     }
 }
 

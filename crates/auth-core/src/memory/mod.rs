@@ -366,8 +366,57 @@ impl SigningSecretStore for MemorySigningSecrets {
     }
 }
 
+/// In-memory [`crate::backoff::SignInFailureStore`].
+#[derive(Default)]
+pub struct MemorySignInFailures {
+    failures: Mutex<HashMap<String, crate::backoff::Failures>>,
+}
+
+#[async_trait]
+impl crate::backoff::SignInFailureStore for MemorySignInFailures {
+    async fn blocked_until(
+        &self,
+        subject: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(failures
+            .get(subject)
+            .map(|f| f.blocked_until)
+            .filter(|until| *until > now))
+    }
+
+    async fn fail(
+        &self,
+        subject: &str,
+        now: DateTime<Utc>,
+    ) -> Result<crate::backoff::Failures, StoreError> {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        let next = crate::backoff::after_failure(failures.get(subject).copied(), now);
+        failures.insert(subject.to_owned(), next);
+        Ok(next)
+    }
+
+    async fn clear(&self, subject: &str) -> Result<(), StoreError> {
+        self.failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(subject);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sign_in_failures_block_with_growing_waits_and_clear() {
+        futures::executor::block_on(
+            crate::backoff::suite::failures_block_with_growing_waits_and_clear(
+                &super::MemorySignInFailures::default(),
+            ),
+        );
+    }
+
     async fn store() -> Box<dyn crate::AccountStore> {
         Box::new(super::MemoryAccounts::new())
     }
