@@ -5,6 +5,11 @@
 // and /session. Errors become sentences that say what to do.
 
 let csrf = '';
+/** Whether the session is a member's (refusals then speak of roles, not keys). */
+let asMember = false;
+export function setMemberSession(member) {
+  asMember = member;
+}
 export function setCsrf(token) {
   csrf = token || '';
 }
@@ -32,9 +37,13 @@ export function sentence(err) {
     case 400:
       return `The request was refused: ${msg}. Correct it and try again.`;
     case 401:
-      return 'Your session has ended (signed out, expired, or the key was disabled). Sign in again.';
+      return asMember
+        ? 'Your session has ended (signed out, expired, or your access changed). Sign in again.'
+        : 'Your session has ended (signed out, expired, or the key was disabled). Sign in again.';
     case 403:
-      return `This key may not do that: ${msg}. Ask the organization owner for a key with that permission or path.`;
+      return asMember
+        ? `Not allowed: ${msg}.`
+        : `This key may not do that: ${msg}. Ask the organization owner for a key with that permission or path.`;
     case 404:
       return `Not found: ${msg}.`;
     case 409:

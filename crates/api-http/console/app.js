@@ -1,7 +1,7 @@
 // @ts-check
 // The console's shell: session, sign-in, navigation. Each view renders from the URL alone, so a
 // link shares it and the back button works.
-import { api, session, signIn, signOut, sentence, consolePost } from './api.js';
+import { api, session, signIn, signOut, sentence, consolePost, setMemberSession } from './api.js';
 import { h, errorBox, field } from './ui.js';
 import { overviewView } from './overview.js';
 import { filesView } from './objects.js';
@@ -268,6 +268,7 @@ async function resetPage() {
 
 /** The header: who is signed in, and an organization switch for members of several. */
 function header(s) {
+  setMemberSession(Boolean(me.member));
   const who = document.getElementById('who');
   who.textContent = me.member
     ? `${me.organization.name} · ${me.member.displayName || me.member.login} (${me.member.role})`

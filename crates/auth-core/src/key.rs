@@ -68,6 +68,15 @@ impl ApiKey {
         Ok(())
     }
 
+    /// `active`, `disabled` or `expired` at `now`.
+    pub fn state(&self, now: DateTime<Utc>) -> &'static str {
+        match self.check_usable(now) {
+            Ok(()) => "active",
+            Err(AuthError::Disabled) => "disabled",
+            Err(_) => "expired",
+        }
+    }
+
     pub fn path_scope(&self) -> PathScope {
         PathScope::new(self.allowed_prefixes.clone(), self.denied_prefixes.clone())
     }

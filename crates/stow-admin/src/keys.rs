@@ -11,17 +11,6 @@ use crate::cli::*;
 use crate::table::{or_dash, table};
 use crate::{CliError, Ctx};
 
-/// `active`, `disabled` or `expired` at `now`.
-fn state(k: &ApiKey, now: chrono::DateTime<chrono::Utc>) -> &'static str {
-    if k.disabled_at.is_some() {
-        "disabled"
-    } else if k.expires_at.is_some_and(|t| t <= now) {
-        "expired"
-    } else {
-        "active"
-    }
-}
-
 /// `--mime` values as stored (essence, lower case), each a MIME type or `type/*`.
 fn mime_list(raw: &[String]) -> Result<Option<Vec<String>>, CliError> {
     if raw.is_empty() {
@@ -254,7 +243,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                         },
                         day(k.expires_at),
                         day(k.last_used_at),
-                        state(k, now).to_owned(),
+                        k.state(now).to_owned(),
                     ]
                 })
                 .collect();
@@ -280,7 +269,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                 .iter()
                 .map(|k| {
                     let mut v = key_json(k);
-                    v["state"] = json!(state(k, now));
+                    v["state"] = json!(k.state(now));
                     v
                 })
                 .collect();
@@ -288,13 +277,13 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
         }
         KeyCmd::Enable { key_id } => {
             let k = accounts.enable_key(&key_id).await?;
-            let note = if state(&k, chrono::Utc::now()) == "expired" {
+            let note = if k.state(chrono::Utc::now()) == "expired" {
                 " (it has expired, so it still does not work)"
             } else {
                 ""
             };
             Ok((
-                json!({ "keyId": k.id, "disabled": false, "state": state(&k, chrono::Utc::now()) }),
+                json!({ "keyId": k.id, "disabled": false, "state": k.state(chrono::Utc::now()) }),
                 format!("key {} enabled{note}", k.id),
             ))
         }

@@ -48,14 +48,6 @@ impl KeyOut {
                 .find(|s| s.id == *id)
                 .map_or_else(|| id.to_string(), |s| s.cfx_id.clone())
         };
-        let now = chrono::Utc::now();
-        let state = if k.disabled_at.is_some() {
-            "disabled"
-        } else if k.expires_at.is_some_and(|t| t <= now) {
-            "expired"
-        } else {
-            "active"
-        };
         Self {
             id: k.id.to_string(),
             name: k.name.clone(),
@@ -70,7 +62,7 @@ impl KeyOut {
             created_at: ts(k.created_at),
             expires_at: k.expires_at.map(ts),
             last_used_at: k.last_used_at.map(ts),
-            state: state.to_owned(),
+            state: k.state(chrono::Utc::now()).to_owned(),
         }
     }
 }
