@@ -63,7 +63,7 @@ pub struct CountsResponse {
     responses(
         (status = 200, description = "Buckets of counts per level (Cache-Control: private, no-store)", body = CountsResponse),
         (status = 400, description = "INVALID_REQUEST, or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::CdnErrorBody),
-        super::JsonReadErrors,
+        stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,

@@ -49,7 +49,7 @@ pub struct FacetsResponse {
     responses(
         (status = 200, description = "Top values per facet (Cache-Control: private, no-store)", body = FacetsResponse),
         (status = 400, description = "INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
-        super::JsonReadErrors,
+        stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,

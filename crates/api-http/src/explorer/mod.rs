@@ -124,18 +124,6 @@ pub enum LogReadErrors {
     NotFound(stow_http::error::CdnErrorBody),
 }
 
-/// What every log read with a JSON body may answer besides its own errors (OpenAPI).
-#[derive(utoipa::IntoResponses)]
-#[allow(dead_code)]
-pub enum JsonReadErrors {
-    /// PAYLOAD_TOO_LARGE: the body is over 1 MiB.
-    #[response(status = 413)]
-    PayloadTooLarge(stow_http::error::CdnErrorBody),
-    /// UNSUPPORTED_MEDIA_TYPE: not JSON, or a Content-Encoding other than identity, gzip, deflate.
-    #[response(status = 415)]
-    UnsupportedMediaType(stow_http::error::CdnErrorBody),
-}
-
 /// A validated read request: the search it runs.
 pub(crate) trait Searches {
     fn search(&self) -> &Search;

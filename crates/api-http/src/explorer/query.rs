@@ -36,7 +36,7 @@ pub struct QueryResponse {
     responses(
         (status = 200, description = "One page of events (Cache-Control: private, no-store)", body = QueryResponse),
         (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR, CURSOR_EXPIRED or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::CdnErrorBody),
-        super::JsonReadErrors,
+        stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,

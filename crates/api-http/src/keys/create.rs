@@ -169,6 +169,7 @@ struct NewKeyParts {
         super::KeyRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
+        stow_http::error::JsonBodyErrors,
     )
 )]
 pub async fn create_key(

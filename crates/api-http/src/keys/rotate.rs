@@ -40,6 +40,7 @@ pub struct RotateKeyResponse {
     params(("keyId" = String, Path, description = "`key_…`"), RotateKeyParams),
     responses(
         (status = 201, description = "The new key; its secret is shown once", body = RotateKeyResponse),
+        (status = 400, description = "INVALID_REQUEST: a query other than `disableOld=true|false`", body = stow_http::error::CdnErrorBody),
         (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::CdnErrorBody),
         super::KeyRouteErrors,
         stow_http::error::KeyedRouteErrors,

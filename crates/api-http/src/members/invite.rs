@@ -57,6 +57,7 @@ const MAX_NOTE_CHARS: usize = 200;
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
+        stow_http::error::JsonBodyErrors,
     )
 )]
 pub async fn invite(

@@ -71,6 +71,7 @@ pub(super) async fn end_sessions(
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
+        stow_http::error::JsonBodyErrors,
     )
 )]
 pub async fn update_member(

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 pub use code::Code;
 pub use envelope::{CdnErrorBody, CdnErrorDetail, ErrorBody, IngestErrorBody};
-pub use responses::{BodyRouteErrors, KeyedRouteErrors, StoringRouteErrors};
+pub use responses::{BodyRouteErrors, JsonBodyErrors, KeyedRouteErrors, StoringRouteErrors};
 
 use crate::request::{current_flavor, current_request_id, Flavor, X_REQUEST_ID};
 

@@ -29,6 +29,18 @@ pub enum BodyRouteErrors {
     RequestTimeout(CdnErrorBody),
 }
 
+/// What any route with a JSON body may answer besides its own errors.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum JsonBodyErrors {
+    /// PAYLOAD_TOO_LARGE: the body is over 1 MiB.
+    #[response(status = 413)]
+    PayloadTooLarge(CdnErrorBody),
+    /// UNSUPPORTED_MEDIA_TYPE: not JSON, or a Content-Encoding other than identity, gzip, deflate.
+    #[response(status = 415)]
+    UnsupportedMediaType(CdnErrorBody),
+}
+
 /// What any route that stores bytes may answer besides its own errors.
 #[derive(IntoResponses)]
 #[allow(dead_code)]
