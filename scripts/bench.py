@@ -918,6 +918,76 @@ def bench_explorer(dev_key):
     log(f"export: {lines:,} events, {size / elapsed / 1e6:.1f} MB/s, RSS +{growth:.1f} MiB")
 
 
+
+CONSOLE = 18082
+SIGNIN_RATE = 50
+
+
+def sign_in_flood(stop, statuses):
+    """Password sign-ins at SIGNIN_RATE a second, open loop, until `stop` is set: each for a name
+    nobody has, from its own forwarded address (TRUSTED_PROXIES is loopback), so no throttle
+    answers first and every one costs an Argon2id check, the same as a wrong password."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=256)
+
+    def one(i):
+        conn = http.client.HTTPConnection("127.0.0.1", CONSOLE, timeout=30)
+        try:
+            conn.request("POST", "/session", body=json.dumps({"login": f"flood{i}", "password": "not the right password"}),
+                         headers={"Content-Type": "application/json", "X-Forwarded-For": f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}"})
+            status = conn.getresponse().status
+        except OSError:
+            status = 0
+        finally:
+            conn.close()
+        statuses.append(status)
+
+    t0, i = time.monotonic(), 0
+    while not stop.is_set():
+        due = t0 + i / SIGNIN_RATE
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        pool.submit(one, i)
+        i += 1
+    pool.shutdown(wait=True)
+
+
+def bench_signin(key):
+    """API and delivery p95 while 50 password sign-ins a second arrive, against the same wrk runs
+    with no sign-ins, paired run by run (issue 43: within 2x of idle)."""
+    stop_all_services()
+    services({"CONSOLE_ADDR": f"127.0.0.1:{CONSOLE}", "TRUSTED_PROXIES": "127.0.0.1/32"})
+    wait_http(f"http://127.0.0.1:{CONSOLE}/")
+    obj = upload(key, "signin-10kb.bin", os.urandom(10 * 1024), path="signin")
+    targets = [("api", f"http://127.0.0.1:{CDN}/v1/objects?path=signin&limit=10", key), ("delivery", obj["publicUrl"], None)]
+    seconds = 5 if QUICK else 15
+    idle = {name: [] for name, _, _ in targets}
+    flooded = {name: [] for name, _, _ in targets}
+    statuses = []
+    for _ in range(RUNS):
+        for name, url, auth in targets:
+            env = {"BENCH_AUTH": auth or ""}
+            r = wrk(url, "scripts/bench/report.lua", conns=16, duration=seconds, env=env)
+            assert r["errors"] == 0 and r["non2xx"] == 0, r
+            idle[name].append(r["p95_us"] / 1000)
+            stop = threading.Event()
+            flood = threading.Thread(target=sign_in_flood, args=(stop, statuses))
+            flood.start()
+            time.sleep(1)  # the flood's queue fills before measuring
+            try:
+                r = wrk(url, "scripts/bench/report.lua", conns=16, duration=seconds, env=env)
+            finally:
+                stop.set()
+                flood.join()
+            assert r["errors"] == 0 and r["non2xx"] == 0, r
+            flooded[name].append(r["p95_us"] / 1000)
+    counts = {str(k): statuses.count(k) for k in sorted(set(statuses))}
+    note = f"16 connections, {seconds} s; {SIGNIN_RATE} sign-ins/s from distinct addresses and names; answers {counts}"
+    record("signin_flood_api_p95_ms", flooded["api"], "ms", idle["api"], "≤ 2× idle", "GET /v1/objects?limit=10 with a key; " + note)
+    record("signin_flood_delivery_p95_ms", flooded["delivery"], "ms", idle["delivery"], "≤ 2× idle", "GET publicUrl (10 KiB); " + note)
+    stop_all_services()
+    services()
+
 def table_row(r, note_prefix=""):
     base = "" if r["baseline"] is None else f"{r['baseline']:,}"
     ratio = "" if r["ratio"] is None else r["ratio"]
@@ -1057,6 +1127,7 @@ def main():
             ("query", lambda: bench_query(keys["developerKey"], org_id)),
             ("ingest-ab", lambda: bench_ingest_ab(keys["serverKey"])),
             ("rss", lambda: bench_rss(keys["developerKey"])),
+            ("signin", lambda: bench_signin(keys["developerKey"])),
         ]
         for name, run in sections:
             if not only or name in only:
