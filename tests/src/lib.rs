@@ -231,21 +231,24 @@ impl TestApp {
     pub async fn key(&self, spec: KeySpec) -> String {
         let s = secret::generate(spec.kind);
         self.accounts
-            .create_key(&NewKey {
-                id: auth_core::KeyId::generate(),
-                org_id: spec.org.unwrap_or_else(|| self.org.id.clone()),
-                server_id: spec.server,
-                credential_type: spec.kind,
-                name: Some("test".into()),
-                secret_hash: s.hash,
-                hint: s.hint,
-                permissions: spec.perms,
-                allowed_prefixes: spec.allow,
-                denied_prefixes: spec.deny,
-                allowed_mime: spec.mime,
-                servers: spec.servers,
-                expires_at: spec.expires_at,
-            })
+            .create_key(
+                &NewKey {
+                    id: auth_core::KeyId::generate(),
+                    org_id: spec.org.unwrap_or_else(|| self.org.id.clone()),
+                    server_id: spec.server,
+                    credential_type: spec.kind,
+                    name: Some("test".into()),
+                    secret_hash: s.hash,
+                    hint: s.hint,
+                    permissions: spec.perms,
+                    allowed_prefixes: spec.allow,
+                    denied_prefixes: spec.deny,
+                    allowed_mime: spec.mime,
+                    servers: spec.servers,
+                    expires_at: spec.expires_at,
+                },
+                &auth_core::audit::Audit::operator("test"),
+            )
             .await
             .unwrap();
         s.secret

@@ -283,17 +283,20 @@ async fn members_invite_accept_and_a_moderators_view() {
     let token = auth_core::console_session::new_token();
     let now = chrono::Utc::now();
     app.accounts
-        .create_invitation(&auth_core::member::Invitation {
-            id: auth_core::InvitationId::generate(),
-            org_id: app.org.id.clone(),
-            grant: auth_core::roles::Grant::everywhere(auth_core::roles::Role::Owner),
-            invited_by: None,
-            token_hash: auth_core::console_session::token_hash(&token),
-            note: Some("Olga".into()),
-            created_at: now,
-            expires_at: now + chrono::Duration::hours(1),
-            accepted_at: None,
-        })
+        .create_invitation(
+            &auth_core::member::Invitation {
+                id: auth_core::InvitationId::generate(),
+                org_id: app.org.id.clone(),
+                grant: auth_core::roles::Grant::everywhere(auth_core::roles::Role::Owner),
+                invited_by: None,
+                token_hash: auth_core::console_session::token_hash(&token),
+                note: Some("Olga".into()),
+                created_at: now,
+                expires_at: now + chrono::Duration::hours(1),
+                accepted_at: None,
+            },
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     const PASSWORD: &str = "tangerine Kettle orbit 77";

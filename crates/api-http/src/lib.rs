@@ -1,6 +1,7 @@
 //! The API host (`cdn-api`): CDN objects, upload URLs, key inspection, log queries and public
 //! delivery, as an actix-web application that tests can start on port 0.
 
+pub mod audit;
 pub mod console;
 pub mod delivery;
 pub mod explorer;
@@ -66,6 +67,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         rate_buckets: Arc::new(stow_db::PgRateBuckets::new(db.clone())),
         members: Arc::new(PgAccounts::new(db.clone())),
         sign_in_failures: Arc::new(stow_db::PgSignInFailures::new(db.clone())),
+        audit: Arc::new(stow_db::PgAudit::new(db.clone())),
     };
     Ok(CdnState::new(Arc::clone(&config), db, objects, stores))
 }

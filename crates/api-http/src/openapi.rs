@@ -5,7 +5,7 @@ use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
-use crate::{delivery, explorer, keys, members, objects, placeholders, presigned};
+use crate::{audit, delivery, explorer, keys, members, objects, placeholders, presigned};
 
 stow_http::api_routes! {
     /// The API host's document.
@@ -43,6 +43,8 @@ stow_http::api_routes! {
     "/v1/keys/{keyId}/disable" => { post: keys::disable::disable_key }
     "/v1/keys/{keyId}/enable" => { post: keys::disable::enable_key }
     "/v1/members" => { get: members::list::list_members }
+    "/v1/audit" => { get: audit::list::list_audit }
+    "/v1/audit/export" => { get: audit::export::export_audit }
     "/v1/members/invitations" => { post: members::invite::invite }
     "/v1/members/invitations/{invitationId}" => { delete: members::revoke::revoke_invitation }
     "/v1/members/{memberId}/password-reset" => { post: members::reset::reset_password }
@@ -64,6 +66,8 @@ mod tests {
                 "/cdn/{workspace}/{key}",
                 "/healthz",
                 "/readyz",
+                "/v1/audit",
+                "/v1/audit/export",
                 "/v1/keys",
                 "/v1/keys/{keyId}",
                 "/v1/keys/{keyId}/disable",

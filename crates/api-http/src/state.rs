@@ -149,6 +149,7 @@ pub struct Stores {
     pub rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
     pub members: Arc<dyn auth_core::member::MemberStore>,
     pub sign_in_failures: Arc<dyn auth_core::backoff::SignInFailureStore>,
+    pub audit: Arc<dyn auth_core::audit::AuditStore>,
 }
 
 impl CdnState {

@@ -4,6 +4,7 @@
 //! in memory ([`memory::MemoryAccounts`]) for tests and in Postgres by the `stow-db` adapter.
 //! Both run the same suite ([`testsuite`], behind the `testsuite` feature).
 
+pub mod audit;
 pub mod backoff;
 pub mod canonical;
 pub mod console_session;

@@ -112,7 +112,10 @@ mod tests {
                 ..NewKey::developer(org_id.clone(), &s, PermissionSet::all())
             },
         };
-        store.create_key(&key).await.unwrap();
+        store
+            .create_key(&key, &crate::audit::Audit::operator("test"))
+            .await
+            .unwrap();
         store.find_auth_context(&s.hash).await.unwrap().unwrap()
     }
 
@@ -198,7 +201,10 @@ mod tests {
             resolve(&store, &global, Some("second")).await.unwrap().id,
             second.id
         );
-        store.set_org_plan(&org.id, "free").await.unwrap();
+        store
+            .set_org_plan(&org.id, "free", &crate::audit::Audit::operator("test"))
+            .await
+            .unwrap();
         let free = ctx(&store, &org.id, None).await;
         assert_eq!(
             resolve(&store, &free, Some("abc123")).await,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use crate::audit::Audit;
 use crate::ids::{InvitationId, MemberId, OrgId};
 use crate::model::Org;
 use crate::roles::Grant;
@@ -133,7 +134,11 @@ pub struct MemberContext {
 
 #[async_trait]
 pub trait MemberStore: Send + Sync {
-    async fn create_invitation(&self, invitation: &Invitation) -> Result<(), StoreError>;
+    async fn create_invitation(
+        &self,
+        invitation: &Invitation,
+        audit: &Audit,
+    ) -> Result<(), StoreError>;
     /// An organization's invitations not yet accepted (expired ones included), newest first.
     async fn pending_invitations(&self, org: &OrgId) -> Result<Vec<Invitation>, StoreError>;
     /// The invitation with this token hash, used or not (callers check [`Invitation::open_at`]).
@@ -142,7 +147,12 @@ pub trait MemberStore: Send + Sync {
         token_hash: &[u8; 32],
     ) -> Result<Option<Invitation>, StoreError>;
     /// Withdraws a pending invitation (`NotFound` when there is none with this id in `org`).
-    async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError>;
+    async fn revoke_invitation(
+        &self,
+        org: &OrgId,
+        id: &InvitationId,
+        audit: &Audit,
+    ) -> Result<(), StoreError>;
     /// Uses the invitation with this token hash, at most once and only while it is open at `now`:
     /// in one step, marks it accepted, makes the member (for [`Accepter::New`]) and gives them
     /// the invitation's grant. `None` when no open invitation has this hash. `Conflict` when a
@@ -153,10 +163,17 @@ pub trait MemberStore: Send + Sync {
         token_hash: &[u8; 32],
         accepter: &Accepter,
         now: DateTime<Utc>,
+        audit: &Audit,
     ) -> Result<Option<(Member, Membership)>, StoreError>;
 
-    /// Stores a reset; an earlier unused reset of the same member stops working.
-    async fn create_reset(&self, reset: &PasswordReset) -> Result<(), StoreError>;
+    /// Stores a reset made in `org` (its audit entry goes there); an earlier unused reset of the
+    /// same member stops working.
+    async fn create_reset(
+        &self,
+        reset: &PasswordReset,
+        org: &OrgId,
+        audit: &Audit,
+    ) -> Result<(), StoreError>;
     /// Uses the reset with this token hash, once and only before it expires at `now`: in one step
     /// marks it used and sets the member's password. The member, or `None` when no open reset has
     /// this hash.
@@ -165,6 +182,7 @@ pub trait MemberStore: Send + Sync {
         token_hash: &[u8; 32],
         password_hash: &str,
         now: DateTime<Utc>,
+        audit: &Audit,
     ) -> Result<Option<MemberId>, StoreError>;
     /// The member an open reset (at `now`) is for, without using it.
     async fn reset_member(
@@ -176,7 +194,13 @@ pub trait MemberStore: Send + Sync {
     async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError>;
     /// By normalized login.
     async fn find_member(&self, login: &str) -> Result<Option<Member>, StoreError>;
-    async fn set_password(&self, id: &MemberId, password_hash: &str) -> Result<(), StoreError>;
+    /// Sets a member's password; an audit entry in each of their organizations.
+    async fn set_password(
+        &self,
+        id: &MemberId,
+        password_hash: &str,
+        audit: &Audit,
+    ) -> Result<(), StoreError>;
     /// The member's organizations, by organization name.
     async fn memberships(&self, id: &MemberId) -> Result<Vec<Membership>, StoreError>;
     /// The member in `org` with their grant and the organization (`None` when not a member).
@@ -195,10 +219,16 @@ pub trait MemberStore: Send + Sync {
         org: &OrgId,
         id: &MemberId,
         grant: &Grant,
+        audit: &Audit,
     ) -> Result<Membership, StoreError>;
     /// Takes a member out of an organization (their account stays). `NotFound` and `Conflict` as
     /// for [`MemberStore::set_grant`].
-    async fn remove_member(&self, org: &OrgId, id: &MemberId) -> Result<(), StoreError>;
+    async fn remove_member(
+        &self,
+        org: &OrgId,
+        id: &MemberId,
+        audit: &Audit,
+    ) -> Result<(), StoreError>;
 }
 
 /// The conflict text when a change would leave no owner.

@@ -4,6 +4,7 @@
 
 use chrono::{Duration, Utc};
 
+use crate::audit::{Action, Actor, Audit, AuditQuery, AuditStore};
 use crate::console_session::{new_token, token_hash};
 use crate::ids::{InvitationId, MemberId, OrgId};
 use crate::member::{Accepter, Invitation, MemberStore, LAST_OWNER};
@@ -12,9 +13,9 @@ use crate::roles::{Grant, Role};
 use crate::store::{AccountStore, StoreError};
 use crate::{PathScope, ServerScope};
 
-/// Accounts and members of one store.
-pub trait MemberFixture: AccountStore + MemberStore {}
-impl<T: AccountStore + MemberStore> MemberFixture for T {}
+/// Accounts and members of one store, and the audit log they write.
+pub trait MemberFixture: AccountStore + MemberStore + AuditStore {}
+impl<T: AccountStore + MemberStore + AuditStore> MemberFixture for T {}
 
 /// One `#[test]` per case, each on a fresh store. `$store` is an
 /// `async fn() -> Box<dyn MemberFixture>`.
@@ -27,7 +28,8 @@ macro_rules! member_store_suite {
             a_member_joins_a_second_organization_with_the_same_sign_in,
             grants_change_and_the_last_owner_stays,
             passwords_are_replaced,
-            a_reset_works_once_before_it_expires_and_replaces_older_ones);
+            a_reset_works_once_before_it_expires_and_replaces_older_ones,
+            key_member_and_plan_changes_are_audited_once_with_their_actor);
     };
     (@cases $run:path, $store:path; $($case:ident),*) => {
         $(
@@ -61,7 +63,10 @@ async fn invite(store: &dyn MemberFixture, org: &OrgId, grant: Grant) -> (Invita
         expires_at: now + Duration::hours(1),
         accepted_at: None,
     };
-    store.create_invitation(&invitation).await.unwrap();
+    store
+        .create_invitation(&invitation, &crate::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     (invitation, token)
 }
 
@@ -77,7 +82,12 @@ fn new_member(login: &str) -> Accepter {
 async fn member(store: &dyn MemberFixture, org: &OrgId, login: &str, grant: Grant) -> MemberId {
     let (_, token) = invite(store, org, grant).await;
     let (m, _) = store
-        .accept_invitation(&token_hash(&token), &new_member(login), Utc::now())
+        .accept_invitation(
+            &token_hash(&token),
+            &new_member(login),
+            Utc::now(),
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap()
         .unwrap();
@@ -107,7 +117,12 @@ pub async fn invitations_work_once_and_only_before_they_expire(store: &dyn Membe
     let late = invitation.expires_at;
     assert_eq!(
         store
-            .accept_invitation(&hash, &new_member("ana"), late)
+            .accept_invitation(
+                &hash,
+                &new_member("ana"),
+                late,
+                &crate::audit::Audit::operator("test")
+            )
             .await
             .unwrap(),
         None,
@@ -117,13 +132,23 @@ pub async fn invitations_work_once_and_only_before_they_expire(store: &dyn Membe
     let now = Utc::now();
     assert_eq!(
         store
-            .accept_invitation(&wrong, &new_member("ana"), now)
+            .accept_invitation(
+                &wrong,
+                &new_member("ana"),
+                now,
+                &crate::audit::Audit::operator("test")
+            )
             .await
             .unwrap(),
         None
     );
     let (m, membership) = store
-        .accept_invitation(&hash, &new_member("ana"), now)
+        .accept_invitation(
+            &hash,
+            &new_member("ana"),
+            now,
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap()
         .expect("accepted before expiry");
@@ -135,7 +160,12 @@ pub async fn invitations_work_once_and_only_before_they_expire(store: &dyn Membe
     assert_eq!(membership.org_id, acme.id);
     assert_eq!(
         store
-            .accept_invitation(&hash, &new_member("bob"), now)
+            .accept_invitation(
+                &hash,
+                &new_member("bob"),
+                now,
+                &crate::audit::Audit::operator("test")
+            )
             .await
             .unwrap(),
         None,
@@ -151,22 +181,43 @@ pub async fn invitations_work_once_and_only_before_they_expire(store: &dyn Membe
     let (withdrawn, token) = invite(store, &acme.id, Grant::everywhere(Role::Viewer)).await;
     let other = org(store, "Other").await;
     assert!(matches!(
-        store.revoke_invitation(&other.id, &withdrawn.id).await,
+        store
+            .revoke_invitation(
+                &other.id,
+                &withdrawn.id,
+                &crate::audit::Audit::operator("test")
+            )
+            .await,
         Err(StoreError::NotFound(_))
     ));
     store
-        .revoke_invitation(&acme.id, &withdrawn.id)
+        .revoke_invitation(
+            &acme.id,
+            &withdrawn.id,
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     assert_eq!(
         store
-            .accept_invitation(&token_hash(&token), &new_member("cy"), now)
+            .accept_invitation(
+                &token_hash(&token),
+                &new_member("cy"),
+                now,
+                &crate::audit::Audit::operator("test")
+            )
             .await
             .unwrap(),
         None
     );
     assert!(matches!(
-        store.revoke_invitation(&acme.id, &withdrawn.id).await,
+        store
+            .revoke_invitation(
+                &acme.id,
+                &withdrawn.id,
+                &crate::audit::Audit::operator("test")
+            )
+            .await,
         Err(StoreError::NotFound(_))
     ));
 }
@@ -185,13 +236,23 @@ pub async fn a_taken_login_leaves_the_invitation_open(store: &dyn MemberFixture)
     let now = Utc::now();
     assert!(matches!(
         store
-            .accept_invitation(&hash, &new_member("ana@example.com"), now)
+            .accept_invitation(
+                &hash,
+                &new_member("ana@example.com"),
+                now,
+                &crate::audit::Audit::operator("test")
+            )
             .await,
         Err(StoreError::Conflict(_))
     ));
     assert_eq!(store.pending_invitations(&acme.id).await.unwrap().len(), 1);
     let (bob, _) = store
-        .accept_invitation(&hash, &new_member("bob"), now)
+        .accept_invitation(
+            &hash,
+            &new_member("bob"),
+            now,
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap()
         .unwrap();
@@ -208,7 +269,12 @@ pub async fn a_member_joins_a_second_organization_with_the_same_sign_in(store: &
     let hash = token_hash(&token);
     let now = Utc::now();
     let (joined, _) = store
-        .accept_invitation(&hash, &Accepter::Existing(ana.clone()), now)
+        .accept_invitation(
+            &hash,
+            &Accepter::Existing(ana.clone()),
+            now,
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap()
         .unwrap();
@@ -234,7 +300,12 @@ pub async fn a_member_joins_a_second_organization_with_the_same_sign_in(store: &
     assert!(
         matches!(
             store
-                .accept_invitation(&token_hash(&again), &Accepter::Existing(ana.clone()), now)
+                .accept_invitation(
+                    &token_hash(&again),
+                    &Accepter::Existing(ana.clone()),
+                    now,
+                    &crate::audit::Audit::operator("test")
+                )
                 .await,
             Err(StoreError::Conflict(_))
         ),
@@ -261,11 +332,28 @@ pub async fn grants_change_and_the_last_owner_stays(store: &dyn MemberFixture) {
     let conflict =
         |r: Result<_, StoreError>| matches!(r, Err(StoreError::Conflict(m)) if m == LAST_OWNER);
     assert!(conflict(
-        store.set_grant(&acme.id, &owner, &viewer).await.map(|_| ())
+        store
+            .set_grant(
+                &acme.id,
+                &owner,
+                &viewer,
+                &crate::audit::Audit::operator("test")
+            )
+            .await
+            .map(|_| ())
     ));
-    assert!(conflict(store.remove_member(&acme.id, &owner).await));
+    assert!(conflict(
+        store
+            .remove_member(&acme.id, &owner, &crate::audit::Audit::operator("test"))
+            .await
+    ));
     let promoted = store
-        .set_grant(&acme.id, &admin, &Grant::everywhere(Role::Owner))
+        .set_grant(
+            &acme.id,
+            &admin,
+            &Grant::everywhere(Role::Owner),
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     assert_eq!(promoted.grant.role, Role::Owner);
@@ -274,7 +362,15 @@ pub async fn grants_change_and_the_last_owner_stays(store: &dyn MemberFixture) {
         servers: ServerScope::only([crate::ServerId::from("srv_a")]).unwrap(),
         paths: PathScope::unrestricted(),
     };
-    let changed = store.set_grant(&acme.id, &owner, &narrowed).await.unwrap();
+    let changed = store
+        .set_grant(
+            &acme.id,
+            &owner,
+            &narrowed,
+            &crate::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
     assert_eq!(changed.grant, narrowed);
     assert_eq!(
         store
@@ -286,20 +382,34 @@ pub async fn grants_change_and_the_last_owner_stays(store: &dyn MemberFixture) {
             .grant,
         narrowed
     );
-    store.remove_member(&acme.id, &owner).await.unwrap();
+    store
+        .remove_member(&acme.id, &owner, &crate::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     assert_eq!(store.member_context(&owner, &acme.id).await.unwrap(), None);
     assert!(
         store.get_member(&owner).await.unwrap().is_some(),
         "the account stays"
     );
-    assert!(conflict(store.remove_member(&acme.id, &admin).await));
+    assert!(conflict(
+        store
+            .remove_member(&acme.id, &admin, &crate::audit::Audit::operator("test"))
+            .await
+    ));
     assert!(matches!(
-        store.remove_member(&acme.id, &owner).await,
+        store
+            .remove_member(&acme.id, &owner, &crate::audit::Audit::operator("test"))
+            .await,
         Err(StoreError::NotFound(_))
     ));
     assert!(matches!(
         store
-            .set_grant(&acme.id, &MemberId::new("mem_nope"), &viewer)
+            .set_grant(
+                &acme.id,
+                &MemberId::new("mem_nope"),
+                &viewer,
+                &crate::audit::Audit::operator("test")
+            )
             .await,
         Err(StoreError::NotFound(_))
     ));
@@ -308,7 +418,14 @@ pub async fn grants_change_and_the_last_owner_stays(store: &dyn MemberFixture) {
 pub async fn passwords_are_replaced(store: &dyn MemberFixture) {
     let acme = org(store, "Acme").await;
     let ana = member(store, &acme.id, "ana", Grant::everywhere(Role::Owner)).await;
-    store.set_password(&ana, "$argon2id$new").await.unwrap();
+    store
+        .set_password(
+            &ana,
+            "$argon2id$new",
+            &crate::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
     assert_eq!(
         store
             .find_member("ana")
@@ -319,7 +436,13 @@ pub async fn passwords_are_replaced(store: &dyn MemberFixture) {
         "$argon2id$new"
     );
     assert!(matches!(
-        store.set_password(&MemberId::new("mem_nope"), "x").await,
+        store
+            .set_password(
+                &MemberId::new("mem_nope"),
+                "x",
+                &crate::audit::Audit::operator("test")
+            )
+            .await,
         Err(StoreError::NotFound(_))
     ));
 }
@@ -338,15 +461,31 @@ pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
         created_at: at,
         expires_at: at + Duration::hours(1),
     };
-    store.create_reset(&reset("first", now)).await.unwrap();
     store
-        .create_reset(&reset("second", now + Duration::seconds(1)))
+        .create_reset(
+            &reset("first", now),
+            &acme.id,
+            &crate::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
+    store
+        .create_reset(
+            &reset("second", now + Duration::seconds(1)),
+            &acme.id,
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     let later = now + Duration::seconds(2);
     assert_eq!(
         store
-            .use_reset(&token_hash("first"), "$argon2id$x", later)
+            .use_reset(
+                &token_hash("first"),
+                "$argon2id$x",
+                later,
+                &crate::audit::Audit::operator("test")
+            )
             .await
             .unwrap(),
         None,
@@ -363,7 +502,12 @@ pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
     let expiry = now + Duration::seconds(1) + Duration::hours(1);
     assert_eq!(
         store
-            .use_reset(&token_hash("second"), "$argon2id$x", expiry)
+            .use_reset(
+                &token_hash("second"),
+                "$argon2id$x",
+                expiry,
+                &crate::audit::Audit::operator("test")
+            )
             .await
             .unwrap(),
         None,
@@ -371,7 +515,12 @@ pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
     );
     assert_eq!(
         store
-            .use_reset(&token_hash("second"), "$argon2id$new", later)
+            .use_reset(
+                &token_hash("second"),
+                "$argon2id$new",
+                later,
+                &crate::audit::Audit::operator("test")
+            )
             .await
             .unwrap(),
         Some(ana.clone())
@@ -382,7 +531,12 @@ pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
     );
     assert_eq!(
         store
-            .use_reset(&token_hash("second"), "$argon2id$again", later)
+            .use_reset(
+                &token_hash("second"),
+                "$argon2id$again",
+                later,
+                &crate::audit::Audit::operator("test")
+            )
             .await
             .unwrap(),
         None,
@@ -397,5 +551,173 @@ pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
     );
     let mut stranger = reset("third", now);
     stranger.member_id = MemberId::new("mem_nope");
-    assert!(store.create_reset(&stranger).await.is_err());
+    assert!(store
+        .create_reset(&stranger, &acme.id, &crate::audit::Audit::operator("test"))
+        .await
+        .is_err());
+}
+
+/// `(action, target, actor label)` of the organization's entries, oldest first.
+async fn audit_of(store: &dyn MemberFixture, org: &OrgId) -> Vec<(Action, String, String)> {
+    let all = AuditQuery {
+        limit: 200,
+        ..AuditQuery::default()
+    };
+    let mut found: Vec<_> = store
+        .page(org, &all)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            (
+                e.entry.action,
+                e.entry.target,
+                e.entry.actor.label().to_owned(),
+            )
+        })
+        .collect();
+    found.reverse();
+    found
+}
+
+pub async fn key_member_and_plan_changes_are_audited_once_with_their_actor(
+    store: &dyn MemberFixture,
+) {
+    use crate::member::PasswordReset;
+    use crate::model::NewKey;
+    use crate::secret;
+    let acme = org(store, "Acme").await;
+    let other = org(store, "Other").await;
+    let root = Audit::operator("root");
+    let ann = Audit {
+        actor: Actor::Member {
+            id: MemberId::new("mem_ann"),
+            login: "ann".into(),
+        },
+        via: crate::audit::Via::Console,
+        address: Some("192.0.2.7".into()),
+        request_id: Some("req-1".into()),
+    };
+    // set-up writes entries too; count from here
+    let before = audit_of(store, &acme.id).await.len();
+
+    let s = secret::generate(crate::CredentialType::Developer);
+    let mut new = NewKey::developer(acme.id.clone(), &s, crate::PermissionSet::all());
+    new.name = Some("ci".into());
+    let key = store.create_key(&new, &ann).await.unwrap();
+    store.disable_key(&key.id, Utc::now(), &ann).await.unwrap();
+    store.disable_key(&key.id, Utc::now(), &ann).await.unwrap();
+    store.enable_key(&key.id, &ann).await.unwrap();
+    store.enable_key(&key.id, &ann).await.unwrap();
+    store.delete_key(&key.id, &ann).await.unwrap();
+    assert!(store.delete_key(&key.id, &ann).await.is_err());
+    store.set_org_plan(&acme.id, "pro", &root).await.unwrap();
+    store.set_org_plan(&acme.id, "free", &root).await.unwrap();
+
+    let bob = member(store, &acme.id, "bob", Grant::everywhere(Role::Viewer)).await;
+    store
+        .create_org("Bob's", &new_id("ws"), "pro")
+        .await
+        .unwrap();
+    // bob also in `other`: his password entries go to both
+    let (_, token) = invite(store, &other.id, Grant::everywhere(Role::Viewer)).await;
+    store
+        .accept_invitation(
+            &token_hash(&token),
+            &Accepter::Existing(bob.clone()),
+            Utc::now(),
+            &root,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let moderator = Grant::everywhere(Role::Moderator);
+    store
+        .set_grant(&acme.id, &bob, &moderator, &ann)
+        .await
+        .unwrap();
+    store
+        .set_grant(&acme.id, &bob, &moderator, &ann)
+        .await
+        .unwrap();
+    let now = Utc::now();
+    let reset = PasswordReset {
+        member_id: bob.clone(),
+        made_by: None,
+        token_hash: token_hash("reset"),
+        created_at: now,
+        expires_at: now + Duration::hours(1),
+    };
+    store.create_reset(&reset, &acme.id, &ann).await.unwrap();
+    store
+        .use_reset(&token_hash("reset"), "$argon2id$new", now, &ann)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .set_password(&bob, "$argon2id$newer", &root)
+        .await
+        .unwrap();
+    let (pending, _) = invite(store, &acme.id, Grant::everywhere(Role::Viewer)).await;
+    store
+        .revoke_invitation(&acme.id, &pending.id, &ann)
+        .await
+        .unwrap();
+    store.remove_member(&acme.id, &bob, &ann).await.unwrap();
+
+    let s = |v: &str| v.to_owned();
+    let got = audit_of(store, &acme.id).await.split_off(before);
+    let invite_target = |i: usize| got[i].1.clone();
+    assert_eq!(
+        got,
+        [
+            (Action::KeyCreate, key.id.to_string(), s("ann")),
+            (Action::KeyDisable, key.id.to_string(), s("ann")),
+            (Action::KeyEnable, key.id.to_string(), s("ann")),
+            (Action::KeyDelete, key.id.to_string(), s("ann")),
+            (Action::PlanChange, s("free"), s("root")),
+            (Action::MemberInvite, invite_target(5), s("test")),
+            // the new member acts when they accept
+            (Action::MemberJoin, s("bob"), s("bob")),
+            (Action::MemberChange, s("bob"), s("ann")),
+            (Action::PasswordResetIssue, s("bob"), s("ann")),
+            (Action::PasswordReset, s("bob"), s("bob")),
+            (Action::PasswordSet, s("bob"), s("root")),
+            (Action::MemberInvite, pending.id.to_string(), s("test")),
+            (Action::InvitationWithdraw, pending.id.to_string(), s("ann")),
+            (Action::MemberRemove, s("bob"), s("ann")),
+        ]
+    );
+    let last = store
+        .page(
+            &acme.id,
+            &AuditQuery {
+                limit: 1,
+                ..AuditQuery::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(last[0].entry.address.as_deref(), Some("192.0.2.7"));
+    assert_eq!(last[0].entry.request_id.as_deref(), Some("req-1"));
+    assert_eq!(last[0].entry.details["memberId"], bob.as_str());
+    // bob's password changes are in his other organization's log as well
+    let theirs: Vec<Action> = audit_of(store, &other.id)
+        .await
+        .into_iter()
+        .map(|e| e.0)
+        .collect();
+    assert!(theirs.ends_with(&[
+        Action::MemberJoin,
+        Action::PasswordReset,
+        Action::PasswordSet
+    ]));
+    // retention: pruning before now + 1 s leaves nothing of this organization, and the other's
+    let pruned = store
+        .prune(&acme.id, Utc::now() + Duration::seconds(1))
+        .await
+        .unwrap();
+    assert_eq!(pruned as usize, before + got.len());
+    assert_eq!(audit_of(store, &acme.id).await, []);
+    assert!(!audit_of(store, &other.id).await.is_empty());
 }

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+
+use crate::audit::Audit;
 use chrono::{DateTime, Utc};
 
 use crate::ids::{KeyId, OrgId};
@@ -106,7 +108,8 @@ pub trait AccountStore: Send + Sync {
     /// Every organization, by name (then id).
     async fn list_orgs(&self) -> Result<Vec<Org>, StoreError>;
     async fn find_org_by_slug(&self, slug: &str) -> Result<Option<Org>, StoreError>;
-    async fn set_org_plan(&self, id: &OrgId, plan: &str) -> Result<Org, StoreError>;
+    /// Changes the plan; an audit entry (`org.plan_change`) when it is another plan.
+    async fn set_org_plan(&self, id: &OrgId, plan: &str, audit: &Audit) -> Result<Org, StoreError>;
 
     async fn register_server(
         &self,
@@ -121,13 +124,21 @@ pub trait AccountStore: Send + Sync {
     /// organization).
     async fn list_servers(&self, org_id: &OrgId) -> Result<Vec<Server>, StoreError>;
 
-    async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError>;
+    /// Stores a key, with its `key.create` audit entry.
+    async fn create_key(&self, key: &NewKey, audit: &Audit) -> Result<ApiKey, StoreError>;
     async fn list_keys(&self, org_id: &OrgId) -> Result<Vec<ApiKey>, StoreError>;
     async fn get_key(&self, id: &KeyId) -> Result<Option<ApiKey>, StoreError>;
-    async fn disable_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError>;
-    /// Makes a disabled key usable again (an expired one stays expired).
-    async fn enable_key(&self, id: &KeyId) -> Result<ApiKey, StoreError>;
-    async fn delete_key(&self, id: &KeyId) -> Result<(), StoreError>;
+    /// Disables a key (a disabled one keeps its time and gets no second audit entry).
+    async fn disable_key(
+        &self,
+        id: &KeyId,
+        at: DateTime<Utc>,
+        audit: &Audit,
+    ) -> Result<ApiKey, StoreError>;
+    /// Makes a disabled key usable again (an expired one stays expired; an enabled one is left
+    /// alone, without an audit entry).
+    async fn enable_key(&self, id: &KeyId, audit: &Audit) -> Result<ApiKey, StoreError>;
+    async fn delete_key(&self, id: &KeyId, audit: &Audit) -> Result<(), StoreError>;
 
     /// The key with this secret hash, with its organization, plan and bound server.
     async fn find_auth_context(&self, hash: &[u8; 32]) -> Result<Option<AuthContext>, StoreError>;

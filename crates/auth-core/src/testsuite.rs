@@ -176,15 +176,27 @@ async fn organizations(store: &dyn AccountStore) -> crate::model::Org {
         Err(StoreError::Conflict(_))
     ));
     assert_eq!(
-        store.set_org_plan(&org.id, "growth").await.unwrap().plan,
+        store
+            .set_org_plan(&org.id, "growth", &crate::audit::Audit::operator("test"))
+            .await
+            .unwrap()
+            .plan,
         "growth"
     );
     assert!(matches!(
-        store.set_org_plan(&org.id, "nope").await,
+        store
+            .set_org_plan(&org.id, "nope", &crate::audit::Audit::operator("test"))
+            .await,
         Err(StoreError::NotFound(_))
     ));
     assert!(matches!(
-        store.set_org_plan(&OrgId::new("org_missing"), "pro").await,
+        store
+            .set_org_plan(
+                &OrgId::new("org_missing"),
+                "pro",
+                &crate::audit::Audit::operator("test")
+            )
+            .await,
         Err(StoreError::NotFound(_))
     ));
     assert_eq!(
@@ -306,7 +318,10 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         servers: ServerScope::All,
         expires_at: None,
     };
-    let key = store.create_key(&new_key).await.unwrap();
+    let key = store
+        .create_key(&new_key, &crate::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     assert_eq!(key.id, new_key.id);
     assert_eq!(key.allowed_prefixes, vec!["images".to_string()]);
     assert_eq!(key.allowed_mime, Some(vec!["image/*".to_string()]));
@@ -331,7 +346,9 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
     bad.org_id = "org_missing".into();
     bad.secret_hash = [7u8; 32];
     assert!(matches!(
-        store.create_key(&bad).await,
+        store
+            .create_key(&bad, &crate::audit::Audit::operator("test"))
+            .await,
         Err(StoreError::NotFound(_))
     ));
 
@@ -341,7 +358,12 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
     cross.org_id = other_org.id.clone();
     cross.secret_hash = [8u8; 32];
     assert!(
-        matches!(store.create_key(&cross).await, Err(StoreError::NotFound(_))),
+        matches!(
+            store
+                .create_key(&cross, &crate::audit::Audit::operator("test"))
+                .await,
+            Err(StoreError::NotFound(_))
+        ),
         "a key cannot be bound to another organization's server"
     );
 
@@ -360,7 +382,10 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         expires_at: Some(Utc::now() + chrono::Duration::days(1)),
         ..new_key.clone()
     };
-    store.create_key(&dev).await.unwrap();
+    store
+        .create_key(&dev, &crate::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     let dev_ctx = store
         .find_auth_context(&dev_secret.hash)
         .await
@@ -387,7 +412,10 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         .unwrap()
         .last_used_at
         .is_some());
-    let disabled = store.disable_key(&key.id, now).await.unwrap();
+    let disabled = store
+        .disable_key(&key.id, now, &crate::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     assert!(disabled.disabled_at.is_some());
     let ctx = store
         .find_auth_context(&secret.hash)
@@ -396,11 +424,20 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         .unwrap();
     assert!(ctx.key.check_usable(Utc::now()).is_err());
     assert!(matches!(
-        store.disable_key(&KeyId::new("key_missing"), now).await,
+        store
+            .disable_key(
+                &KeyId::new("key_missing"),
+                now,
+                &crate::audit::Audit::operator("test")
+            )
+            .await,
         Err(StoreError::NotFound(_))
     ));
     // enabled again: usable, and found with its secret
-    let enabled = store.enable_key(&key.id).await.unwrap();
+    let enabled = store
+        .enable_key(&key.id, &crate::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     assert_eq!(enabled.disabled_at, None);
     let ctx = store
         .find_auth_context(&secret.hash)
@@ -409,15 +446,25 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
         .unwrap();
     assert!(ctx.key.check_usable(Utc::now()).is_ok());
     assert!(matches!(
-        store.enable_key(&KeyId::new("key_missing")).await,
+        store
+            .enable_key(
+                &KeyId::new("key_missing"),
+                &crate::audit::Audit::operator("test")
+            )
+            .await,
         Err(StoreError::NotFound(_))
     ));
 
-    store.delete_key(&key.id).await.unwrap();
+    store
+        .delete_key(&key.id, &crate::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     assert_eq!(store.get_key(&key.id).await.unwrap(), None);
     assert_eq!(store.find_auth_context(&secret.hash).await.unwrap(), None);
     assert!(matches!(
-        store.delete_key(&key.id).await,
+        store
+            .delete_key(&key.id, &crate::audit::Audit::operator("test"))
+            .await,
         Err(StoreError::NotFound(_))
     ));
 }
@@ -440,7 +487,14 @@ pub async fn keys_keep_their_server_scope_within_the_organization(store: &dyn Ac
     };
     let scope = ServerScope::only([second.id.clone(), server.id.clone()]).unwrap();
     let (scoped, hash) = developer(scope.clone());
-    assert_eq!(store.create_key(&scoped).await.unwrap().servers, scope);
+    assert_eq!(
+        store
+            .create_key(&scoped, &crate::audit::Audit::operator("test"))
+            .await
+            .unwrap()
+            .servers,
+        scope
+    );
     assert_eq!(
         store.get_key(&scoped.id).await.unwrap().unwrap().servers,
         scope
@@ -449,7 +503,10 @@ pub async fn keys_keep_their_server_scope_within_the_organization(store: &dyn Ac
     assert_eq!(ctx.key.servers, scope);
     assert_eq!(ctx.log_scope(), scope);
     let (global, hash) = developer(ServerScope::All);
-    store.create_key(&global).await.unwrap();
+    store
+        .create_key(&global, &crate::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     let ctx = store.find_auth_context(&hash).await.unwrap().unwrap();
     assert_eq!(ctx.log_scope(), ServerScope::All);
 
@@ -463,7 +520,12 @@ pub async fn keys_keep_their_server_scope_within_the_organization(store: &dyn Ac
         .unwrap();
     let (cross, hash) = developer(ServerScope::only([server.id.clone(), theirs.id]).unwrap());
     assert!(
-        matches!(store.create_key(&cross).await, Err(StoreError::NotFound(_))),
+        matches!(
+            store
+                .create_key(&cross, &crate::audit::Audit::operator("test"))
+                .await,
+            Err(StoreError::NotFound(_))
+        ),
         "a scope cannot name another organization's server"
     );
     assert_eq!(
@@ -473,7 +535,9 @@ pub async fn keys_keep_their_server_scope_within_the_organization(store: &dyn Ac
     );
     let (unknown, _) = developer(ServerScope::only([ServerId::new("srv_missing")]).unwrap());
     assert!(matches!(
-        store.create_key(&unknown).await,
+        store
+            .create_key(&unknown, &crate::audit::Audit::operator("test"))
+            .await,
         Err(StoreError::NotFound(_))
     ));
 }
@@ -512,11 +576,10 @@ async fn two_keys(accounts: &dyn AccountStore) -> [(KeyId, [u8; 32]); 2] {
     for _ in 0..2 {
         let secret = secret::generate(CredentialType::Developer);
         let key = accounts
-            .create_key(&NewKey::developer(
-                org.id.clone(),
-                &secret,
-                PermissionSet::all(),
-            ))
+            .create_key(
+                &NewKey::developer(org.id.clone(), &secret, PermissionSet::all()),
+                &crate::audit::Audit::operator("test"),
+            )
             .await
             .unwrap();
         keys.push((key.id, secret.hash));
@@ -709,7 +772,10 @@ pub async fn member_sessions_end_per_member_and_organization(
             expires_at: now + chrono::Duration::hours(1),
             accepted_at: None,
         };
-        accounts.create_invitation(&invitation).await.unwrap();
+        accounts
+            .create_invitation(&invitation, &crate::audit::Audit::operator("test"))
+            .await
+            .unwrap();
         let accepter = match &ana {
             None => Accepter::New {
                 login: "ana".into(),
@@ -719,7 +785,12 @@ pub async fn member_sessions_end_per_member_and_organization(
             Some(id) => Accepter::Existing(crate::MemberId::clone(id)),
         };
         let (m, _) = accounts
-            .accept_invitation(&invitation.token_hash, &accepter, now)
+            .accept_invitation(
+                &invitation.token_hash,
+                &accepter,
+                now,
+                &crate::audit::Audit::operator("test"),
+            )
             .await
             .unwrap()
             .unwrap();

@@ -1,9 +1,11 @@
 //! In-memory implementations of the CDN storage traits (unit tests, tooling).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use auth_core::audit::Audit;
+use auth_core::memory::MemoryAudit;
 use auth_core::{prefix_matches, OrgId, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
@@ -11,8 +13,10 @@ use crate::folder::{self, FolderEntry, FolderQuery, Slot};
 use crate::folder_move::{self, FolderMove, MoveBatch};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::{is_hidden, ObjectKey};
-use crate::placeholder::{Placeholder, PlaceholderStore, Put};
-use crate::store::{ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed};
+use crate::placeholder::{removed_entry, set_entry, Placeholder, PlaceholderStore, Put};
+use crate::store::{
+    deleted_entry, moved_entry, ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed,
+};
 use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -22,6 +26,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Default)]
 pub struct MemoryObjectRecords {
     rows: Mutex<BTreeMap<(OrgId, ObjectKey), ObjectRecord>>,
+    audit: Arc<MemoryAudit>,
+}
+
+impl MemoryObjectRecords {
+    /// Rows whose changes' audit entries go to `audit`.
+    pub fn with_audit(audit: Arc<MemoryAudit>) -> Self {
+        Self {
+            rows: Mutex::default(),
+            audit,
+        }
+    }
 }
 
 #[async_trait]
@@ -65,20 +80,30 @@ impl ObjectRecordStore for MemoryObjectRecords {
         &self,
         org_id: &OrgId,
         key: &ObjectKey,
+        audit: &Audit,
     ) -> Result<Option<ObjectRecord>, StoreError> {
-        Ok(lock(&self.rows).remove(&(org_id.clone(), key.clone())))
+        let mut rows = lock(&self.rows);
+        let removed = rows.remove(&(org_id.clone(), key.clone()));
+        if let Some(r) = &removed {
+            self.audit.append([deleted_entry(audit, org_id, r)]);
+        }
+        Ok(removed)
     }
 
     async fn delete_many(
         &self,
         org_id: &OrgId,
         keys: &[ObjectKey],
+        audit: &Audit,
     ) -> Result<Vec<ObjectRecord>, StoreError> {
         let mut rows = lock(&self.rows);
-        Ok(keys
+        let removed: Vec<ObjectRecord> = keys
             .iter()
             .filter_map(|k| rows.remove(&(org_id.clone(), k.clone())))
-            .collect())
+            .collect();
+        self.audit
+            .append(removed.iter().map(|r| deleted_entry(audit, org_id, r)));
+        Ok(removed)
     }
 
     async fn list(&self, org_id: &OrgId, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
@@ -144,6 +169,7 @@ impl ObjectRecordStore for MemoryObjectRecords {
         from: &ObjectKey,
         to: &ObjectKey,
         replace: bool,
+        audit: &Audit,
     ) -> Result<Renamed, StoreError> {
         let mut rows = lock(&self.rows);
         let slot = |k: &ObjectKey| (org_id.clone(), k.clone());
@@ -161,6 +187,8 @@ impl ObjectRecordStore for MemoryObjectRecords {
             record.key = to.clone();
             rows.insert(slot(to), record);
         }
+        self.audit
+            .append([moved_entry(audit, org_id, from, to, replaced.is_some())]);
         Ok(Renamed::Moved { replaced })
     }
 
@@ -370,11 +398,28 @@ impl UploadUrlStore for MemoryUploadUrls {
 #[derive(Default)]
 pub struct MemoryPlaceholders {
     rows: Mutex<BTreeMap<(OrgId, String), Placeholder>>,
+    audit: Arc<MemoryAudit>,
+}
+
+impl MemoryPlaceholders {
+    /// Placeholders whose changes' audit entries go to `audit`.
+    pub fn with_audit(audit: Arc<MemoryAudit>) -> Self {
+        Self {
+            rows: Mutex::default(),
+            audit,
+        }
+    }
 }
 
 #[async_trait]
 impl PlaceholderStore for MemoryPlaceholders {
-    async fn put(&self, org_id: &OrgId, p: &Placeholder, max: usize) -> Result<Put, StoreError> {
+    async fn put(
+        &self,
+        org_id: &OrgId,
+        p: &Placeholder,
+        max: usize,
+        audit: &Audit,
+    ) -> Result<Put, StoreError> {
         let mut rows = lock(&self.rows);
         let slot = (org_id.clone(), p.pattern.clone());
         if let Some(existing) = rows.get_mut(&slot) {
@@ -383,12 +428,14 @@ impl PlaceholderStore for MemoryPlaceholders {
                 created_at,
                 ..p.clone()
             };
+            self.audit.append([set_entry(audit, org_id, p)]);
             return Ok(Put::Replaced { created_at });
         }
         if rows.keys().filter(|(org, _)| org == org_id).count() >= max {
             return Ok(Put::LimitReached);
         }
         rows.insert(slot, p.clone());
+        self.audit.append([set_entry(audit, org_id, p)]);
         Ok(Put::Created)
     }
 
@@ -400,10 +447,18 @@ impl PlaceholderStore for MemoryPlaceholders {
             .collect())
     }
 
-    async fn delete(&self, org_id: &OrgId, pattern: &str) -> Result<bool, StoreError> {
-        Ok(lock(&self.rows)
-            .remove(&(org_id.clone(), pattern.to_owned()))
-            .is_some())
+    async fn delete(
+        &self,
+        org_id: &OrgId,
+        pattern: &str,
+        audit: &Audit,
+    ) -> Result<bool, StoreError> {
+        let mut rows = lock(&self.rows);
+        let removed = rows.remove(&(org_id.clone(), pattern.to_owned())).is_some();
+        if removed {
+            self.audit.append([removed_entry(audit, org_id, pattern)]);
+        }
+        Ok(removed)
     }
 }
 
@@ -413,11 +468,13 @@ mod tests {
     use futures::executor::block_on;
 
     async fn fixture() -> crate::testsuite::Fixture {
+        let audit = Arc::new(MemoryAudit::default());
         crate::testsuite::Fixture {
-            records: Box::new(MemoryObjectRecords::default()),
+            records: Box::new(MemoryObjectRecords::with_audit(Arc::clone(&audit))),
             idempotency: Box::new(MemoryIdempotency::default()),
             upload_urls: Box::new(MemoryUploadUrls::default()),
-            placeholders: Box::new(MemoryPlaceholders::default()),
+            placeholders: Box::new(MemoryPlaceholders::with_audit(Arc::clone(&audit))),
+            audit: Box::new(audit),
             org_a: "org_a".into(),
             org_b: "org_b".into(),
             key_id: "key_a".into(),

@@ -10,6 +10,7 @@
 //! order.
 
 use async_trait::async_trait;
+use auth_core::audit::{Action, Audit, AuditEntry};
 use auth_core::policy::PathScope;
 use auth_core::{OrgId, StoreError};
 use chrono::{DateTime, Utc};
@@ -140,6 +141,7 @@ pub async fn set(
     org_id: &OrgId,
     new: &NewPlaceholder,
     now: DateTime<Utc>,
+    audit: &Audit,
 ) -> Result<(Placeholder, bool), SetError> {
     if records.get(org_id, &new.fallback).await?.is_none() {
         return Err(PlaceholderError::FallbackMissing(new.fallback.to_string()).into());
@@ -150,7 +152,10 @@ pub async fn set(
         created_at: now,
         updated_at: now,
     };
-    match store.put(org_id, &placeholder, MAX_PLACEHOLDERS).await? {
+    match store
+        .put(org_id, &placeholder, MAX_PLACEHOLDERS, audit)
+        .await?
+    {
         Put::LimitReached => Err(PlaceholderError::Limit.into()),
         Put::Created => Ok((placeholder, true)),
         Put::Replaced { created_at } => Ok((
@@ -161,6 +166,26 @@ pub async fn set(
             false,
         )),
     }
+}
+
+/// The audit entry of a placeholder set.
+pub fn set_entry(audit: &Audit, org_id: &OrgId, p: &Placeholder) -> AuditEntry {
+    audit.entry(
+        org_id,
+        Action::PlaceholderSet,
+        p.pattern.as_str(),
+        serde_json::json!({ "fallback": p.fallback.as_str() }),
+    )
+}
+
+/// The audit entry of a placeholder removed.
+pub fn removed_entry(audit: &Audit, org_id: &OrgId, pattern: &str) -> AuditEntry {
+    audit.entry(
+        org_id,
+        Action::PlaceholderRemove,
+        pattern,
+        serde_json::json!({}),
+    )
 }
 
 /// What a [`PlaceholderStore::put`] did.
@@ -179,12 +204,25 @@ pub enum Put {
 pub trait PlaceholderStore: Send + Sync {
     /// Creates the placeholder of `p.pattern`, or gives the existing one `p`'s fallback and
     /// `updated_at` (keeping its `created_at`). A new pattern is refused once the organization
-    /// has `max`, also under concurrent puts.
-    async fn put(&self, org_id: &OrgId, p: &Placeholder, max: usize) -> Result<Put, StoreError>;
+    /// has `max`, also under concurrent puts. A stored placeholder writes its `placeholder.set`
+    /// audit entry in the same step.
+    async fn put(
+        &self,
+        org_id: &OrgId,
+        p: &Placeholder,
+        max: usize,
+        audit: &Audit,
+    ) -> Result<Put, StoreError>;
     /// The organization's placeholders in pattern byte order.
     async fn list(&self, org_id: &OrgId) -> Result<Vec<Placeholder>, StoreError>;
-    /// Removes the placeholder of `pattern`; whether there was one.
-    async fn delete(&self, org_id: &OrgId, pattern: &str) -> Result<bool, StoreError>;
+    /// Removes the placeholder of `pattern`, with its `placeholder.remove` audit entry; whether
+    /// there was one (no entry when not).
+    async fn delete(
+        &self,
+        org_id: &OrgId,
+        pattern: &str,
+        audit: &Audit,
+    ) -> Result<bool, StoreError>;
 }
 
 /// An organization's placeholders, compiled for delivery.

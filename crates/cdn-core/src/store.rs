@@ -2,6 +2,7 @@
 //! object store at `storage_path` (managed by the caller).
 
 use async_trait::async_trait;
+use auth_core::audit::{Action, Audit, AuditEntry};
 use auth_core::{OrgId, StoreError};
 use chrono::{DateTime, Utc};
 
@@ -67,18 +68,21 @@ pub trait ObjectRecordStore: Send + Sync {
         org_id: &OrgId,
         key: &ObjectKey,
     ) -> Result<Option<ObjectRecord>, StoreError>;
-    /// Removes the row; returns it (so the caller can remove its bytes) or `None`.
+    /// Removes the row, with its `object.delete` audit entry; returns it (so the caller can
+    /// remove its bytes) or `None` (and no entry).
     async fn delete(
         &self,
         org_id: &OrgId,
         key: &ObjectKey,
+        audit: &Audit,
     ) -> Result<Option<ObjectRecord>, StoreError>;
-    /// Removes the rows of `keys` that exist in one step; returns them (their bytes are the
-    /// caller's to remove).
+    /// Removes the rows of `keys` that exist in one step, with an `object.delete` entry each;
+    /// returns them (their bytes are the caller's to remove).
     async fn delete_many(
         &self,
         org_id: &OrgId,
         keys: &[ObjectKey],
+        audit: &Audit,
     ) -> Result<Vec<ObjectRecord>, StoreError>;
     /// Keys in ascending byte order under `folder` (whole segments), dot-prefixed keys never.
     async fn list(
@@ -95,13 +99,15 @@ pub trait ObjectRecordStore: Send + Sync {
         query: &FolderQuery,
     ) -> Result<Vec<FolderEntry>, StoreError>;
     /// Gives the object at `from` the key `to`, atomically: a reader finds it at one key or the
-    /// other, never both or neither. An object at `to` is replaced only when `replace`.
+    /// other, never both or neither. An object at `to` is replaced only when `replace`. A move
+    /// to another key writes its `object.move` audit entry in the same step.
     async fn rename(
         &self,
         org_id: &OrgId,
         from: &ObjectKey,
         to: &ObjectKey,
         replace: bool,
+        audit: &Audit,
     ) -> Result<Renamed, StoreError>;
     /// The next batch of a folder move ([`crate::folder_move`]): up to `m.limit` keys under
     /// `m.from` whose destination has no object (every key, when `m.replace`) and up to `m.limit`
@@ -124,4 +130,30 @@ pub struct ObjectTotals {
     pub objects: i64,
     /// The sum of their sizes.
     pub bytes: i64,
+}
+
+/// The audit entry of a deleted object: its key, with its size, type and entity tag.
+pub fn deleted_entry(audit: &Audit, org_id: &OrgId, r: &ObjectRecord) -> AuditEntry {
+    audit.entry(
+        org_id,
+        Action::ObjectDelete,
+        r.key.as_str(),
+        serde_json::json!({ "size": r.size, "contentType": r.content_type, "etag": r.etag }),
+    )
+}
+
+/// The audit entry of a moved object: the old key as the target, the new one in `to`.
+pub fn moved_entry(
+    audit: &Audit,
+    org_id: &OrgId,
+    from: &ObjectKey,
+    to: &ObjectKey,
+    replaced: bool,
+) -> AuditEntry {
+    audit.entry(
+        org_id,
+        Action::ObjectMove,
+        from.as_str(),
+        serde_json::json!({ "to": to.as_str(), "replaced": replaced }),
+    )
 }

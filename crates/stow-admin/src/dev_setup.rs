@@ -105,7 +105,7 @@ pub(crate) async fn dev_setup(
                     .as_deref()
                     .is_some_and(|n| DEV_KEY_NAMES.contains(&n))
                 {
-                    accounts.delete_key(&key.id).await?;
+                    accounts.delete_key(&key.id, &ctx.audit()).await?;
                 }
             }
             let keys = (
@@ -158,21 +158,24 @@ async fn create_dev_key(
     };
     let s = secret::generate(kind);
     ctx.accounts
-        .create_key(&NewKey {
-            id: KeyId::generate(),
-            org_id: org_id.clone(),
-            server_id,
-            credential_type: kind,
-            name: Some(name.into()),
-            secret_hash: s.hash,
-            hint: s.hint,
-            permissions,
-            allowed_prefixes: vec![],
-            denied_prefixes: vec![],
-            allowed_mime: None,
-            servers: auth_core::ServerScope::All,
-            expires_at: None,
-        })
+        .create_key(
+            &NewKey {
+                id: KeyId::generate(),
+                org_id: org_id.clone(),
+                server_id,
+                credential_type: kind,
+                name: Some(name.into()),
+                secret_hash: s.hash,
+                hint: s.hint,
+                permissions,
+                allowed_prefixes: vec![],
+                denied_prefixes: vec![],
+                allowed_mime: None,
+                servers: auth_core::ServerScope::All,
+                expires_at: None,
+            },
+            &ctx.audit(),
+        )
         .await?;
     Ok(s.secret)
 }

@@ -177,21 +177,24 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             let mime = mime_list(&mimes)?;
             let s = secret::generate(kind);
             let key = accounts
-                .create_key(&NewKey {
-                    id: KeyId::generate(),
-                    org_id: org_row.id.clone(),
-                    server_id,
-                    credential_type: kind,
-                    name,
-                    secret_hash: s.hash,
-                    hint: s.hint,
-                    permissions,
-                    allowed_prefixes: prefixes(&allow_paths, "--allow-path")?,
-                    denied_prefixes: prefixes(&deny_paths, "--deny-path")?,
-                    allowed_mime: mime,
-                    servers,
-                    expires_at: expires,
-                })
+                .create_key(
+                    &NewKey {
+                        id: KeyId::generate(),
+                        org_id: org_row.id.clone(),
+                        server_id,
+                        credential_type: kind,
+                        name,
+                        secret_hash: s.hash,
+                        hint: s.hint,
+                        permissions,
+                        allowed_prefixes: prefixes(&allow_paths, "--allow-path")?,
+                        denied_prefixes: prefixes(&deny_paths, "--deny-path")?,
+                        allowed_mime: mime,
+                        servers,
+                        expires_at: expires,
+                    },
+                    &ctx.audit(),
+                )
                 .await?;
             let mut out = key_json(&key);
             out["secret"] = json!(s.secret);
@@ -276,7 +279,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             Ok((json!({ "keys": json_keys }), human))
         }
         KeyCmd::Enable { key_id } => {
-            let k = accounts.enable_key(&key_id).await?;
+            let k = accounts.enable_key(&key_id, &ctx.audit()).await?;
             let note = if k.state(chrono::Utc::now()) == "expired" {
                 " (it has expired, so it still does not work)"
             } else {
@@ -296,9 +299,13 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                 .await?
                 .ok_or_else(|| CliError(format!("unknown key {key_id:?}")))?;
             let s = secret::generate(old.credential_type);
-            let key = accounts.create_key(&NewKey::replacing(&old, &s)).await?;
+            let key = accounts
+                .create_key(&NewKey::replacing(&old, &s), &ctx.audit())
+                .await?;
             if disable_old {
-                accounts.disable_key(&old.id, chrono::Utc::now()).await?;
+                accounts
+                    .disable_key(&old.id, chrono::Utc::now(), &ctx.audit())
+                    .await?;
                 end_console_sessions(ctx, &old.id).await?;
             }
             let mut out = key_json(&key);
@@ -322,7 +329,9 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             ))
         }
         KeyCmd::Disable { key_id } => {
-            let k = accounts.disable_key(&key_id, chrono::Utc::now()).await?;
+            let k = accounts
+                .disable_key(&key_id, chrono::Utc::now(), &ctx.audit())
+                .await?;
             let ended = end_console_sessions(ctx, &k.id).await?;
             Ok((
                 json!({ "keyId": k.id, "disabled": true, "consoleSessionsEnded": ended }),
@@ -330,7 +339,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             ))
         }
         KeyCmd::Delete { key_id } => {
-            accounts.delete_key(&key_id).await?;
+            accounts.delete_key(&key_id, &ctx.audit()).await?;
             Ok((
                 json!({ "keyId": key_id, "deleted": true }),
                 format!("key {key_id} deleted"),

@@ -50,6 +50,16 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// The audit log's name for this command's changes: the operating-system user running
+    /// `stowctl` (`SUDO_USER` first, so `sudo stowctl` names the person), via `stowctl`.
+    pub fn audit(&self) -> auth_core::audit::Audit {
+        let user = ["SUDO_USER", "USER", "LOGNAME"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+            .unwrap_or_else(|| "unknown".to_owned());
+        auth_core::audit::Audit::operator(user)
+    }
+
     pub fn new(database_url: &str) -> Result<Self, CliError> {
         let mut cfg = DbConfig::new(database_url);
         cfg.max_connections = 2;

@@ -76,15 +76,16 @@ pub(crate) async fn logs(ctx: &Ctx, cmd: LogsCmd) -> Result<(Value, String), Cli
         LogsCmd::Maintain => {
             let r = stow_db::logs::maintain_partitions(&ctx.db).await?;
             Ok((
-                json!({ "created": r.created, "dropped": r.dropped, "vacuumed": r.vacuumed, "movedFromDefault": r.moved_from_default, "batchesPruned": r.batches_pruned, "failed": r.failed }),
+                json!({ "created": r.created, "dropped": r.dropped, "vacuumed": r.vacuumed, "movedFromDefault": r.moved_from_default, "batchesPruned": r.batches_pruned, "auditPruned": r.audit_pruned, "failed": r.failed }),
                 format!(
-                    "partitions: {} created, {} dropped, {} vacuumed, {} failed; {} events moved out of the default partition; {} expired batch ids forgotten",
+                    "partitions: {} created, {} dropped, {} vacuumed, {} failed; {} events moved out of the default partition; {} expired batch ids forgotten; {} audit entries past retention deleted",
                     r.created.len(),
                     r.dropped.len(),
                     r.vacuumed.len(),
                     r.failed.len(),
                     r.moved_from_default,
-                    r.batches_pruned
+                    r.batches_pruned,
+                    r.audit_pruned
                 ),
             ))
         }

@@ -77,7 +77,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: MemberCmd) -> Result<(Value, String), Cl
                 expires_at: now + Duration::from_secs(hours * 3600),
                 accepted_at: None,
             };
-            members.create_invitation(&invitation).await?;
+            members.create_invitation(&invitation, &ctx.audit()).await?;
             let path = format!("/invite#{token}");
             let link = console_url
                 .map(|base| format!("{}{path}", base.trim_end_matches('/')))
@@ -170,7 +170,9 @@ pub(crate) async fn run(ctx: &Ctx, cmd: MemberCmd) -> Result<(Value, String), Cl
                 .map_err(|weak| CliError(weak.to_string()))?;
             // a command line, not a server: nothing else waits for this thread
             let hash = auth_core::password::hash(&password);
-            members.set_password(&member.id, &hash).await?;
+            members
+                .set_password(&member.id, &hash, &ctx.audit())
+                .await?;
             let ended = stow_db::PgConsoleSessions::new(ctx.db.clone())
                 .end_for_member(&member.id, None)
                 .await?;

@@ -82,7 +82,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: OrgCmd) -> Result<(Value, String), CliEr
         }
         OrgCmd::SetPlan { org, plan } => {
             known_plan(ctx, &plan).await?;
-            let o = accounts.set_org_plan(&org, &plan).await?;
+            let o = accounts.set_org_plan(&org, &plan, &ctx.audit()).await?;
             Ok((
                 json!({ "id": o.id, "plan": o.plan }),
                 format!("organization {} is on plan {}", o.id, o.plan),

@@ -32,7 +32,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: PlaceholderCmd) -> Result<(Value, String
                 NewPlaceholder::parse(&pattern, &fallback).map_err(|e| CliError(e.to_string()))?;
             let records = PgObjectRecords::new(ctx.db.clone());
             let now = Utc::now().trunc_subsecs(3);
-            let (p, created) = placeholder::set(&records, &store, &org, &new, now)
+            let (p, created) = placeholder::set(&records, &store, &org, &new, now, &ctx.audit())
                 .await
                 .map_err(|e| match e {
                     placeholder::SetError::Refused(e) => CliError(e.to_string()),
@@ -67,7 +67,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: PlaceholderCmd) -> Result<(Value, String
         PlaceholderCmd::Remove { org, pattern } => {
             ctx.org(&org).await?;
             let pattern = Pattern::parse(&pattern).map_err(|e| CliError(e.to_string()))?;
-            if !store.delete(&org, pattern.as_str()).await? {
+            if !store.delete(&org, pattern.as_str(), &ctx.audit()).await? {
                 return Err(CliError(format!(
                     "organization {org} has no placeholder for the pattern {} (see `stowctl placeholder list --org {org}`)",
                     pattern.as_str()

@@ -3,13 +3,16 @@
 //! Kept whole, over 400 lines: it is one trait's adapter, one method after another in the trait's order.
 
 use async_trait::async_trait;
+use auth_core::audit::{self as audit_log, Action, Audit};
 use auth_core::key::{ApiKey, AuthContext, CredentialType};
 use auth_core::model::{NewKey, Org, Plan, Server};
 use auth_core::{AccountStore, Cause, PermissionSet, ServerScope, StoreError};
 use auth_core::{KeyId, OrgId, ServerId};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel::result::Error as DieselError;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use crate::schema::{api_keys, organizations, plans, servers};
 use crate::{db_error, Db};
@@ -101,7 +104,7 @@ impl From<ServerRow> for Server {
     }
 }
 
-#[derive(Queryable, Selectable)]
+#[derive(Queryable, Selectable, Clone)]
 #[diesel(table_name = api_keys)]
 struct KeyRow {
     id: String,
@@ -159,6 +162,56 @@ impl PgAccounts {
             .await
             .map_err(db_error)?;
         Ok(n > 0)
+    }
+
+    /// Sets a key's `disabled_at` to `to` (`Some`: kept when already disabled), with an audit
+    /// entry only when that changed it, in one transaction.
+    async fn change_key(
+        &self,
+        id: &KeyId,
+        to: Option<DateTime<Utc>>,
+        action: Action,
+        audit: &Audit,
+    ) -> Result<ApiKey, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let row = conn
+            .transaction::<_, DieselError, _>(|conn| {
+                async move {
+                    let was: Option<Option<DateTime<Utc>>> = api_keys::table
+                        .find(id.as_str())
+                        .select(api_keys::disabled_at)
+                        .for_no_key_update()
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(was) = was else { return Ok(None) };
+                    if was.is_some() == to.is_some() {
+                        let row: KeyRow = api_keys::table
+                            .find(id.as_str())
+                            .select(KeyRow::as_select())
+                            .first(conn)
+                            .await?;
+                        return Ok(Some(row));
+                    }
+                    let row: KeyRow = diesel::update(api_keys::table.find(id.as_str()))
+                        .set(api_keys::disabled_at.eq(to))
+                        .returning(KeyRow::as_returning())
+                        .get_result(conn)
+                        .await?;
+                    let entry = audit.entry(
+                        &OrgId::new(row.org_id.as_str()),
+                        action,
+                        id.as_str(),
+                        serde_json::json!({ "name": row.name }),
+                    );
+                    crate::audit::append(conn, &[entry]).await?;
+                    Ok(Some(row))
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(db_error)?;
+        row.ok_or_else(|| not_found("key", id))?.try_into()
     }
 }
 
@@ -271,20 +324,43 @@ impl AccountStore for PgAccounts {
             .map_err(db_error)
     }
 
-    async fn set_org_plan(&self, id: &OrgId, plan: &str) -> Result<Org, StoreError> {
+    async fn set_org_plan(&self, id: &OrgId, plan: &str, audit: &Audit) -> Result<Org, StoreError> {
         let mut conn = self.db.conn().await?;
         if !self.plan_exists(&mut conn, plan).await? {
             return Err(not_found("plan", plan));
         }
-        diesel::update(organizations::table.find(id.as_str()))
-            .set(organizations::plan.eq(plan))
-            .returning(OrgRow::as_returning())
-            .get_result(&mut conn)
-            .await
-            .optional()
-            .map_err(db_error)?
-            .map(Into::into)
-            .ok_or_else(|| not_found("organization", id))
+        conn.transaction::<_, DieselError, _>(|conn| {
+            async move {
+                let from: Option<String> = organizations::table
+                    .find(id.as_str())
+                    .select(organizations::plan)
+                    .for_no_key_update()
+                    .first(conn)
+                    .await
+                    .optional()?;
+                let Some(from) = from else { return Ok(None) };
+                let org: OrgRow = diesel::update(organizations::table.find(id.as_str()))
+                    .set(organizations::plan.eq(plan))
+                    .returning(OrgRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                if from != plan {
+                    let entry = audit.entry(
+                        id,
+                        Action::PlanChange,
+                        plan,
+                        serde_json::json!({ "from": from }),
+                    );
+                    crate::audit::append(conn, &[entry]).await?;
+                }
+                Ok(Some(org))
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)?
+        .map(Into::into)
+        .ok_or_else(|| not_found("organization", id))
     }
 
     async fn register_server(
@@ -357,7 +433,7 @@ impl AccountStore for PgAccounts {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError> {
+    async fn create_key(&self, key: &NewKey, audit: &Audit) -> Result<ApiKey, StoreError> {
         let mut conn = self.db.conn().await?;
         // the bound server and every scoped one must be the organization's own
         let named: Vec<&str> = key
@@ -378,30 +454,31 @@ impl AccountStore for PgAccounts {
                 return Err(not_found("server", missing));
             }
         }
-        diesel::insert_into(api_keys::table)
-            .values((
-                api_keys::id.eq(key.id.as_str()),
-                api_keys::org_id.eq(key.org_id.as_str()),
-                api_keys::server_id.eq(key.server_id.as_deref()),
-                api_keys::credential_type.eq(key.credential_type.as_str()),
-                api_keys::name.eq(&key.name),
-                api_keys::secret_hash.eq(key.secret_hash.as_slice()),
-                api_keys::secret_hint.eq(&key.hint),
-                api_keys::permissions.eq(key.permissions.names()),
-                api_keys::allowed_prefixes.eq(&key.allowed_prefixes),
-                api_keys::denied_prefixes.eq(&key.denied_prefixes),
-                api_keys::allowed_mime.eq(&key.allowed_mime),
-                api_keys::servers.eq(key.servers.to_stored()),
-                api_keys::expires_at.eq(key.expires_at),
-            ))
-            .returning(KeyRow::as_returning())
-            .get_result(&mut conn)
+        let row = conn
+            .transaction::<_, DieselError, _>(|conn| {
+                async move {
+                    let row = insert_key(conn, key).await?;
+                    let stored: ApiKey = row
+                        .clone()
+                        .try_into()
+                        .map_err(|e: StoreError| DieselError::DeserializationError(Box::new(e)))?;
+                    let entry = audit.entry(
+                        &stored.org_id,
+                        Action::KeyCreate,
+                        stored.id.as_str(),
+                        audit_log::key_details(&stored),
+                    );
+                    crate::audit::append(conn, &[entry]).await?;
+                    Ok(row)
+                }
+                .scope_boxed()
+            })
             .await
             .map_err(|e| match db_error(e) {
                 StoreError::NotFound(_) => not_found("organization", &key.org_id),
                 other => other,
-            })?
-            .try_into()
+            })?;
+        row.try_into()
     }
 
     async fn list_keys(&self, org_id: &OrgId) -> Result<Vec<ApiKey>, StoreError> {
@@ -431,44 +508,47 @@ impl AccountStore for PgAccounts {
         row.map(TryInto::try_into).transpose()
     }
 
-    async fn disable_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
-        let mut conn = self.db.conn().await?;
-        let row: Option<KeyRow> =
-            diesel::update(api_keys::table.find(id.as_str()))
-                .set(
-                    api_keys::disabled_at.eq(diesel::dsl::sql::<
-                        diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
-                    >("COALESCE(disabled_at, ")
-                    .bind::<diesel::sql_types::Timestamptz, _>(at)
-                    .sql(")")),
-                )
-                .returning(KeyRow::as_returning())
-                .get_result(&mut conn)
-                .await
-                .optional()
-                .map_err(db_error)?;
-        row.ok_or_else(|| not_found("key", id))?.try_into()
+    async fn disable_key(
+        &self,
+        id: &KeyId,
+        at: DateTime<Utc>,
+        audit: &Audit,
+    ) -> Result<ApiKey, StoreError> {
+        self.change_key(id, Some(at), Action::KeyDisable, audit)
+            .await
     }
 
-    async fn enable_key(&self, id: &KeyId) -> Result<ApiKey, StoreError> {
-        let mut conn = self.db.conn().await?;
-        let row: Option<KeyRow> = diesel::update(api_keys::table.find(id.as_str()))
-            .set(api_keys::disabled_at.eq(None::<DateTime<Utc>>))
-            .returning(KeyRow::as_returning())
-            .get_result(&mut conn)
-            .await
-            .optional()
-            .map_err(db_error)?;
-        row.ok_or_else(|| not_found("key", id))?.try_into()
+    async fn enable_key(&self, id: &KeyId, audit: &Audit) -> Result<ApiKey, StoreError> {
+        self.change_key(id, None, Action::KeyEnable, audit).await
     }
 
-    async fn delete_key(&self, id: &KeyId) -> Result<(), StoreError> {
+    async fn delete_key(&self, id: &KeyId, audit: &Audit) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
-        let n = diesel::delete(api_keys::table.find(id.as_str()))
-            .execute(&mut conn)
+        let deleted = conn
+            .transaction::<_, DieselError, _>(|conn| {
+                async move {
+                    let gone: Option<(String, Option<String>)> =
+                        diesel::delete(api_keys::table.find(id.as_str()))
+                            .returning((api_keys::org_id, api_keys::name))
+                            .get_result(conn)
+                            .await
+                            .optional()?;
+                    if let Some((org_id, name)) = &gone {
+                        let entry = audit.entry(
+                            &OrgId::new(org_id.as_str()),
+                            Action::KeyDelete,
+                            id.as_str(),
+                            serde_json::json!({ "name": name }),
+                        );
+                        crate::audit::append(conn, &[entry]).await?;
+                    }
+                    Ok(gone.is_some())
+                }
+                .scope_boxed()
+            })
             .await
             .map_err(db_error)?;
-        if n == 0 {
+        if !deleted {
             return Err(not_found("key", id));
         }
         Ok(())
@@ -526,3 +606,26 @@ impl AccountStore for PgAccounts {
 }
 
 diesel::define_sql_function!(fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text);
+
+/// Inserts a key's row (in the caller's transaction).
+async fn insert_key(conn: &mut AsyncPgConnection, key: &NewKey) -> diesel::QueryResult<KeyRow> {
+    diesel::insert_into(api_keys::table)
+        .values((
+            api_keys::id.eq(key.id.as_str()),
+            api_keys::org_id.eq(key.org_id.as_str()),
+            api_keys::server_id.eq(key.server_id.as_deref()),
+            api_keys::credential_type.eq(key.credential_type.as_str()),
+            api_keys::name.eq(&key.name),
+            api_keys::secret_hash.eq(key.secret_hash.as_slice()),
+            api_keys::secret_hint.eq(&key.hint),
+            api_keys::permissions.eq(key.permissions.names()),
+            api_keys::allowed_prefixes.eq(&key.allowed_prefixes),
+            api_keys::denied_prefixes.eq(&key.denied_prefixes),
+            api_keys::allowed_mime.eq(&key.allowed_mime),
+            api_keys::servers.eq(key.servers.to_stored()),
+            api_keys::expires_at.eq(key.expires_at),
+        ))
+        .returning(KeyRow::as_returning())
+        .get_result(conn)
+        .await
+}

@@ -8,6 +8,7 @@
 //! detail and shown to callers only as a generic message.
 
 pub mod accounts;
+pub mod audit;
 pub mod cdn;
 pub mod console_sessions;
 pub mod logs;
@@ -30,6 +31,7 @@ use futures::FutureExt;
 use secrecy::{ExposeSecret, SecretString};
 
 pub use accounts::PgAccounts;
+pub use audit::PgAudit;
 pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
 pub use console_sessions::PgConsoleSessions;
 pub use rate_buckets::PgRateBuckets;

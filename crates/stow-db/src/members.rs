@@ -1,6 +1,7 @@
 //! Postgres [`MemberStore`] of [`PgAccounts`]; migration 17.
 
 use async_trait::async_trait;
+use auth_core::audit::{grant_details, Action, Actor, Audit};
 use auth_core::member::{
     Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset, LAST_OWNER,
 };
@@ -119,6 +120,8 @@ impl TryFrom<InvitationRow> for Invitation {
 enum Refused {
     Db(DieselError),
     Conflict(String),
+    /// A stored row this build cannot read.
+    Store(StoreError),
 }
 
 impl From<DieselError> for Refused {
@@ -132,8 +135,56 @@ impl From<Refused> for StoreError {
         match r {
             Refused::Db(e) => db_error(e),
             Refused::Conflict(message) => StoreError::Conflict(message),
+            Refused::Store(e) => e,
         }
     }
+}
+
+/// A member's row and grant in `org` (in the caller's transaction).
+async fn member_and_grant(
+    conn: &mut diesel_async::AsyncPgConnection,
+    org: &OrgId,
+    id: &MemberId,
+) -> Result<Option<(Member, Grant)>, Refused> {
+    let row: Option<(MemberRow, MembershipRow)> = memberships::table
+        .inner_join(members::table)
+        .filter(memberships::org_id.eq(org.as_str()))
+        .filter(memberships::member_id.eq(id.as_str()))
+        .select((MemberRow::as_select(), MembershipRow::as_select()))
+        .first(conn)
+        .await
+        .optional()?;
+    let Some((member, membership)) = row else {
+        return Ok(None);
+    };
+    let membership = Membership::try_from(membership).map_err(Refused::Store)?;
+    Ok(Some((member.into(), membership.grant)))
+}
+
+/// One entry per organization the member belongs to (a password is theirs in all of them).
+async fn in_every_org(
+    conn: &mut diesel_async::AsyncPgConnection,
+    audit: &Audit,
+    action: Action,
+    member: &Member,
+) -> Result<(), DieselError> {
+    let orgs: Vec<String> = memberships::table
+        .filter(memberships::member_id.eq(member.id.as_str()))
+        .select(memberships::org_id)
+        .load(conn)
+        .await?;
+    let entries: Vec<_> = orgs
+        .iter()
+        .map(|org| {
+            audit.member(
+                &OrgId::new(org.as_str()),
+                action,
+                member,
+                serde_json::json!({}),
+            )
+        })
+        .collect();
+    crate::audit::append(conn, &entries).await
 }
 
 fn unknown(what: &str, id: &str) -> StoreError {
@@ -182,26 +233,17 @@ async fn current_role(
 
 #[async_trait]
 impl MemberStore for PgAccounts {
-    async fn create_invitation(&self, i: &Invitation) -> Result<(), StoreError> {
+    async fn create_invitation(&self, i: &Invitation, audit: &Audit) -> Result<(), StoreError> {
         let mut conn = self.db().conn().await?;
-        diesel::insert_into(invitations::table)
-            .values((
-                invitations::id.eq(i.id.as_str()),
-                invitations::org_id.eq(i.org_id.as_str()),
-                invitations::role.eq(i.grant.role.as_str()),
-                invitations::servers.eq(i.grant.servers.to_stored()),
-                invitations::allowed_prefixes.eq(&i.grant.paths.allowed),
-                invitations::denied_prefixes.eq(&i.grant.paths.denied),
-                invitations::invited_by.eq(i.invited_by.as_deref()),
-                invitations::token_hash.eq(&i.token_hash[..]),
-                invitations::note.eq(&i.note),
-                invitations::created_at.eq(i.created_at),
-                invitations::expires_at.eq(i.expires_at),
-            ))
-            .execute(&mut conn)
-            .await
-            .map_err(db_error)?;
-        Ok(())
+        conn.transaction::<_, DieselError, _>(|conn| {
+            async move {
+                insert_invitation(conn, i).await?;
+                crate::audit::append(conn, &[audit.invitation(Action::MemberInvite, i)]).await
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
     }
 
     async fn pending_invitations(&self, org: &OrgId) -> Result<Vec<Invitation>, StoreError> {
@@ -232,18 +274,36 @@ impl MemberStore for PgAccounts {
         row.map(Invitation::try_from).transpose()
     }
 
-    async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError> {
+    async fn revoke_invitation(
+        &self,
+        org: &OrgId,
+        id: &InvitationId,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut conn = self.db().conn().await?;
-        let n = diesel::delete(
-            invitations::table
-                .filter(invitations::id.eq(id.as_str()))
-                .filter(invitations::org_id.eq(org.as_str()))
-                .filter(invitations::accepted_at.is_null()),
-        )
-        .execute(&mut conn)
-        .await
-        .map_err(db_error)?;
-        touched(n, "invitation", id)
+        let withdrawn = conn
+            .transaction::<_, Refused, _>(|conn| {
+                async move {
+                    let row: Option<InvitationRow> = diesel::delete(
+                        invitations::table
+                            .filter(invitations::id.eq(id.as_str()))
+                            .filter(invitations::org_id.eq(org.as_str()))
+                            .filter(invitations::accepted_at.is_null()),
+                    )
+                    .returning(InvitationRow::as_returning())
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    let Some(row) = row else { return Ok(false) };
+                    let invitation = Invitation::try_from(row).map_err(Refused::Store)?;
+                    let entry = audit.invitation(Action::InvitationWithdraw, &invitation);
+                    crate::audit::append(conn, &[entry]).await?;
+                    Ok(true)
+                }
+                .scope_boxed()
+            })
+            .await?;
+        touched(usize::from(withdrawn), "invitation", id)
     }
 
     async fn accept_invitation(
@@ -251,6 +311,7 @@ impl MemberStore for PgAccounts {
         token_hash: &[u8; 32],
         accepter: &Accepter,
         now: DateTime<Utc>,
+        audit: &Audit,
     ) -> Result<Option<(Member, Membership)>, StoreError> {
         let mut conn = self.db().conn().await?;
         let accepted = conn
@@ -322,45 +383,67 @@ impl MemberStore for PgAccounts {
                     let membership = membership.ok_or_else(|| {
                         Refused::Conflict("you are a member of this organization already".into())
                     })?;
+                    let member = Member::from(member);
+                    let membership = Membership::try_from(membership).map_err(Refused::Store)?;
+                    let invitation_id = InvitationId::new(invitation.id.as_str());
+                    let entry = audit.joined(&member, &membership, &invitation_id);
+                    crate::audit::append(conn, &[entry]).await?;
                     Ok(Some((member, membership)))
                 }
                 .scope_boxed()
             })
             .await?;
-        match accepted {
-            None => Ok(None),
-            Some((member, membership)) => Ok(Some((member.into(), membership.try_into()?))),
-        }
+        Ok(accepted)
     }
 
-    async fn create_reset(&self, reset: &PasswordReset) -> Result<(), StoreError> {
+    async fn create_reset(
+        &self,
+        reset: &PasswordReset,
+        org: &OrgId,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut conn = self.db().conn().await?;
-        conn.transaction::<_, DieselError, _>(|conn| {
-            async move {
-                diesel::update(
-                    password_resets::table
-                        .filter(password_resets::member_id.eq(reset.member_id.as_str()))
-                        .filter(password_resets::used_at.is_null()),
-                )
-                .set(password_resets::used_at.eq(reset.created_at))
-                .execute(conn)
-                .await?;
-                diesel::insert_into(password_resets::table)
-                    .values((
-                        password_resets::token_hash.eq(&reset.token_hash[..]),
-                        password_resets::member_id.eq(reset.member_id.as_str()),
-                        password_resets::made_by.eq(reset.made_by.as_deref()),
-                        password_resets::created_at.eq(reset.created_at),
-                        password_resets::expires_at.eq(reset.expires_at),
-                    ))
+        let made = conn
+            .transaction::<_, DieselError, _>(|conn| {
+                async move {
+                    let member: Option<MemberRow> = members::table
+                        .find(reset.member_id.as_str())
+                        .select(MemberRow::as_select())
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(member) = member else {
+                        return Ok(false);
+                    };
+                    diesel::update(
+                        password_resets::table
+                            .filter(password_resets::member_id.eq(reset.member_id.as_str()))
+                            .filter(password_resets::used_at.is_null()),
+                    )
+                    .set(password_resets::used_at.eq(reset.created_at))
                     .execute(conn)
                     .await?;
-                Ok(())
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                    diesel::insert_into(password_resets::table)
+                        .values((
+                            password_resets::token_hash.eq(&reset.token_hash[..]),
+                            password_resets::member_id.eq(reset.member_id.as_str()),
+                            password_resets::made_by.eq(reset.made_by.as_deref()),
+                            password_resets::created_at.eq(reset.created_at),
+                            password_resets::expires_at.eq(reset.expires_at),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    let expires = serde_json::json!({ "expiresAt": reset.expires_at });
+                    let entry =
+                        audit.member(org, Action::PasswordResetIssue, &member.into(), expires);
+                    crate::audit::append(conn, &[entry]).await?;
+                    Ok(true)
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(db_error)?;
+        touched(usize::from(made), "member", &reset.member_id)
     }
 
     async fn use_reset(
@@ -368,6 +451,7 @@ impl MemberStore for PgAccounts {
         token_hash: &[u8; 32],
         password_hash: &str,
         now: DateTime<Utc>,
+        audit: &Audit,
     ) -> Result<Option<MemberId>, StoreError> {
         let mut conn = self.db().conn().await?;
         let used = conn
@@ -385,9 +469,17 @@ impl MemberStore for PgAccounts {
                     .await
                     .optional()?;
                     if let Some(id) = &member {
-                        diesel::update(members::table.find(id))
+                        let row: MemberRow = diesel::update(members::table.find(id))
                             .set(members::password_hash.eq(password_hash))
-                            .execute(conn)
+                            .returning(MemberRow::as_returning())
+                            .get_result(conn)
+                            .await?;
+                        let member = Member::from(row);
+                        let actor = Actor::Member {
+                            id: member.id.clone(),
+                            login: member.login.clone(),
+                        };
+                        in_every_org(conn, &audit.as_actor(actor), Action::PasswordReset, &member)
                             .await?;
                     }
                     Ok(member)
@@ -442,14 +534,31 @@ impl MemberStore for PgAccounts {
         Ok(row.map(Into::into))
     }
 
-    async fn set_password(&self, id: &MemberId, password_hash: &str) -> Result<(), StoreError> {
+    async fn set_password(
+        &self,
+        id: &MemberId,
+        password_hash: &str,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut conn = self.db().conn().await?;
-        let n = diesel::update(members::table.find(id.as_str()))
-            .set(members::password_hash.eq(password_hash))
-            .execute(&mut conn)
+        let set = conn
+            .transaction::<_, DieselError, _>(|conn| {
+                async move {
+                    let row: Option<MemberRow> = diesel::update(members::table.find(id.as_str()))
+                        .set(members::password_hash.eq(password_hash))
+                        .returning(MemberRow::as_returning())
+                        .get_result(conn)
+                        .await
+                        .optional()?;
+                    let Some(row) = row else { return Ok(false) };
+                    in_every_org(conn, audit, Action::PasswordSet, &row.into()).await?;
+                    Ok(true)
+                }
+                .scope_boxed()
+            })
             .await
             .map_err(db_error)?;
-        touched(n, "member", id)
+        touched(usize::from(set), "member", id)
     }
 
     async fn memberships(&self, id: &MemberId) -> Result<Vec<Membership>, StoreError> {
@@ -515,12 +624,16 @@ impl MemberStore for PgAccounts {
         org: &OrgId,
         id: &MemberId,
         g: &Grant,
+        audit: &Audit,
     ) -> Result<Membership, StoreError> {
         let mut conn = self.db().conn().await?;
         let changed = conn
             .transaction::<_, Refused, _>(|conn| {
                 async move {
                     let Some((role, owners)) = current_role(conn, org, id).await? else {
+                        return Ok(None);
+                    };
+                    let Some((member, before)) = member_and_grant(conn, org, id).await? else {
                         return Ok(None);
                     };
                     if role == Role::Owner && g.role != Role::Owner && owners <= 1 {
@@ -537,6 +650,14 @@ impl MemberStore for PgAccounts {
                         .returning(MembershipRow::as_returning())
                         .get_result(conn)
                         .await?;
+                    if before != *g {
+                        let details = serde_json::json!({
+                            "from": grant_details(&before),
+                            "to": grant_details(g),
+                        });
+                        let entry = audit.member(org, Action::MemberChange, &member, details);
+                        crate::audit::append(conn, &[entry]).await?;
+                    }
                     Ok(Some(row))
                 }
                 .scope_boxed()
@@ -545,12 +666,20 @@ impl MemberStore for PgAccounts {
         changed.ok_or_else(|| unknown("member", id))?.try_into()
     }
 
-    async fn remove_member(&self, org: &OrgId, id: &MemberId) -> Result<(), StoreError> {
+    async fn remove_member(
+        &self,
+        org: &OrgId,
+        id: &MemberId,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut conn = self.db().conn().await?;
         let removed = conn
             .transaction::<_, Refused, _>(|conn| {
                 async move {
                     let Some((role, owners)) = current_role(conn, org, id).await? else {
+                        return Ok(false);
+                    };
+                    let Some((member, grant)) = member_and_grant(conn, org, id).await? else {
                         return Ok(false);
                     };
                     if role == Role::Owner && owners <= 1 {
@@ -559,6 +688,9 @@ impl MemberStore for PgAccounts {
                     diesel::delete(memberships::table.find((org.as_str(), id.as_str())))
                         .execute(conn)
                         .await?;
+                    let details = serde_json::json!({ "grant": grant_details(&grant) });
+                    let entry = audit.member(org, Action::MemberRemove, &member, details);
+                    crate::audit::append(conn, &[entry]).await?;
                     Ok(true)
                 }
                 .scope_boxed()
@@ -570,4 +702,28 @@ impl MemberStore for PgAccounts {
             Err(unknown("member", id))
         }
     }
+}
+
+/// Inserts an invitation's row (in the caller's transaction).
+async fn insert_invitation(
+    conn: &mut diesel_async::AsyncPgConnection,
+    i: &Invitation,
+) -> Result<(), DieselError> {
+    diesel::insert_into(invitations::table)
+        .values((
+            invitations::id.eq(i.id.as_str()),
+            invitations::org_id.eq(i.org_id.as_str()),
+            invitations::role.eq(i.grant.role.as_str()),
+            invitations::servers.eq(i.grant.servers.to_stored()),
+            invitations::allowed_prefixes.eq(&i.grant.paths.allowed),
+            invitations::denied_prefixes.eq(&i.grant.paths.denied),
+            invitations::invited_by.eq(i.invited_by.as_deref()),
+            invitations::token_hash.eq(&i.token_hash[..]),
+            invitations::note.eq(&i.note),
+            invitations::created_at.eq(i.created_at),
+            invitations::expires_at.eq(i.expires_at),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
 }

@@ -256,6 +256,24 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    audit_events (id) {
+        id -> BigInt,
+        org_id -> Text,
+        at -> Timestamptz,
+        actor_kind -> Text,
+        actor_id -> Text,
+        actor_label -> Text,
+        via -> Text,
+        address -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        action -> Text,
+        target -> Text,
+        details -> Jsonb,
+        refused -> Nullable<Text>,
+    }
+}
+
 diesel::joinable!(api_keys -> organizations (org_id));
 diesel::joinable!(memberships -> members (member_id));
 diesel::joinable!(memberships -> organizations (org_id));

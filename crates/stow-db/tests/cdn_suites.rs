@@ -18,14 +18,18 @@ async fn fixture() -> cdn_core::testsuite::Fixture {
     let b = accounts.create_org("B", "b", "pro").await.unwrap();
     let s = secret::generate(CredentialType::Developer);
     let key = accounts
-        .create_key(&NewKey::developer(a.id.clone(), &s, PermissionSet::all()))
+        .create_key(
+            &NewKey::developer(a.id.clone(), &s, PermissionSet::all()),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     cdn_core::testsuite::Fixture {
         records: Box::new(PgObjectRecords::new(db.clone())),
         idempotency: Box::new(PgIdempotency::new(db.clone())),
         upload_urls: Box::new(PgUploadUrls::new(db.clone())),
-        placeholders: Box::new(PgPlaceholders::new(db)),
+        placeholders: Box::new(PgPlaceholders::new(db.clone())),
+        audit: Box::new(stow_db::PgAudit::new(db)),
         org_a: a.id,
         org_b: b.id,
         key_id: key.id,

@@ -201,14 +201,21 @@ async fn sign_out_a_disabled_key_and_idleness_end_the_session_server_side() {
         .key
         .id;
     app.accounts
-        .disable_key(&key_id, chrono::Utc::now())
+        .disable_key(
+            &key_id,
+            chrono::Utc::now(),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     assert_eq!(
         get(&app, "/api/v1/whoami", &cookie).sent_status().await,
         401
     );
-    app.accounts.enable_key(&key_id).await.unwrap();
+    app.accounts
+        .enable_key(&key_id, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     assert_eq!(
         get(&app, "/api/v1/whoami", &cookie).sent_status().await,
         401,

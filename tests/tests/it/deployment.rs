@@ -125,11 +125,10 @@ async fn provision(db_url: &str) -> String {
     accounts.set_logs_active("lp123", true).await.unwrap();
     let s = auth_core::secret::generate(auth_core::CredentialType::Developer);
     accounts
-        .create_key(&auth_core::model::NewKey::developer(
-            org.id,
-            &s,
-            auth_core::PermissionSet::all(),
-        ))
+        .create_key(
+            &auth_core::model::NewKey::developer(org.id, &s, auth_core::PermissionSet::all()),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     s.secret

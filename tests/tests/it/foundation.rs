@@ -167,7 +167,11 @@ async fn disabled_expired_and_deleted_keys_are_refused() {
         .unwrap()
         .to_owned();
     app.accounts
-        .disable_key(&auth_core::KeyId::new(id), chrono::Utc::now())
+        .disable_key(
+            &auth_core::KeyId::new(id),
+            chrono::Utc::now(),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     // the test config caches keys for 0 s; production caches up to KEY_CACHE_SECONDS

@@ -198,7 +198,11 @@ async fn access_rules() {
     .await;
     app.accounts.set_logs_active("abc123", true).await.unwrap();
     app.accounts
-        .set_org_plan(&app.org.id, "free")
+        .set_org_plan(
+            &app.org.id,
+            "free",
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     expect_ingest_error(

@@ -66,17 +66,20 @@ async fn invitation(app: &TestApp, grant: Grant, hours: i64) -> String {
     let token = new_token();
     let now = chrono::Utc::now();
     app.accounts
-        .create_invitation(&Invitation {
-            id: InvitationId::generate(),
-            org_id: app.org.id.clone(),
-            grant,
-            invited_by: None,
-            token_hash: token_hash(&token),
-            note: None,
-            created_at: now - chrono::Duration::hours(1),
-            expires_at: now + chrono::Duration::hours(hours),
-            accepted_at: None,
-        })
+        .create_invitation(
+            &Invitation {
+                id: InvitationId::generate(),
+                org_id: app.org.id.clone(),
+                grant,
+                invited_by: None,
+                token_hash: token_hash(&token),
+                note: None,
+                created_at: now - chrono::Duration::hours(1),
+                expires_at: now + chrono::Duration::hours(hours),
+                accepted_at: None,
+            },
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     token

@@ -335,7 +335,11 @@ async fn access_rules() {
     expect_error(query(&app, &app.dev_key, &window()).await, 403, "FORBIDDEN").await;
     app.accounts.set_logs_active("abc123", true).await.unwrap();
     app.accounts
-        .set_org_plan(&app.org.id, "free")
+        .set_org_plan(
+            &app.org.id,
+            "free",
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     expect_error(query(&app, &app.dev_key, &window()).await, 403, "FORBIDDEN").await;

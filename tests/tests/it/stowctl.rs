@@ -678,6 +678,7 @@ async fn list_commands_show_what_exists_in_readable_tables() {
                 auth_core::PermissionSet::all(),
             )
         },
+        &auth_core::audit::Audit::operator("test"),
     )
     .await
     .unwrap();
@@ -1197,7 +1198,12 @@ async fn the_first_owner_is_invited_listed_and_recovered() {
         password_hash: auth_core::password::hash("an old forgotten passphrase"),
     };
     accounts
-        .accept_invitation(&hash, &accepter, chrono::Utc::now())
+        .accept_invitation(
+            &hash,
+            &accepter,
+            chrono::Utc::now(),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap()
         .unwrap();

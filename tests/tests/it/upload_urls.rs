@@ -384,7 +384,11 @@ async fn a_disabled_creating_key_invalidates_its_urls() {
         .unwrap()
         .id;
     app.accounts
-        .disable_key(&id, chrono::Utc::now())
+        .disable_key(
+            &id,
+            chrono::Utc::now(),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     expect_error(

@@ -119,6 +119,7 @@ pub async fn accept(
         .await?
         .filter(|i| i.open_at(now))
         .ok_or_else(not_open)?;
+    let login_for_audit = login.clone();
     let accepter = match console.members.find_member(&login).await? {
         Some(_) => Accepter::Existing(check_password(&console, &login, body.password).await?.id),
         None => {
@@ -131,9 +132,15 @@ pub async fn accept(
             }
         }
     };
+    let acting = match &accepter {
+        Accepter::Existing(id) => crate::audit::signed_out(&req, id.clone(), login_for_audit),
+        Accepter::New { .. } => {
+            crate::audit::signed_out(&req, auth_core::MemberId::default(), login_for_audit)
+        }
+    };
     let (member, membership) = console
         .members
-        .accept_invitation(&hash, &accepter, now)
+        .accept_invitation(&hash, &accepter, now, &acting)
         .await?
         .ok_or_else(not_open)?;
     let subject = Subject::Member {

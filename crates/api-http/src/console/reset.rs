@@ -77,7 +77,12 @@ pub async fn reset(
     let password_hash = console.passwords.hash(body.password).await?;
     let id = console
         .members
-        .use_reset(&hash, &password_hash, now)
+        .use_reset(
+            &hash,
+            &password_hash,
+            now,
+            &crate::audit::signed_out(&req, member.id.clone(), member.login.clone()),
+        )
         .await?
         .ok_or_else(not_open)?;
     console.sessions.end_for_member(&id, None).await?;

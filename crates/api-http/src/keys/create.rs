@@ -1,6 +1,7 @@
 //! `POST /v1/keys`: make a key (its secret is in this answer only).
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use auth_core::model::NewKey;
 use auth_core::roles::{check_key, KeyGrant};
 use auth_core::{secret, CredentialType, Permission, PermissionSet, ServerScope};
@@ -174,6 +175,7 @@ struct NewKeyParts {
 )]
 pub async fn create_key(
     auth: Auth,
+    req: HttpRequest,
     body: stow_http::Json<CreateKeyRequest>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -196,8 +198,31 @@ pub async fn create_key(
         &new.servers,
         auth_core::PathScope::new(new.allowed_prefixes.clone(), new.denied_prefixes.clone()),
     );
-    check_key(&actor.grant, &grant).map_err(|r| ApiError::new(Code::Forbidden, r.to_string()))?;
-    let key = state.stores.accounts.create_key(&new).await?;
+    if let Err(r) = check_key(&actor.grant, &grant) {
+        let details = serde_json::json!({
+            "name": new.name,
+            "permissions": new.permissions.names(),
+            "logServers": new.servers.named(),
+            "allowPaths": new.allowed_prefixes,
+            "denyPaths": new.denied_prefixes,
+        });
+        let error = ApiError::new(Code::Forbidden, r.to_string());
+        return Err(crate::audit::refused(
+            &state,
+            &req,
+            &auth,
+            Action::KeyCreate,
+            "",
+            details,
+            error,
+        )
+        .await);
+    }
+    let key = state
+        .stores
+        .accounts
+        .create_key(&new, &crate::audit::of(&req, &auth))
+        .await?;
     let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     Ok(HttpResponse::Created().json(CreateKeyResponse {
         success: true,

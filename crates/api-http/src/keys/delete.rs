@@ -1,6 +1,7 @@
 //! `DELETE /v1/keys/{keyId}`: delete a key for good (its sessions and upload URLs go with it).
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
@@ -28,13 +29,18 @@ pub struct DeleteKeyResponse {
 )]
 pub async fn delete_key(
     auth: Auth,
+    req: HttpRequest,
     path: web::Path<String>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
-    let key = reachable_key(&state, &auth, actor, &path).await?;
+    let key = reachable_key(&state, &req, &auth, actor, &path, Action::KeyDelete).await?;
     // its console sessions and upload URLs are deleted with it (foreign keys)
-    state.stores.accounts.delete_key(&key.id).await?;
+    state
+        .stores
+        .accounts
+        .delete_key(&key.id, &crate::audit::of(&req, &auth))
+        .await?;
     Ok(HttpResponse::Ok().json(DeleteKeyResponse {
         success: true,
         request_id: current_request_id(),

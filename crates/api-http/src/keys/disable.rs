@@ -2,7 +2,8 @@
 //! its API calls within `KEY_CACHE_SECONDS`, its upload URLs with it), or let it work again (an
 //! expired key stays expired).
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
@@ -45,15 +46,16 @@ async fn answer(
 )]
 pub async fn disable_key(
     auth: Auth,
+    req: HttpRequest,
     path: web::Path<String>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
-    let key = reachable_key(&state, &auth, actor, &path).await?;
+    let key = reachable_key(&state, &req, &auth, actor, &path, Action::KeyDisable).await?;
     let key = state
         .stores
         .accounts
-        .disable_key(&key.id, chrono::Utc::now())
+        .disable_key(&key.id, chrono::Utc::now(), &crate::audit::of(&req, &auth))
         .await?;
     end_key_sessions(&state, &key.id).await?;
     answer(&state, &auth, &key).await
@@ -72,11 +74,16 @@ pub async fn disable_key(
 )]
 pub async fn enable_key(
     auth: Auth,
+    req: HttpRequest,
     path: web::Path<String>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
-    let key = reachable_key(&state, &auth, actor, &path).await?;
-    let key = state.stores.accounts.enable_key(&key.id).await?;
+    let key = reachable_key(&state, &req, &auth, actor, &path, Action::KeyEnable).await?;
+    let key = state
+        .stores
+        .accounts
+        .enable_key(&key.id, &crate::audit::of(&req, &auth))
+        .await?;
     answer(&state, &auth, &key).await
 }

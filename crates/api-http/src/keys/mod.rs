@@ -26,11 +26,14 @@ fn manager(auth: &Auth) -> Result<&MemberAct, ApiError> {
 
 /// The organization's key `id`, when it lies within what `actor` may give (404 for another
 /// organization's or an unknown key; 403 for one beyond the actor's reach).
+/// A refusal is recorded in the audit log as an attempt at `action`.
 async fn reachable_key(
     state: &CdnState,
+    req: &actix_web::HttpRequest,
     auth: &Auth,
     actor: &MemberAct,
     id: &str,
+    action: auth_core::audit::Action,
 ) -> Result<ApiKey, ApiError> {
     let key = state
         .stores
@@ -44,8 +47,11 @@ async fn reachable_key(
                 format!("no key `{id}` in this organization"),
             )
         })?;
-    check_key(&actor.grant, &KeyGrant::of(&key))
-        .map_err(|r| ApiError::new(Code::Forbidden, r.to_string()))?;
+    if let Err(r) = check_key(&actor.grant, &KeyGrant::of(&key)) {
+        let details = serde_json::json!({ "name": key.name });
+        let error = ApiError::new(Code::Forbidden, r.to_string());
+        return Err(crate::audit::refused(state, req, auth, action, id, details, error).await);
+    }
     Ok(key)
 }
 

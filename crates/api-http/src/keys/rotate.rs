@@ -1,7 +1,8 @@
 //! `POST /v1/keys/{keyId}/rotate`: a new key with the same settings (its secret shown once); the
 //! old one keeps working until disabled, so clients can move over first.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use auth_core::model::NewKey;
 use auth_core::secret;
 use serde::{Deserialize, Serialize};
@@ -48,23 +49,24 @@ pub struct RotateKeyResponse {
 )]
 pub async fn rotate_key(
     auth: Auth,
+    req: HttpRequest,
     path: web::Path<String>,
     params: web::Query<RotateKeyParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
-    let old = reachable_key(&state, &auth, actor, &path).await?;
+    let old = reachable_key(&state, &req, &auth, actor, &path, Action::KeyCreate).await?;
     let s = secret::generate(old.credential_type);
     let key = state
         .stores
         .accounts
-        .create_key(&NewKey::replacing(&old, &s))
+        .create_key(&NewKey::replacing(&old, &s), &crate::audit::of(&req, &auth))
         .await?;
     if params.disable_old {
         state
             .stores
             .accounts
-            .disable_key(&old.id, chrono::Utc::now())
+            .disable_key(&old.id, chrono::Utc::now(), &crate::audit::of(&req, &auth))
             .await?;
         end_key_sessions(&state, &old.id).await?;
     }

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use auth_core::console_session::{new_token, token_hash};
 use auth_core::member::{Invitation, INVITATION_LIFETIME, MAX_INVITATION_LIFETIME};
 use auth_core::roles::check_grant;
@@ -62,6 +63,7 @@ const MAX_NOTE_CHARS: usize = 200;
 )]
 pub async fn invite(
     auth: Auth,
+    req: HttpRequest,
     body: stow_http::Json<InviteRequest>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -75,7 +77,19 @@ pub async fn invite(
     }
     .resolve(&state, &auth.org.id)
     .await?;
-    check_grant(&actor.grant, None, &grant).map_err(refused)?;
+    if let Err(r) = check_grant(&actor.grant, None, &grant) {
+        let details = auth_core::audit::grant_details(&grant);
+        return Err(crate::audit::refused(
+            &state,
+            &req,
+            &auth,
+            Action::MemberInvite,
+            "",
+            details,
+            refused(r),
+        )
+        .await);
+    }
     let note = body
         .note
         .map(|n| n.trim().to_owned())
@@ -110,7 +124,11 @@ pub async fn invite(
         expires_at: now + Duration::from_secs(hours * 3600),
         accepted_at: None,
     };
-    state.stores.members.create_invitation(&invitation).await?;
+    state
+        .stores
+        .members
+        .create_invitation(&invitation, &crate::audit::of(&req, &auth))
+        .await?;
     let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     Ok(HttpResponse::Created().json(InviteResponse {
         success: true,

@@ -1,7 +1,8 @@
 //! `DELETE /v1/members/{memberId}`: take a member out of the organization (their sign-in stays
 //! for their other organizations). Their console sessions here end at once.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use auth_core::roles::{check_removal, Role};
 use auth_core::MemberId;
 use serde::Serialize;
@@ -35,6 +36,7 @@ pub struct RemoveMemberResponse {
 )]
 pub async fn remove_member(
     auth: Auth,
+    req: HttpRequest,
     path: web::Path<String>,
     state: web::Data<CdnState>,
     authenticator: web::Data<Authenticator>,
@@ -50,11 +52,23 @@ pub async fn remove_member(
         .iter()
         .filter(|(_, m)| m.grant.role == Role::Owner)
         .count();
-    check_removal(&actor.grant, &target.membership.grant, owners).map_err(refused)?;
+    if let Err(r) = check_removal(&actor.grant, &target.membership.grant, owners) {
+        let details = serde_json::json!({ "memberId": id });
+        return Err(crate::audit::refused(
+            &state,
+            &req,
+            &auth,
+            Action::MemberRemove,
+            &target.member.login,
+            details,
+            refused(r),
+        )
+        .await);
+    }
     state
         .stores
         .members
-        .remove_member(&auth.org.id, &id)
+        .remove_member(&auth.org.id, &id, &crate::audit::of(&req, &auth))
         .await?;
     let sessions_ended = end_sessions(&state, &authenticator, &auth, &id).await?;
     Ok(HttpResponse::Ok().json(RemoveMemberResponse {

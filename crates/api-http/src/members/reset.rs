@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use auth_core::console_session::{new_token, token_hash};
 use auth_core::member::{PasswordReset, RESET_LIFETIME};
 use auth_core::roles::check_grant;
@@ -42,6 +43,7 @@ pub struct PasswordResetResponse {
 )]
 pub async fn reset_password(
     auth: Auth,
+    req: HttpRequest,
     path: web::Path<String>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -50,20 +52,36 @@ pub async fn reset_password(
     let target = current(&state, &auth, &id).await?;
     // only a member the actor could have invited as they are (an admin never resets an owner)
     let grant = &target.membership.grant;
-    check_grant(&actor.grant, Some(grant), grant).map_err(refused)?;
+    if let Err(r) = check_grant(&actor.grant, Some(grant), grant) {
+        let details = serde_json::json!({ "memberId": id });
+        return Err(crate::audit::refused(
+            &state,
+            &req,
+            &auth,
+            Action::PasswordResetIssue,
+            &target.member.login,
+            details,
+            refused(r),
+        )
+        .await);
+    }
     let token = new_token();
     let now = chrono::Utc::now();
     let expires_at = now + Duration::from_secs(RESET_LIFETIME.as_secs());
     state
         .stores
         .members
-        .create_reset(&PasswordReset {
-            member_id: id,
-            made_by: Some(actor.id.clone()),
-            token_hash: token_hash(&token),
-            created_at: now,
-            expires_at,
-        })
+        .create_reset(
+            &PasswordReset {
+                member_id: id,
+                made_by: Some(actor.id.clone()),
+                token_hash: token_hash(&token),
+                created_at: now,
+                expires_at,
+            },
+            &auth.org.id,
+            &crate::audit::of(&req, &auth),
+        )
         .await?;
     Ok(HttpResponse::Created().json(PasswordResetResponse {
         success: true,

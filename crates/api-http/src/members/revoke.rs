@@ -1,7 +1,8 @@
 //! `DELETE /v1/members/invitations/{invitationId}`: withdraw an invitation not yet accepted; its
 //! link stops working.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use auth_core::InvitationId;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth, Code};
@@ -30,6 +31,7 @@ pub struct RevokeInvitationResponse {
 )]
 pub async fn revoke_invitation(
     auth: Auth,
+    req: HttpRequest,
     path: web::Path<String>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -47,11 +49,24 @@ pub async fn revoke_invitation(
         )
     })?;
     // only what the actor could have given is theirs to withdraw
-    auth_core::roles::check_grant(&actor.grant, None, &invitation.grant).map_err(refused)?;
+    if let Err(r) = auth_core::roles::check_grant(&actor.grant, None, &invitation.grant) {
+        let entry =
+            crate::audit::of(&req, &auth).invitation(Action::InvitationWithdraw, invitation);
+        return Err(crate::audit::refused(
+            &state,
+            &req,
+            &auth,
+            Action::InvitationWithdraw,
+            &entry.target,
+            entry.details,
+            refused(r),
+        )
+        .await);
+    }
     state
         .stores
         .members
-        .revoke_invitation(&auth.org.id, &id)
+        .revoke_invitation(&auth.org.id, &id, &crate::audit::of(&req, &auth))
         .await?;
     Ok(HttpResponse::Ok().json(RevokeInvitationResponse {
         success: true,

@@ -1,7 +1,8 @@
 //! `PUT /v1/members/{memberId}`: change a member's role, servers or paths. Their console
 //! sessions in this organization end at once.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
 use auth_core::roles::check_grant;
 use auth_core::MemberId;
 use serde::Serialize;
@@ -76,6 +77,7 @@ pub(super) async fn end_sessions(
 )]
 pub async fn update_member(
     auth: Auth,
+    req: HttpRequest,
     path: web::Path<String>,
     body: stow_http::Json<GrantIn>,
     state: web::Data<CdnState>,
@@ -85,11 +87,27 @@ pub async fn update_member(
     let id = MemberId::new(path.into_inner());
     let grant = body.resolve(&state, &auth.org.id).await?;
     let before = current(&state, &auth, &id).await?;
-    check_grant(&actor.grant, Some(&before.membership.grant), &grant).map_err(refused)?;
+    if let Err(r) = check_grant(&actor.grant, Some(&before.membership.grant), &grant) {
+        let details = serde_json::json!({
+            "memberId": id,
+            "from": auth_core::audit::grant_details(&before.membership.grant),
+            "to": auth_core::audit::grant_details(&grant),
+        });
+        return Err(crate::audit::refused(
+            &state,
+            &req,
+            &auth,
+            Action::MemberChange,
+            &before.member.login,
+            details,
+            refused(r),
+        )
+        .await);
+    }
     let membership = state
         .stores
         .members
-        .set_grant(&auth.org.id, &id, &grant)
+        .set_grant(&auth.org.id, &id, &grant, &crate::audit::of(&req, &auth))
         .await?;
     let sessions_ended = end_sessions(&state, &authenticator, &auth, &id).await?;
     let servers = state.stores.accounts.list_servers(&auth.org.id).await?;

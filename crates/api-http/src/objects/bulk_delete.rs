@@ -89,9 +89,10 @@ pub async fn bulk_delete(
     if ticket.is_retry() {
         return ticket.replay(&req, &fingerprint);
     }
+    let audit = crate::audit::of(&req, &auth);
     let mut results = Vec::with_capacity(body.paths.len());
     for path in &body.paths {
-        results.push(match delete_path(&state, &auth, path).await {
+        results.push(match delete_path(&state, &auth, &audit, path).await {
             Ok((key, status)) => BulkDeleteResult {
                 path: path.clone(),
                 key: Some(key.into_string()),

@@ -3,6 +3,7 @@
 use crate::objects::typed;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Audit;
 use auth_core::Permission;
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::{normalize_key, ObjectKey};
@@ -57,7 +58,7 @@ pub async fn delete_one(
     if ticket.is_retry() {
         return ticket.replay(&req, &fingerprint);
     }
-    let outcome = delete_path(&state, &auth, raw)
+    let outcome = delete_path(&state, &auth, &crate::audit::of(&req, &auth), raw)
         .await
         .and_then(|(key, status)| {
             typed(&DeleteResponse {
@@ -75,6 +76,7 @@ pub async fn delete_one(
 pub(super) async fn delete_path(
     state: &CdnState,
     auth: &Auth,
+    audit: &Audit,
     raw: &str,
 ) -> Result<(ObjectKey, &'static str), ApiError> {
     let key = normalize_key(raw)
@@ -85,7 +87,11 @@ pub(super) async fn delete_path(
             format!("`{key}` is outside the paths this key may delete"),
         ));
     }
-    let deleted = state.stores.records.delete(&auth.org.id, &key).await?;
+    let deleted = state
+        .stores
+        .records
+        .delete(&auth.org.id, &key, audit)
+        .await?;
     state.forget_row(&auth.org.id, &key);
     match deleted {
         Some(record) => {

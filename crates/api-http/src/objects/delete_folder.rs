@@ -78,7 +78,7 @@ pub async fn delete_folder(
     if ticket.is_retry() {
         return ticket.replay(&req, &fingerprint);
     }
-    let outcome = delete_batch(&state, &auth.org.id, folder)
+    let outcome = delete_batch(&state, &auth.org.id, &crate::audit::of(&req, &auth), folder)
         .await
         .and_then(|response| typed(&response))
         .map(|body| (StatusCode::OK, body));
@@ -88,10 +88,15 @@ pub async fn delete_folder(
 async fn delete_batch(
     state: &CdnState,
     org_id: &OrgId,
+    audit: &auth_core::audit::Audit,
     folder: String,
 ) -> Result<DeleteFolderResponse, ApiError> {
     let (keys, done) = folder_batch(state, org_id, &folder).await?;
-    let deleted = state.stores.records.delete_many(org_id, &keys).await?;
+    let deleted = state
+        .stores
+        .records
+        .delete_many(org_id, &keys, audit)
+        .await?;
     for record in &deleted {
         state.forget_row(org_id, &record.key);
         let location = stow_objects::ObjectPath::from(record.storage_path.as_str());

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Audit;
 use auth_core::{OrgId, PathScope, Permission};
 use cdn_core::folder_move::{self, FolderMove};
 use cdn_core::idempotency::Fingerprint;
@@ -114,11 +115,18 @@ pub async fn move_objects(
             replace: body.replace,
             limit: FOLDER_BATCH,
         };
-        move_folder(&state, org, m).await
+        move_folder(&state, org, &crate::audit::of(&req, &auth), m).await
     } else {
         // both were normalized as keys (`keys`)
         let keys = (ObjectKey::new(from), ObjectKey::new(to));
-        move_one(&state, org, keys, body.replace).await
+        move_one(
+            &state,
+            org,
+            &crate::audit::of(&req, &auth),
+            keys,
+            body.replace,
+        )
+        .await
     };
     if outcome.is_ok() {
         outlast_row_caches(started).await;
@@ -163,10 +171,11 @@ fn folders(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), Ap
 async fn move_one(
     state: &CdnState,
     org_id: &OrgId,
+    audit: &Audit,
     (from, to): (ObjectKey, ObjectKey),
     replace: bool,
 ) -> Result<MoveResponse, ApiError> {
-    match rename(state, org_id, &from, &to, replace).await? {
+    match rename(state, org_id, audit, &from, &to, replace).await? {
         Renamed::SourceMissing => Err(ApiError::new(
             Code::NotFound,
             format!("no object has the key `{from}`"),
@@ -190,6 +199,7 @@ async fn move_one(
 async fn move_folder(
     state: &CdnState,
     org_id: &OrgId,
+    audit: &Audit,
     m: FolderMove,
 ) -> Result<MoveResponse, ApiError> {
     let batch = state.stores.records.folder_move_batch(org_id, &m).await?;
@@ -199,7 +209,7 @@ async fn move_folder(
     let (mut moved, mut conflicts) = (0, Vec::new());
     for key in &batch.movable {
         let dest = folder_move::destination(&from, &to, key);
-        match rename(state, org_id, key, &dest, replace).await? {
+        match rename(state, org_id, audit, key, &dest, replace).await? {
             Renamed::Moved { .. } => moved += 1,
             // taken since the batch was read
             Renamed::DestinationExists => conflicts.push(MoveConflict {
@@ -232,6 +242,7 @@ async fn move_folder(
 async fn rename(
     state: &CdnState,
     org_id: &OrgId,
+    audit: &Audit,
     from: &ObjectKey,
     to: &ObjectKey,
     replace: bool,
@@ -239,7 +250,7 @@ async fn rename(
     let renamed = state
         .stores
         .records
-        .rename(org_id, from, to, replace)
+        .rename(org_id, from, to, replace, audit)
         .await?;
     state.forget_row(org_id, from);
     state.forget_row(org_id, to);

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::{Action, Audit};
 use auth_core::{OrgId, Permission};
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::{normalize_key, ObjectKey};
@@ -102,7 +103,8 @@ pub async fn purge(
     if ticket.is_retry() {
         return ticket.replay(&req, &fingerprint);
     }
-    let outcome = purge_keys(&state, &auth.org.id, keys)
+    let audit = crate::audit::of(&req, &auth);
+    let outcome = purge_keys(&state, &auth.org.id, &audit, keys)
         .await
         .and_then(|response| typed(&response))
         .map(|body| (StatusCode::OK, body));
@@ -112,6 +114,7 @@ pub async fn purge(
 async fn purge_keys(
     state: &CdnState,
     org_id: &OrgId,
+    audit: &Audit,
     keys: Vec<ObjectKey>,
 ) -> Result<PurgeResponse, ApiError> {
     let started = Instant::now();
@@ -124,6 +127,18 @@ async fn purge_keys(
         }
     }
     outlast_row_caches(started).await;
+    let entries: Vec<_> = distinct
+        .iter()
+        .map(|k| {
+            audit.entry(
+                org_id,
+                Action::ObjectPurge,
+                k.as_str(),
+                serde_json::json!({}),
+            )
+        })
+        .collect();
+    state.stores.audit.record(&entries).await?;
     Ok(PurgeResponse {
         success: true,
         paths: keys.into_iter().map(String::from).collect(),

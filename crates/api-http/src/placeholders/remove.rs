@@ -1,6 +1,6 @@
 //! `DELETE /v1/placeholders?pattern=`: remove a placeholder.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
 use cdn_core::placeholder::Pattern;
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,7 @@ pub struct RemovePlaceholderResponse {
 )]
 pub async fn remove_placeholder(
     auth: Auth,
+    req: HttpRequest,
     params: web::Query<RemovePlaceholderParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -52,7 +53,11 @@ pub async fn remove_placeholder(
     let deleted = state
         .stores
         .placeholders
-        .delete(&auth.org.id, pattern.as_str())
+        .delete(
+            &auth.org.id,
+            pattern.as_str(),
+            &crate::audit::of(&req, &auth),
+        )
         .await?;
     state.forget_placeholders(&auth.org.id);
     Ok(HttpResponse::Ok().json(RemovePlaceholderResponse {

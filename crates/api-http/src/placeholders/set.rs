@@ -1,6 +1,6 @@
 //! `PUT /v1/placeholders`: set the fallback of a pattern (creates or replaces).
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::Permission;
 use cdn_core::placeholder::{self, NewPlaceholder, SetError};
 use chrono::{SubsecRound, Utc};
@@ -47,6 +47,7 @@ pub struct SetPlaceholderResponse {
 )]
 pub async fn set_placeholder(
     auth: Auth,
+    req: HttpRequest,
     body: stow_http::Json<SetPlaceholderRequest>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -71,6 +72,7 @@ pub async fn set_placeholder(
         &auth.org.id,
         &new,
         now,
+        &crate::audit::of(&req, &auth),
     )
     .await;
     let (stored, created) = match outcome {

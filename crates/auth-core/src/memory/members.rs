@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{unknown, MemoryAccounts, State};
+use crate::audit::{grant_details, Action, Actor, Audit};
 use crate::ids::{InvitationId, MemberId, OrgId};
 use crate::member::{
     Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset, LAST_OWNER,
@@ -55,6 +56,21 @@ impl Members {
     }
 }
 
+/// One entry per organization `member` belongs to (a password is theirs in all of them).
+fn in_every_org(
+    st: &State,
+    audit: &Audit,
+    action: Action,
+    member: &Member,
+) -> Vec<crate::audit::AuditEntry> {
+    st.members
+        .memberships
+        .iter()
+        .filter(|m| m.member_id == member.id)
+        .map(|m| audit.member(&m.org_id, action, member, serde_json::json!({})))
+        .collect()
+}
+
 fn last_owner() -> StoreError {
     StoreError::Conflict(LAST_OWNER.into())
 }
@@ -64,7 +80,7 @@ fn accept(
     token_hash: &[u8; 32],
     accepter: &Accepter,
     now: DateTime<Utc>,
-) -> Result<Option<(Member, Membership)>, StoreError> {
+) -> Result<Option<(Member, Membership, Invitation)>, StoreError> {
     let m = &mut st.members;
     let Some(index) = m
         .invitations
@@ -120,17 +136,23 @@ fn accept(
     m.invitations[index].accepted_at = Some(now);
     m.members.insert(member.id.clone(), member.clone());
     m.memberships.push(membership.clone());
-    Ok(Some((member, membership)))
+    Ok(Some((member, membership, m.invitations[index].clone())))
 }
 
 #[async_trait]
 impl MemberStore for MemoryAccounts {
-    async fn create_invitation(&self, invitation: &Invitation) -> Result<(), StoreError> {
+    async fn create_invitation(
+        &self,
+        invitation: &Invitation,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut st = self.lock();
         if !st.orgs.contains_key(&invitation.org_id) {
             return Err(unknown("organization", &invitation.org_id));
         }
         st.members.invitations.push(invitation.clone());
+        self.audit
+            .append([audit.invitation(Action::MemberInvite, invitation)]);
         Ok(())
     }
 
@@ -164,15 +186,21 @@ impl MemberStore for MemoryAccounts {
             .cloned())
     }
 
-    async fn revoke_invitation(&self, org: &OrgId, id: &InvitationId) -> Result<(), StoreError> {
+    async fn revoke_invitation(
+        &self,
+        org: &OrgId,
+        id: &InvitationId,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut st = self.lock();
-        let before = st.members.invitations.len();
-        st.members
-            .invitations
-            .retain(|i| !(i.org_id == *org && i.id == *id && i.accepted_at.is_none()));
-        if st.members.invitations.len() == before {
-            return Err(unknown("invitation", id));
-        }
+        let invitations = &mut st.members.invitations;
+        let index = invitations
+            .iter()
+            .position(|i| i.org_id == *org && i.id == *id && i.accepted_at.is_none())
+            .ok_or_else(|| unknown("invitation", id))?;
+        let withdrawn = invitations.remove(index);
+        self.audit
+            .append([audit.invitation(Action::InvitationWithdraw, &withdrawn)]);
         Ok(())
     }
 
@@ -181,15 +209,34 @@ impl MemberStore for MemoryAccounts {
         token_hash: &[u8; 32],
         accepter: &Accepter,
         now: DateTime<Utc>,
+        audit: &Audit,
     ) -> Result<Option<(Member, Membership)>, StoreError> {
-        accept(&mut self.lock(), token_hash, accepter, now)
+        let mut st = self.lock();
+        let Some((member, membership, invitation)) = accept(&mut st, token_hash, accepter, now)?
+        else {
+            return Ok(None);
+        };
+        self.audit
+            .append([audit.joined(&member, &membership, &invitation.id)]);
+        Ok(Some((member, membership)))
     }
 
-    async fn create_reset(&self, reset: &PasswordReset) -> Result<(), StoreError> {
+    async fn create_reset(
+        &self,
+        reset: &PasswordReset,
+        org: &OrgId,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut st = self.lock();
-        if !st.members.members.contains_key(&reset.member_id) {
-            return Err(unknown("member", &reset.member_id));
-        }
+        let member = st
+            .members
+            .members
+            .get(&reset.member_id)
+            .cloned()
+            .ok_or_else(|| unknown("member", &reset.member_id))?;
+        let expires = serde_json::json!({ "expiresAt": reset.expires_at });
+        self.audit
+            .append([audit.member(org, Action::PasswordResetIssue, &member, expires)]);
         let now = reset.created_at;
         for (earlier, used) in &mut st.members.resets {
             if earlier.member_id == reset.member_id && used.is_none() {
@@ -205,6 +252,7 @@ impl MemberStore for MemoryAccounts {
         token_hash: &[u8; 32],
         password_hash: &str,
         now: DateTime<Utc>,
+        audit: &Audit,
     ) -> Result<Option<MemberId>, StoreError> {
         let mut st = self.lock();
         let Some((reset, used)) =
@@ -218,6 +266,13 @@ impl MemberStore for MemoryAccounts {
         let id = reset.member_id.clone();
         if let Some(member) = st.members.members.get_mut(&id) {
             password_hash.clone_into(&mut member.password_hash);
+            let member = member.clone();
+            let actor = Actor::Member {
+                id: member.id.clone(),
+                login: member.login.clone(),
+            };
+            let entries = in_every_org(&st, &audit.as_actor(actor), Action::PasswordReset, &member);
+            self.audit.append(entries);
         }
         Ok(Some(id))
     }
@@ -250,7 +305,12 @@ impl MemberStore for MemoryAccounts {
             .cloned())
     }
 
-    async fn set_password(&self, id: &MemberId, password_hash: &str) -> Result<(), StoreError> {
+    async fn set_password(
+        &self,
+        id: &MemberId,
+        password_hash: &str,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut st = self.lock();
         let member = st
             .members
@@ -258,6 +318,9 @@ impl MemberStore for MemoryAccounts {
             .get_mut(id)
             .ok_or_else(|| unknown("member", id))?;
         password_hash.clone_into(&mut member.password_hash);
+        let member = member.clone();
+        let entries = in_every_org(&st, audit, Action::PasswordSet, &member);
+        self.audit.append(entries);
         Ok(())
     }
 
@@ -315,25 +378,46 @@ impl MemberStore for MemoryAccounts {
         org: &OrgId,
         id: &MemberId,
         grant: &Grant,
+        audit: &Audit,
     ) -> Result<Membership, StoreError> {
         let mut st = self.lock();
         let index = st.members.position(org, id)?;
         if st.members.ends_last_owner(org, index, Some(grant.role)) {
             return Err(last_owner());
         }
+        let member = st.members.members.get(id).cloned();
         let membership = &mut st.members.memberships[index];
-        membership.grant = grant.clone();
+        let before = std::mem::replace(&mut membership.grant, grant.clone());
         membership.updated_at = Utc::now();
-        Ok(membership.clone())
+        let membership = membership.clone();
+        if let Some(member) = member.filter(|_| before != *grant) {
+            let details = serde_json::json!({
+                "from": grant_details(&before),
+                "to": grant_details(grant),
+            });
+            self.audit
+                .append([audit.member(org, Action::MemberChange, &member, details)]);
+        }
+        Ok(membership)
     }
 
-    async fn remove_member(&self, org: &OrgId, id: &MemberId) -> Result<(), StoreError> {
+    async fn remove_member(
+        &self,
+        org: &OrgId,
+        id: &MemberId,
+        audit: &Audit,
+    ) -> Result<(), StoreError> {
         let mut st = self.lock();
         let index = st.members.position(org, id)?;
         if st.members.ends_last_owner(org, index, None) {
             return Err(last_owner());
         }
-        st.members.memberships.remove(index);
+        let removed = st.members.memberships.remove(index);
+        if let Some(member) = st.members.members.get(id) {
+            let details = serde_json::json!({ "grant": grant_details(&removed.grant) });
+            self.audit
+                .append([audit.member(org, Action::MemberRemove, member, details)]);
+        }
         Ok(())
     }
 }

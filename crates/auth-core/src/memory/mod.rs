@@ -1,10 +1,11 @@
 //! In-memory [`AccountStore`], for unit tests and internal tooling.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
+use crate::audit::{self as audit_log, Action, Audit};
 use crate::console_session::{ConsoleSessionStore, Session, Subject};
 use crate::ids::{KeyId, MemberId, OrgId, ServerId};
 use crate::signing::SigningKeys;
@@ -15,7 +16,10 @@ use crate::key::{ApiKey, AuthContext};
 use crate::model::{NewKey, Org, Plan, Server};
 use crate::store::{AccountStore, StoreError};
 
+mod audit;
 mod members;
+
+pub use audit::MemoryAudit;
 
 #[derive(Default)]
 struct State {
@@ -28,6 +32,7 @@ struct State {
 
 pub struct MemoryAccounts {
     state: Mutex<State>,
+    audit: Arc<MemoryAudit>,
 }
 
 impl Default for MemoryAccounts {
@@ -45,7 +50,21 @@ impl MemoryAccounts {
         }
         Self {
             state: Mutex::new(state),
+            audit: Arc::default(),
         }
+    }
+
+    /// The same, writing its audit entries to `audit` (shared with other memory adapters).
+    pub fn with_audit(audit: Arc<MemoryAudit>) -> Self {
+        Self {
+            audit,
+            ..Self::new()
+        }
+    }
+
+    /// The audit log this store writes to.
+    pub fn audit(&self) -> &Arc<MemoryAudit> {
+        &self.audit
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -95,10 +114,17 @@ impl AccountStore for MemoryAccounts {
         Ok(servers)
     }
 
-    async fn enable_key(&self, id: &KeyId) -> Result<ApiKey, StoreError> {
+    async fn enable_key(&self, id: &KeyId, audit: &Audit) -> Result<ApiKey, StoreError> {
         let mut st = self.lock();
         let (key, _) = st.keys.get_mut(id).ok_or_else(|| unknown("key", id))?;
-        key.disabled_at = None;
+        if key.disabled_at.take().is_some() {
+            self.audit.append([audit.entry(
+                &key.org_id,
+                Action::KeyEnable,
+                key.id.as_str(),
+                serde_json::json!({ "name": key.name }),
+            )]);
+        }
         Ok(key.clone())
     }
 
@@ -130,7 +156,7 @@ impl AccountStore for MemoryAccounts {
         Ok(self.lock().orgs.values().find(|o| o.slug == slug).cloned())
     }
 
-    async fn set_org_plan(&self, id: &OrgId, plan: &str) -> Result<Org, StoreError> {
+    async fn set_org_plan(&self, id: &OrgId, plan: &str, audit: &Audit) -> Result<Org, StoreError> {
         let mut st = self.lock();
         if !st.plans.contains_key(plan) {
             return Err(unknown("plan", plan));
@@ -139,7 +165,15 @@ impl AccountStore for MemoryAccounts {
             .orgs
             .get_mut(id)
             .ok_or_else(|| unknown("organization", id))?;
-        org.plan = plan.to_owned();
+        if org.plan != plan {
+            let from = std::mem::replace(&mut org.plan, plan.to_owned());
+            self.audit.append([audit.entry(
+                id,
+                Action::PlanChange,
+                plan,
+                serde_json::json!({ "from": from }),
+            )]);
+        }
         Ok(org.clone())
     }
 
@@ -193,7 +227,7 @@ impl AccountStore for MemoryAccounts {
         Ok(server.clone())
     }
 
-    async fn create_key(&self, key: &NewKey) -> Result<ApiKey, StoreError> {
+    async fn create_key(&self, key: &NewKey, audit: &Audit) -> Result<ApiKey, StoreError> {
         let mut st = self.lock();
         if !st.orgs.contains_key(&key.org_id) {
             return Err(unknown("organization", &key.org_id));
@@ -227,6 +261,12 @@ impl AccountStore for MemoryAccounts {
         };
         st.keys
             .insert(stored.id.clone(), (stored.clone(), key.secret_hash));
+        self.audit.append([audit.entry(
+            &stored.org_id,
+            Action::KeyCreate,
+            stored.id.as_str(),
+            audit_log::key_details(&stored),
+        )]);
         Ok(stored)
     }
 
@@ -249,19 +289,36 @@ impl AccountStore for MemoryAccounts {
         Ok(self.lock().keys.get(id).map(|(k, _)| k.clone()))
     }
 
-    async fn disable_key(&self, id: &KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
+    async fn disable_key(
+        &self,
+        id: &KeyId,
+        at: DateTime<Utc>,
+        audit: &Audit,
+    ) -> Result<ApiKey, StoreError> {
         let mut st = self.lock();
         let (key, _) = st.keys.get_mut(id).ok_or_else(|| unknown("key", id))?;
-        key.disabled_at.get_or_insert(at);
+        if key.disabled_at.is_none() {
+            key.disabled_at = Some(at);
+            self.audit.append([audit.entry(
+                &key.org_id,
+                Action::KeyDisable,
+                key.id.as_str(),
+                serde_json::json!({ "name": key.name }),
+            )]);
+        }
         Ok(key.clone())
     }
 
-    async fn delete_key(&self, id: &KeyId) -> Result<(), StoreError> {
-        self.lock()
-            .keys
-            .remove(id)
-            .map(|_| ())
-            .ok_or_else(|| unknown("key", id))
+    async fn delete_key(&self, id: &KeyId, audit: &Audit) -> Result<(), StoreError> {
+        let mut st = self.lock();
+        let (key, _) = st.keys.remove(id).ok_or_else(|| unknown("key", id))?;
+        self.audit.append([audit.entry(
+            &key.org_id,
+            Action::KeyDelete,
+            key.id.as_str(),
+            serde_json::json!({ "name": key.name }),
+        )]);
+        Ok(())
     }
 
     async fn find_auth_context(&self, hash: &[u8; 32]) -> Result<Option<AuthContext>, StoreError> {
@@ -549,5 +606,24 @@ impl ConsoleSessionStore for MemoryConsoleSessions {
         let before = sessions.len();
         sessions.retain(|_, s| s.last_seen_at >= idle_before && s.created_at >= created_before);
         Ok((before - sessions.len()) as u64)
+    }
+}
+
+#[async_trait]
+impl audit_log::AuditStore for MemoryAccounts {
+    async fn record(&self, entries: &[audit_log::AuditEntry]) -> Result<(), StoreError> {
+        self.audit.record(entries).await
+    }
+
+    async fn page(
+        &self,
+        org: &OrgId,
+        query: &audit_log::AuditQuery,
+    ) -> Result<Vec<audit_log::AuditEvent>, StoreError> {
+        self.audit.page(org, query).await
+    }
+
+    async fn prune(&self, org: &OrgId, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.audit.prune(org, before).await
     }
 }

@@ -3,11 +3,13 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod audit;
 mod idempotency;
 mod placeholders;
 mod records;
 mod upload_urls;
 
+pub use audit::*;
 pub use idempotency::*;
 pub use placeholders::*;
 pub use records::*;
@@ -61,6 +63,8 @@ pub struct Fixture {
     pub idempotency: Box<dyn IdempotencyStore>,
     pub upload_urls: Box<dyn UploadUrlStore>,
     pub placeholders: Box<dyn PlaceholderStore>,
+    /// The audit log the stores above write to.
+    pub audit: Box<dyn auth_core::audit::AuditStore>,
     pub org_a: OrgId,
     pub org_b: OrgId,
     pub key_id: KeyId,
@@ -94,7 +98,8 @@ macro_rules! cdn_store_suite {
             placeholders_are_put_replaced_listed_and_deleted,
             placeholders_stop_at_the_limit_for_new_patterns_only,
             placeholders_limit_holds_under_concurrent_puts,
-            placeholders_set_needs_an_existing_fallback);
+            placeholders_set_needs_an_existing_fallback,
+            changes_write_one_audit_entry_each_and_no_change_none);
     };
     (@cases $run:path, $fixture:path; $($case:ident),*) => {
         $(

@@ -67,7 +67,13 @@ pub async fn records_create_only_where_no_object_is(f: &Fixture) {
         repo.create(&f.org_b, &other).await.unwrap(),
         "another organization's key is free"
     );
-    repo.delete(&f.org_a, &key("new.png")).await.unwrap();
+    repo.delete(
+        &f.org_a,
+        &key("new.png"),
+        &auth_core::audit::Audit::operator("test"),
+    )
+    .await
+    .unwrap();
     assert!(repo.create(&f.org_a, &other).await.unwrap(), "free again");
 }
 
@@ -157,13 +163,23 @@ pub async fn records_delete_and_report_references(f: &Fixture) {
     assert!(repo.is_referenced("p2").await.unwrap());
     assert!(!repo.is_referenced("p1").await.unwrap());
     let deleted = repo
-        .delete(org_a, &key("images/a.png"))
+        .delete(
+            org_a,
+            &key("images/a.png"),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap()
         .unwrap();
     assert_eq!(deleted.storage_path, "p2");
     assert_eq!(
-        repo.delete(org_a, &key("images/a.png")).await.unwrap(),
+        repo.delete(
+            org_a,
+            &key("images/a.png"),
+            &auth_core::audit::Audit::operator("test")
+        )
+        .await
+        .unwrap(),
         None
     );
     assert_eq!(repo.get(org_a, &key("images/a.png")).await.unwrap(), None);
@@ -236,7 +252,13 @@ pub async fn records_totals_count_one_organizations_objects(f: &Fixture) {
             bytes: 3
         }
     );
-    repo.delete(&f.org_a, &key("images/a.png")).await.unwrap();
+    repo.delete(
+        &f.org_a,
+        &key("images/a.png"),
+        &auth_core::audit::Audit::operator("test"),
+    )
+    .await
+    .unwrap();
     assert_eq!(repo.totals(&f.org_a).await.unwrap().bytes, 12 * 3);
 }
 
@@ -344,7 +366,14 @@ pub async fn records_delete_many_in_one_step(f: &Fixture) {
     let wanted: Vec<ObjectKey> = ["images/a.png", "images/missing.png", "top.png"]
         .map(ObjectKey::from)
         .to_vec();
-    let mut gone = repo.delete_many(&f.org_a, &wanted).await.unwrap();
+    let mut gone = repo
+        .delete_many(
+            &f.org_a,
+            &wanted,
+            &auth_core::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
     gone.sort_by(|a, b| a.key.cmp(&b.key));
     assert_eq!(
         keys(&gone),
@@ -354,14 +383,19 @@ pub async fn records_delete_many_in_one_step(f: &Fixture) {
     assert_eq!(gone[0].storage_path, "p-images/a.png");
     assert!(repo.get(&f.org_a, &key("top.png")).await.unwrap().is_none());
     assert!(repo
-        .delete_many(&f.org_a, &wanted)
+        .delete_many(
+            &f.org_a,
+            &wanted,
+            &auth_core::audit::Audit::operator("test")
+        )
         .await
         .unwrap()
         .is_empty());
     assert!(
         repo.delete_many(
             &f.org_b,
-            &[key("images/other-org.png"), key("images/b.png")]
+            &[key("images/other-org.png"), key("images/b.png")],
+            &auth_core::audit::Audit::operator("test")
         )
         .await
         .unwrap()
@@ -385,9 +419,15 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
         .unwrap()
         .unwrap();
     assert_eq!(
-        repo.rename(&f.org_a, &key("images/a.png"), &key("moved/a.png"), false)
-            .await
-            .unwrap(),
+        repo.rename(
+            &f.org_a,
+            &key("images/a.png"),
+            &key("moved/a.png"),
+            false,
+            &auth_core::audit::Audit::operator("test")
+        )
+        .await
+        .unwrap(),
         Renamed::Moved { replaced: None }
     );
     assert!(repo
@@ -408,9 +448,15 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
     assert_eq!(after.etag, before.etag);
 
     assert_eq!(
-        repo.rename(&f.org_a, &key("moved/a.png"), &key("images/b.png"), false)
-            .await
-            .unwrap(),
+        repo.rename(
+            &f.org_a,
+            &key("moved/a.png"),
+            &key("images/b.png"),
+            false,
+            &auth_core::audit::Audit::operator("test")
+        )
+        .await
+        .unwrap(),
         Renamed::DestinationExists
     );
     assert!(
@@ -429,9 +475,15 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
         "p-images/b.png"
     );
     assert_eq!(
-        repo.rename(&f.org_a, &key("moved/a.png"), &key("images/b.png"), true)
-            .await
-            .unwrap(),
+        repo.rename(
+            &f.org_a,
+            &key("moved/a.png"),
+            &key("images/b.png"),
+            true,
+            &auth_core::audit::Audit::operator("test")
+        )
+        .await
+        .unwrap(),
         Renamed::Moved {
             replaced: Some("p-images/b.png".into())
         }
@@ -445,9 +497,15 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
         before.storage_path
     );
     assert_eq!(
-        repo.rename(&f.org_a, &key("nowhere.png"), &key("x.png"), true)
-            .await
-            .unwrap(),
+        repo.rename(
+            &f.org_a,
+            &key("nowhere.png"),
+            &key("x.png"),
+            true,
+            &auth_core::audit::Audit::operator("test")
+        )
+        .await
+        .unwrap(),
         Renamed::SourceMissing
     );
     assert_eq!(
@@ -455,7 +513,8 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
             &f.org_a,
             &key("images/other-org.png"),
             &key("mine.png"),
-            true
+            true,
+            &auth_core::audit::Audit::operator("test")
         )
         .await
         .unwrap(),
@@ -463,9 +522,15 @@ pub async fn records_rename_atomically_and_replace_only_when_asked(f: &Fixture) 
         "another organization's object is not there"
     );
     assert_eq!(
-        repo.rename(&f.org_a, &key("top.png"), &key("top.png"), false)
-            .await
-            .unwrap(),
+        repo.rename(
+            &f.org_a,
+            &key("top.png"),
+            &key("top.png"),
+            false,
+            &auth_core::audit::Audit::operator("test")
+        )
+        .await
+        .unwrap(),
         Renamed::Moved { replaced: None },
         "onto itself: nothing to do"
     );
@@ -524,7 +589,15 @@ pub async fn records_folder_move_batches_skip_taken_destinations(f: &Fixture) {
     // after the movable ones have moved, only conflicts are left: done
     for k in ["src/a", "src/c"] {
         let to = crate::folder_move::destination("src", "dst", &key(k));
-        repo.rename(&f.org_a, &key(k), &to, false).await.unwrap();
+        repo.rename(
+            &f.org_a,
+            &key(k),
+            &to,
+            false,
+            &auth_core::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
     }
     let rest = batch(false, 10).await.unwrap();
     assert!(rest.movable.is_empty() && rest.done());

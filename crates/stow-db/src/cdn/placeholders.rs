@@ -1,8 +1,9 @@
 //! Placeholders ([`PlaceholderStore`]).
 
 use async_trait::async_trait;
+use auth_core::audit::Audit;
 use auth_core::{OrgId, StoreError};
-use cdn_core::placeholder::{Placeholder, PlaceholderStore, Put};
+use cdn_core::placeholder::{removed_entry, set_entry, Placeholder, PlaceholderStore, Put};
 use cdn_core::ObjectKey;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -44,7 +45,13 @@ impl From<PlaceholderRow> for Placeholder {
 
 #[async_trait]
 impl PlaceholderStore for PgPlaceholders {
-    async fn put(&self, org_id: &OrgId, p: &Placeholder, max: usize) -> Result<Put, StoreError> {
+    async fn put(
+        &self,
+        org_id: &OrgId,
+        p: &Placeholder,
+        max: usize,
+        audit: &Audit,
+    ) -> Result<Put, StoreError> {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
@@ -71,6 +78,7 @@ impl PlaceholderStore for PgPlaceholders {
                         ))
                         .execute(conn)
                         .await?;
+                    crate::audit::append(conn, &[set_entry(audit, org_id, p)]).await?;
                     return Ok(Put::Replaced { created_at });
                 }
                 let count: i64 = placeholders::table
@@ -91,6 +99,7 @@ impl PlaceholderStore for PgPlaceholders {
                     ))
                     .execute(conn)
                     .await?;
+                crate::audit::append(conn, &[set_entry(audit, org_id, p)]).await?;
                 Ok(Put::Created)
             }
             .scope_boxed()
@@ -111,12 +120,26 @@ impl PlaceholderStore for PgPlaceholders {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    async fn delete(&self, org_id: &OrgId, pattern: &str) -> Result<bool, StoreError> {
+    async fn delete(
+        &self,
+        org_id: &OrgId,
+        pattern: &str,
+        audit: &Audit,
+    ) -> Result<bool, StoreError> {
         let mut conn = self.db.conn().await?;
-        let n = diesel::delete(placeholders::table.find((org_id.as_str(), pattern)))
-            .execute(&mut conn)
-            .await
-            .map_err(db_error)?;
-        Ok(n == 1)
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let n = diesel::delete(placeholders::table.find((org_id.as_str(), pattern)))
+                    .execute(conn)
+                    .await?;
+                if n == 1 {
+                    crate::audit::append(conn, &[removed_entry(audit, org_id, pattern)]).await?;
+                }
+                Ok(n == 1)
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
     }
 }

@@ -1,11 +1,14 @@
 //! Object rows ([`ObjectRecordStore`]): key → location, size, type, metadata.
 
 use async_trait::async_trait;
+use auth_core::audit::Audit;
 use auth_core::{OrgId, StoreError};
 use cdn_core::folder::{FolderEntry, FolderQuery};
 use cdn_core::folder_move::{FolderMove, MoveBatch};
 use cdn_core::metadata::Metadata;
-use cdn_core::store::{ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed};
+use cdn_core::store::{
+    deleted_entry, moved_entry, ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed,
+};
 use cdn_core::ObjectKey;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -170,34 +173,60 @@ impl ObjectRecordStore for PgObjectRecords {
         &self,
         org_id: &OrgId,
         key: &ObjectKey,
+        audit: &Audit,
     ) -> Result<Option<ObjectRecord>, StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::delete(objects::table.find((org_id.as_str(), key.as_str())))
-            .returning(ObjectRow::as_returning())
-            .get_result(&mut conn)
-            .await
-            .optional()
-            .map(|r| r.map(Into::into))
-            .map_err(db_error)
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let deleted: Option<ObjectRecord> =
+                    diesel::delete(objects::table.find((org_id.as_str(), key.as_str())))
+                        .returning(ObjectRow::as_returning())
+                        .get_result(conn)
+                        .await
+                        .optional()?
+                        .map(Into::into);
+                if let Some(r) = &deleted {
+                    crate::audit::append(conn, &[deleted_entry(audit, org_id, r)]).await?;
+                }
+                Ok(deleted)
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
     }
 
     async fn delete_many(
         &self,
         org_id: &OrgId,
         keys: &[ObjectKey],
+        audit: &Audit,
     ) -> Result<Vec<ObjectRecord>, StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::delete(
-            objects::table
-                .filter(objects::org_id.eq(org_id.as_str()))
-                .filter(
-                    objects::key.eq_any(keys.iter().map(ObjectKey::as_str).collect::<Vec<_>>()),
-                ),
-        )
-        .returning(ObjectRow::as_returning())
-        .get_results(&mut conn)
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let rows: Vec<ObjectRow> = diesel::delete(
+                    objects::table
+                        .filter(objects::org_id.eq(org_id.as_str()))
+                        .filter(
+                            objects::key
+                                .eq_any(keys.iter().map(ObjectKey::as_str).collect::<Vec<_>>()),
+                        ),
+                )
+                .returning(ObjectRow::as_returning())
+                .get_results(conn)
+                .await?;
+                let deleted: Vec<ObjectRecord> = rows.into_iter().map(Into::into).collect();
+                let entries: Vec<_> = deleted
+                    .iter()
+                    .map(|r| deleted_entry(audit, org_id, r))
+                    .collect();
+                crate::audit::append(conn, &entries).await?;
+                Ok(deleted)
+            }
+            .scope_boxed()
+        })
         .await
-        .map(|rows: Vec<ObjectRow>| rows.into_iter().map(Into::into).collect())
         .map_err(db_error)
     }
 
@@ -263,10 +292,11 @@ impl ObjectRecordStore for PgObjectRecords {
         from: &ObjectKey,
         to: &ObjectKey,
         replace: bool,
+        audit: &Audit,
     ) -> Result<Renamed, StoreError> {
         let mut conn = self.db.conn().await?;
         for _ in 0..RACE_ATTEMPTS {
-            match rename_once(&mut conn, org_id, from, to, replace).await {
+            match rename_once(&mut conn, org_id, from, to, replace, audit).await {
                 // a row came to `to` after the check (an upload, another move): nothing moved;
                 // look again, and this time it is seen (replaced, or a conflict)
                 Err(diesel::result::Error::DatabaseError(
@@ -377,11 +407,13 @@ const KEY_CHANGED: &str =
 
 async fn rename_once(
     conn: &mut AsyncPgConnection,
-    org_id: &str,
-    from: &str,
-    to: &str,
+    org: &OrgId,
+    from_key: &ObjectKey,
+    to_key: &ObjectKey,
     replace: bool,
+    audit: &Audit,
 ) -> Result<Renamed, diesel::result::Error> {
+    let (org_id, from, to) = (org.as_str(), from_key.as_str(), to_key.as_str());
     conn.transaction::<_, diesel::result::Error, _>(|conn| {
         async move {
             let source: Option<String> = objects::table
@@ -418,6 +450,8 @@ async fn rename_once(
                 .set(objects::key.eq(to))
                 .execute(conn)
                 .await?;
+            let entry = moved_entry(audit, org, from_key, to_key, existing.is_some());
+            crate::audit::append(conn, &[entry]).await?;
             Ok(Renamed::Moved { replaced: existing })
         }
         .scope_boxed()

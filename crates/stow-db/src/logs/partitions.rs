@@ -30,6 +30,8 @@ pub struct MaintenanceReport {
     pub moved_from_default: u64,
     /// Batch rows (`log_batches`) deleted because they were accepted before the cutoff.
     pub batches_pruned: u64,
+    /// Audit entries deleted because they outlived their organization's retention.
+    pub audit_pruned: u64,
 }
 
 /// Batch rows deleted per statement, so a day of batches never makes one long statement.
@@ -174,6 +176,7 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
         }
     }
     report.batches_pruned = prune_batches(&mut conn, expired).await;
+    report.audit_pruned = crate::audit::prune_expired(db).await;
     // rate buckets untouched for a day are full again: a new one is the same (auth_core::rate)
     if let Err(e) =
         diesel::sql_query("DELETE FROM rate_buckets WHERE updated_at < now() - interval '1 day'")

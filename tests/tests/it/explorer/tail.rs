@@ -176,7 +176,11 @@ async fn a_tail_filters_sends_heartbeats_and_ends_when_its_key_is_disabled() {
         .unwrap();
     let id = whoami["keyId"].as_str().unwrap();
     app.accounts
-        .disable_key(&auth_core::KeyId::new(id), Utc::now())
+        .disable_key(
+            &auth_core::KeyId::new(id),
+            Utc::now(),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     let end = loop {
