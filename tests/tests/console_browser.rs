@@ -380,6 +380,94 @@ async fn members_invite_accept_and_a_moderators_view() {
     b.client.close().await.unwrap();
 }
 
+/// A member (an owner who joined through an invitation) deletes a file in the console; the
+/// audit log page shows that delete with their name, and filters to it.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn the_audit_log_shows_a_delete_by_a_member() {
+    use auth_core::member::MemberStore;
+    let (app, b, console) = started().await;
+    let token = auth_core::console_session::new_token();
+    let now = chrono::Utc::now();
+    app.accounts
+        .create_invitation(
+            &auth_core::member::Invitation {
+                id: auth_core::InvitationId::generate(),
+                org_id: app.org.id.clone(),
+                grant: auth_core::roles::Grant::everywhere(auth_core::roles::Role::Owner),
+                invited_by: None,
+                token_hash: auth_core::console_session::token_hash(&token),
+                note: None,
+                created_at: now,
+                expires_at: now + chrono::Duration::hours(1),
+                accepted_at: None,
+            },
+            &auth_core::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
+    for name in ["gone.png", "kept.png"] {
+        let res = app
+            .upload(&app.dev_key, name, PNG.to_vec(), Some("shots"))
+            .await;
+        assert!(res.status().is_success(), "{}", res.status());
+    }
+    b.client
+        .goto(&format!("{console}/invite#{token}"))
+        .await
+        .unwrap();
+    b.until("document.querySelector('input[autocomplete=new-password]')")
+        .await;
+    b.type_into("input[autocomplete=username]", "olga").await;
+    b.type_into(
+        "input[autocomplete=new-password]",
+        "tangerine Kettle orbit 77",
+    )
+    .await;
+    b.button("Accept and sign in").await;
+    b.until("document.querySelector('#nav-audit') && !document.querySelector('#nav-audit').hidden")
+        .await;
+
+    // olga deletes one file
+    b.client
+        .goto(&format!("{console}/objects?path=shots"))
+        .await
+        .unwrap();
+    b.click("input[aria-label='Select gone.png']").await;
+    b.button("Delete selected (1)").await;
+    b.until("document.querySelector('dialog')?.innerText.includes('shots/gone.png')")
+        .await;
+    b.button("Delete").await;
+    b.until("![...document.querySelectorAll('#listing td')].some(t => t.innerText === 'gone.png')")
+        .await;
+
+    // the audit log names her, the door, the action and the key
+    b.click("#nav-audit").await;
+    b.until("document.querySelector('main tbody tr td code')")
+        .await;
+    let first = b.text("main tbody tr").await;
+    assert!(first.contains("olga"), "{first}");
+    assert!(first.contains("member · console"), "{first}");
+    assert!(first.contains("object.delete"), "{first}");
+    assert!(first.contains("shots/gone.png"), "{first}");
+    b.shoot("audit").await;
+    // exactly one delete entry, and filtering by target finds it
+    b.client
+        .goto(&format!(
+            "{console}/audit?action=object.delete&target=shots%2F"
+        ))
+        .await
+        .unwrap();
+    b.until("document.querySelector('main tbody tr td code')")
+        .await;
+    let rows = b
+        .js("return document.querySelectorAll('main tbody tr').length;")
+        .await;
+    assert_eq!(rows, json!(1));
+    assert!(b.text("main tbody").await.contains("shots/gone.png"));
+    b.client.close().await.unwrap();
+}
+
 /// Signing in with a key, the overview, and the first page's weight.
 #[tokio::test]
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]

@@ -8,6 +8,7 @@ import { filesView } from './objects.js';
 import { logsView } from './logs.js';
 import { membersView } from './members.js';
 import { keysView } from './keys.js';
+import { auditView } from './audit.js';
 
 /** Each page's view, made anew for every visit: `render(root, ctx)`, then `leave()`. */
 const views = {
@@ -16,6 +17,7 @@ const views = {
   '/logs': logsView,
   '/members': membersView,
   '/keys': keysView,
+  '/audit': auditView,
 };
 const main = () => document.getElementById('main');
 /** @type {import('./types.js').Whoami | null} */
@@ -300,6 +302,7 @@ function header(s) {
   const manages = me.member && (me.member.role === 'owner' || me.member.role === 'admin');
   document.getElementById('nav-members').hidden = !manages;
   document.getElementById('nav-keys').hidden = !manages;
+  document.getElementById('nav-audit').hidden = !manages;
 }
 
 async function route() {
