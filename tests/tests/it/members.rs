@@ -668,3 +668,241 @@ async fn a_reset_link_sets_a_new_password_once() {
     .await;
     expect_error(again, 404, "NOT_FOUND").await;
 }
+
+/// Docs/api.md "Audit log": each change appears exactly once with who made it and through which
+/// door; a refused member change is recorded as refused; the log is for owners and admins.
+#[tokio::test]
+async fn every_audited_change_appears_once_with_its_actor() {
+    let app = spawn().await;
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    for name in ["a.png", "b.png", "c.png"] {
+        let res = app
+            .upload(&app.dev_key, name, vec![1, 2, 3], Some("shots"))
+            .await;
+        assert!(res.status().is_success());
+    }
+    for name in ["x.png", "y.png"] {
+        let res = app
+            .upload(&app.dev_key, name, vec![1, 2, 3], Some("old"))
+            .await;
+        assert!(res.status().is_success());
+    }
+    let (_, before) = owner.status(Method::GET, "/v1/audit?limit=500", None).await;
+    let seen = before["events"].as_array().unwrap().len();
+
+    // an admin of olga's, who then tries to invite an owner (refused, recorded)
+    let (status, made) = owner
+        .status(
+            Method::POST,
+            "/v1/members/invitations",
+            Some(json!({ "role": "admin" })),
+        )
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let res = console_post(
+        &app,
+        "/invitation/accept",
+        json!({ "token": made["token"], "login": "adam", "password": PASSWORD }),
+    )
+    .await;
+    let admin = browser(&app, res).await;
+    let (status, _) = admin
+        .status(
+            Method::POST,
+            "/v1/members/invitations",
+            Some(json!({ "role": "owner" })),
+        )
+        .await;
+    assert_eq!(status, 403);
+
+    let calls: [(Method, &str, Option<Value>); 9] = [
+        (Method::DELETE, "/v1/objects?path=shots/a.png", None),
+        (
+            Method::POST,
+            "/v1/objects/bulk-delete",
+            Some(json!({ "paths": ["shots/b.png", "shots/none.png"] })),
+        ),
+        (
+            Method::POST,
+            "/v1/objects/move",
+            Some(json!({ "from": "shots/c.png", "to": "shots/d.png" })),
+        ),
+        (
+            Method::POST,
+            "/v1/objects/delete-folder",
+            Some(json!({ "path": "old" })),
+        ),
+        (
+            Method::POST,
+            "/v1/objects/purge",
+            Some(json!({ "paths": ["shots/d.png"] })),
+        ),
+        (
+            Method::PUT,
+            "/v1/placeholders",
+            Some(json!({ "pattern": "shots/*.png", "fallback": "shots/d.png" })),
+        ),
+        (Method::DELETE, "/v1/placeholders?pattern=shots/*.png", None),
+        // deleting what is not there changes nothing: no entry
+        (Method::DELETE, "/v1/objects?path=shots/a.png", None),
+        (
+            Method::POST,
+            "/v1/keys",
+            Some(json!({ "name": "bot", "permissions": ["cdn:read"] })),
+        ),
+    ];
+    let mut key_id = String::new();
+    for (method, path, body) in calls {
+        let (status, answer) = owner.status(method, path, body).await;
+        assert!((200..300).contains(&status), "{path}: {status} {answer}");
+        if path == "/v1/keys" {
+            key_id = answer["key"]["id"].as_str().unwrap().to_owned();
+            assert!(!answer["secret"].as_str().unwrap().is_empty());
+        }
+    }
+    for step in ["disable", "enable"] {
+        let (status, _) = owner
+            .status(Method::POST, &format!("/v1/keys/{key_id}/{step}"), None)
+            .await;
+        assert_eq!(status, 200);
+    }
+    let (status, _) = owner
+        .status(Method::DELETE, &format!("/v1/keys/{key_id}"), None)
+        .await;
+    assert_eq!(status, 200);
+    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
+    let adam = listed["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["login"] == "adam")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, _) = owner
+        .status(
+            Method::PUT,
+            &format!("/v1/members/{adam}"),
+            Some(json!({ "role": "moderator" })),
+        )
+        .await;
+    assert_eq!(status, 200);
+    // an API key's delete, through the API
+    let res = app
+        .client
+        .delete(format!("{}/v1/objects?path=shots/d.png", app.cdn))
+        .bearer_auth(&app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+
+    let (status, page) = owner.status(Method::GET, "/v1/audit?limit=500", None).await;
+    assert_eq!(status, 200, "{page}");
+    let events = page["events"].as_array().unwrap();
+    let mut got: Vec<String> = events[..events.len() - seen]
+        .iter()
+        .rev()
+        .map(|e| {
+            format!(
+                "{} {} {} {} {}",
+                e["action"].as_str().unwrap(),
+                e["target"].as_str().unwrap(),
+                e["actor"]["label"].as_str().unwrap(),
+                e["via"].as_str().unwrap(),
+                e["outcome"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // the invitation's target is its id
+    got[0] = got[0].replacen(made["invitation"]["id"].as_str().unwrap_or("?"), "INV", 1);
+    let folder_deletes: Vec<&str> = ["old/x.png", "old/y.png"].to_vec();
+    let mut want = vec![
+        "member.invite INV olga console done".to_owned(),
+        "member.join adam adam console done".to_owned(),
+        "member.invite  adam console refused".to_owned(),
+        "object.delete shots/a.png olga console done".to_owned(),
+        "object.delete shots/b.png olga console done".to_owned(),
+        "object.move shots/c.png olga console done".to_owned(),
+    ];
+    want.extend(
+        folder_deletes
+            .iter()
+            .map(|k| format!("object.delete {k} olga console done")),
+    );
+    want.extend([
+        "object.purge shots/d.png olga console done".to_owned(),
+        "placeholder.set shots/*.png olga console done".to_owned(),
+        "placeholder.remove shots/*.png olga console done".to_owned(),
+        format!("key.create {key_id} olga console done"),
+        format!("key.disable {key_id} olga console done"),
+        format!("key.enable {key_id} olga console done"),
+        format!("key.delete {key_id} olga console done"),
+        "member.change adam olga console done".to_owned(),
+        "object.delete shots/d.png test api done".to_owned(),
+    ]);
+    assert_eq!(got, want);
+    // the refusal says why; the delete names its size; no entry carries a secret
+    let refused = &events[events.len() - seen - 3];
+    assert!(
+        refused["reason"].as_str().unwrap().contains("owner"),
+        "{refused}"
+    );
+    assert!(!page.to_string().contains(made["token"].as_str().unwrap()));
+    let ip = events[0]["address"].as_str().unwrap();
+    assert_eq!(ip, "127.0.0.1");
+
+    // filters: one actor, one family, a target prefix, refusals only
+    let count = |q: &'static str| {
+        let owner = &owner;
+        async move {
+            let (status, page) = owner.status(Method::GET, q, None).await;
+            assert_eq!(status, 200, "{q}: {page}");
+            page["events"].as_array().unwrap().len()
+        }
+    };
+    assert_eq!(count("/v1/audit?action=key.*").await, 4 + 2);
+    assert_eq!(count("/v1/audit?action=object.delete&target=old/").await, 2);
+    assert_eq!(count("/v1/audit?outcome=refused").await, 1);
+    let (_, first) = owner.status(Method::GET, "/v1/audit?limit=1", None).await;
+    let cursor = first["nextCursor"].as_str().unwrap().to_owned();
+    let (_, second) = owner
+        .status(
+            Method::GET,
+            &format!("/v1/audit?limit=1&cursor={cursor}"),
+            None,
+        )
+        .await;
+    assert_ne!(first["events"][0]["id"], second["events"][0]["id"]);
+    let (status, bad) = owner
+        .status(Method::GET, "/v1/audit?action=object.nope", None)
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`action`"),
+        "{bad}"
+    );
+
+    // the export has every entry, one per line
+    let res = owner
+        .call(Method::GET, "/v1/audit/export")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    assert_eq!(text.lines().count(), events.len());
+
+    // moderators and API keys may not read it
+    let (status, _) = admin.status(Method::GET, "/v1/audit", None).await;
+    assert_eq!(status, 401, "the role change ended adam's session");
+    let moderator = browser(&app, sign_in(&app, "adam", PASSWORD).await).await;
+    let (status, _) = moderator.status(Method::GET, "/v1/audit", None).await;
+    assert_eq!(status, 403, "adam is a moderator now");
+    let res = app.get("/v1/audit", &app.dev_key).send().await.unwrap();
+    assert_eq!(res.status(), 403);
+}
