@@ -12,6 +12,8 @@ export CDN_API_ADDR=127.0.0.1:18280 LOGS_API_ADDR=127.0.0.1:18281 CONSOLE_ADDR=1
 export DOCS_CHECK_DIR="$PWD/target/docs-check"
 rm -rf "$DOCS_CHECK_DIR"
 export OBJECT_STORE_URL="file://$DOCS_CHECK_DIR/objects" RUST_LOG=warn
+SECOND_FACTOR_KEY=$(head -c 32 /dev/urandom | base64)
+export SECOND_FACTOR_KEY
 cargo build -q -p cdn-api -p logs-api -p stowctl
 KEYS=$(target/debug/stowctl --json dev-setup)
 export KEY SERVER_KEY

@@ -5,6 +5,17 @@
 set -euo pipefail
 bin=${1:-target/debug}
 keys_file=${2:-}
+# members' second factors need a sealing key (docs/operations.md "Second factors"); a local run
+# makes one once and keeps it beside the dev keys, so a restart can still check the codes
+if [ -z "${SECOND_FACTOR_KEY:-}" ]; then
+  key_file=target/dev-second-factor.key
+  if [ ! -s "$key_file" ]; then
+    mkdir -p target
+    (umask 077 && head -c 32 /dev/urandom | base64 > "$key_file")
+  fi
+  SECOND_FACTOR_KEY=$(cat "$key_file")
+  export SECOND_FACTOR_KEY
+fi
 "$bin/logs-api" &
 logs_pid=$!
 "$bin/cdn-api" &

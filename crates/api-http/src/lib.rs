@@ -1,6 +1,7 @@
 //! The API host (`cdn-api`): CDN objects, upload URLs, key inspection, log queries and public
 //! delivery, as an actix-web application that tests can start on port 0.
 
+pub mod account;
 pub mod audit;
 pub mod console;
 pub mod delivery;

@@ -5,7 +5,7 @@ use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
-use crate::{audit, delivery, explorer, keys, members, objects, placeholders, presigned};
+use crate::{account, audit, delivery, explorer, keys, members, objects, placeholders, presigned};
 
 stow_http::api_routes! {
     /// The API host's document.
@@ -44,6 +44,10 @@ stow_http::api_routes! {
     "/v1/keys/{keyId}/enable" => { post: keys::disable::enable_key }
     "/v1/members" => { get: members::list::list_members }
     "/v1/audit" => { get: audit::list::list_audit }
+    "/v1/account/second-factor" => { get: account::second_factor::status, post: account::second_factor::begin }
+    "/v1/account/second-factor/confirm" => { post: account::second_factor::confirm }
+    "/v1/account/second-factor/disable" => { post: account::second_factor::disable }
+    "/v1/members/{memberId}/second-factor" => { delete: members::second_factor::reset_second_factor }
     "/v1/audit/export" => { get: audit::export::export_audit }
     "/v1/members/invitations" => { post: members::invite::invite }
     "/v1/members/invitations/{invitationId}" => { delete: members::revoke::revoke_invitation }
@@ -66,6 +70,9 @@ mod tests {
                 "/cdn/{workspace}/{key}",
                 "/healthz",
                 "/readyz",
+                "/v1/account/second-factor",
+                "/v1/account/second-factor/confirm",
+                "/v1/account/second-factor/disable",
                 "/v1/audit",
                 "/v1/audit/export",
                 "/v1/keys",
@@ -83,6 +90,7 @@ mod tests {
                 "/v1/members/invitations/{invitationId}",
                 "/v1/members/{memberId}",
                 "/v1/members/{memberId}/password-reset",
+                "/v1/members/{memberId}/second-factor",
                 "/v1/objects",
                 "/v1/objects/base64",
                 "/v1/objects/bulk",

@@ -144,6 +144,14 @@ actions! {
     PasswordReset = "member.password_reset",
     /// An operator set a member's password (`stowctl member set-password`).
     PasswordSet = "member.password_set",
+    /// A member turned on their second factor (one entry in each of their organizations).
+    SecondFactorEnable = "member.second_factor_enable",
+    /// A member turned off their own second factor.
+    SecondFactorDisable = "member.second_factor_disable",
+    /// An owner or admin (or `stowctl`) removed a member's second factor.
+    SecondFactorReset = "member.second_factor_reset",
+    /// A member signed in with a recovery code (it works once).
+    RecoveryCodeUse = "member.recovery_code_use",
     /// The organization's plan changed.
     PlanChange = "org.plan_change",
 }

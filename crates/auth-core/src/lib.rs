@@ -22,6 +22,7 @@ pub mod permission;
 pub mod policy;
 pub mod rate;
 pub mod roles;
+pub mod second_factor;
 pub mod secret;
 pub mod server_scope;
 pub mod signing;

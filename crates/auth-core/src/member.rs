@@ -132,6 +132,19 @@ pub struct MemberContext {
     pub org: Org,
 }
 
+/// A member's second factor, as stored ([`crate::second_factor`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecondFactor {
+    /// The TOTP secret, sealed with the operator's key for this member.
+    pub sealed_secret: Vec<u8>,
+    /// When the member proved their app has it; until then it is not asked for at sign-in.
+    pub confirmed_at: Option<DateTime<Utc>>,
+    /// The last TOTP step accepted (a code is never accepted twice).
+    pub last_step: Option<u64>,
+    /// Recovery codes not yet used.
+    pub recovery_left: usize,
+}
+
 #[async_trait]
 pub trait MemberStore: Send + Sync {
     async fn create_invitation(
@@ -229,7 +242,45 @@ pub trait MemberStore: Send + Sync {
         id: &MemberId,
         audit: &Audit,
     ) -> Result<(), StoreError>;
+
+    /// The member's second factor, confirmed or not (`None`: none).
+    async fn second_factor(&self, id: &MemberId) -> Result<Option<SecondFactor>, StoreError>;
+    /// Starts setting up a second factor with this sealed secret, replacing an unconfirmed one.
+    /// `Conflict` when the member has a confirmed one; `NotFound` for an unknown member.
+    async fn begin_second_factor(&self, id: &MemberId, sealed: &[u8]) -> Result<(), StoreError>;
+    /// Confirms the unconfirmed second factor (its code for `step` was right), keeps `step` as
+    /// used and stores the recovery codes' hashes, replacing any; an audit entry in each of the
+    /// member's organizations. `false` when there is no unconfirmed one.
+    async fn confirm_second_factor(
+        &self,
+        id: &MemberId,
+        step: u64,
+        recovery: &[[u8; 32]],
+        audit: &Audit,
+    ) -> Result<bool, StoreError>;
+    /// Takes `step` as used when it is after the last one used, in one step (two sign-ins with
+    /// one code: one succeeds). `false` when it is not, or there is no confirmed factor.
+    async fn use_step(&self, id: &MemberId, step: u64) -> Result<bool, StoreError>;
+    /// Uses the recovery code with this hash, once; an audit entry in each organization.
+    async fn use_recovery_code(
+        &self,
+        id: &MemberId,
+        hash: &[u8; 32],
+        audit: &Audit,
+    ) -> Result<bool, StoreError>;
+    /// Removes the second factor and its recovery codes; `action` (turned off by the member, or
+    /// reset by someone else) in each organization's log. `false` when there was none.
+    async fn remove_second_factor(
+        &self,
+        id: &MemberId,
+        action: crate::audit::Action,
+        audit: &Audit,
+    ) -> Result<bool, StoreError>;
 }
+
+/// The conflict text when a member sets up a second factor while one is on.
+pub const SECOND_FACTOR_ON: &str =
+    "a second factor is on already; turn it off first to set up another";
 
 /// The conflict text when a change would leave no owner.
 pub const LAST_OWNER: &str = "an organization keeps at least one owner";

@@ -29,7 +29,8 @@ macro_rules! member_store_suite {
             grants_change_and_the_last_owner_stays,
             passwords_are_replaced,
             a_reset_works_once_before_it_expires_and_replaces_older_ones,
-            key_member_and_plan_changes_are_audited_once_with_their_actor);
+            key_member_and_plan_changes_are_audited_once_with_their_actor,
+            second_factors_are_confirmed_once_and_their_codes_used_once);
     };
     (@cases $run:path, $store:path; $($case:ident),*) => {
         $(
@@ -720,4 +721,114 @@ pub async fn key_member_and_plan_changes_are_audited_once_with_their_actor(
     assert_eq!(pruned as usize, before + got.len());
     assert_eq!(audit_of(store, &acme.id).await, []);
     assert!(!audit_of(store, &other.id).await.is_empty());
+}
+
+pub async fn second_factors_are_confirmed_once_and_their_codes_used_once(
+    store: &dyn MemberFixture,
+) {
+    use crate::member::SECOND_FACTOR_ON;
+    let acme = org(store, "Acme").await;
+    let ann = member(store, &acme.id, "ann", Grant::everywhere(Role::Viewer)).await;
+    let who = Audit::operator("ann");
+    assert_eq!(store.second_factor(&ann).await.unwrap(), None);
+    assert!(!store.use_step(&ann, 5).await.unwrap(), "no factor");
+    assert!(matches!(
+        store
+            .begin_second_factor(&MemberId::new("mem_nope"), b"x")
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    // an unconfirmed factor is replaced by the next attempt, and is not asked for
+    store.begin_second_factor(&ann, b"first").await.unwrap();
+    store.begin_second_factor(&ann, b"second").await.unwrap();
+    let pending = store.second_factor(&ann).await.unwrap().unwrap();
+    assert_eq!(pending.sealed_secret, b"second");
+    assert_eq!(pending.confirmed_at, None);
+    assert!(!store.use_step(&ann, 5).await.unwrap(), "not confirmed yet");
+
+    let codes = [token_hash("r1"), token_hash("r2")];
+    let before = audit_of(store, &acme.id).await.len();
+    assert!(store
+        .confirm_second_factor(&ann, 10, &codes, &who)
+        .await
+        .unwrap());
+    assert!(
+        !store
+            .confirm_second_factor(&ann, 11, &codes, &who)
+            .await
+            .unwrap(),
+        "once"
+    );
+    let on = store.second_factor(&ann).await.unwrap().unwrap();
+    assert!(on.confirmed_at.is_some());
+    assert_eq!((on.last_step, on.recovery_left), (Some(10), 2));
+    assert_eq!(
+        store.begin_second_factor(&ann, b"third").await,
+        Err(StoreError::Conflict(SECOND_FACTOR_ON.into()))
+    );
+
+    // steps: only after the last one used
+    assert!(!store.use_step(&ann, 10).await.unwrap());
+    assert!(!store.use_step(&ann, 9).await.unwrap());
+    assert!(store.use_step(&ann, 11).await.unwrap());
+    assert!(
+        !store.use_step(&ann, 11).await.unwrap(),
+        "a code works once"
+    );
+
+    // recovery codes: each once
+    assert!(store
+        .use_recovery_code(&ann, &codes[0], &who)
+        .await
+        .unwrap());
+    assert!(!store
+        .use_recovery_code(&ann, &codes[0], &who)
+        .await
+        .unwrap());
+    assert!(!store
+        .use_recovery_code(&ann, &token_hash("r9"), &who)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .second_factor(&ann)
+            .await
+            .unwrap()
+            .unwrap()
+            .recovery_left,
+        1
+    );
+
+    assert!(store
+        .remove_second_factor(&ann, Action::SecondFactorReset, &who)
+        .await
+        .unwrap());
+    assert!(!store
+        .remove_second_factor(&ann, Action::SecondFactorReset, &who)
+        .await
+        .unwrap());
+    assert_eq!(store.second_factor(&ann).await.unwrap(), None);
+    assert!(
+        !store
+            .use_recovery_code(&ann, &codes[1], &who)
+            .await
+            .unwrap(),
+        "gone with it"
+    );
+    let actions: Vec<Action> = audit_of(store, &acme.id)
+        .await
+        .split_off(before)
+        .into_iter()
+        .map(|e| e.0)
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            Action::SecondFactorEnable,
+            Action::RecoveryCodeUse,
+            Action::SecondFactorReset
+        ]
+    );
+    // a new one can be set up again
+    store.begin_second_factor(&ann, b"fourth").await.unwrap();
 }

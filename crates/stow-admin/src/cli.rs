@@ -358,6 +358,14 @@ pub enum MemberCmd {
         #[arg(long)]
         login: String,
     },
+    /// Take away a member's second factor (they lost their app and their recovery codes); they
+    /// sign in with their password and may set up a new one. Ends their console sessions.
+    #[command(name = "reset-second-factor")]
+    ResetSecondFactor {
+        /// The member's sign-in name.
+        #[arg(long)]
+        login: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]

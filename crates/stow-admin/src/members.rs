@@ -155,6 +155,32 @@ pub(crate) async fn run(ctx: &Ctx, cmd: MemberCmd) -> Result<(Value, String), Cl
                 human,
             ))
         }
+        MemberCmd::ResetSecondFactor { login } => {
+            let login = normalize_login(&login).map_err(|e| CliError(format!("--login: {e}")))?;
+            let member = members
+                .find_member(&login)
+                .await?
+                .ok_or_else(|| CliError(format!("no member signs in as {login:?}")))?;
+            let removed = members
+                .remove_second_factor(
+                    &member.id,
+                    auth_core::audit::Action::SecondFactorReset,
+                    &ctx.audit(),
+                )
+                .await?;
+            if !removed {
+                return Err(CliError(format!("{login} has no second factor")));
+            }
+            let ended = stow_db::PgConsoleSessions::new(ctx.db.clone())
+                .end_for_member(&member.id, None)
+                .await?;
+            Ok((
+                json!({ "memberId": member.id, "sessionsEnded": ended }),
+                format!(
+                    "{login}'s second factor is off; they sign in with their password and may set up a new one; {ended} console session(s) ended"
+                ),
+            ))
+        }
         MemberCmd::SetPassword { login } => {
             let login = normalize_login(&login).map_err(|e| CliError(format!("--login: {e}")))?;
             let member = members

@@ -274,6 +274,23 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    member_second_factors (member_id) {
+        member_id -> Text,
+        sealed_secret -> Bytea,
+        confirmed_at -> Nullable<Timestamptz>,
+        last_step -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    recovery_codes (member_id, code_hash) {
+        member_id -> Text,
+        code_hash -> Bytea,
+        used_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(api_keys -> organizations (org_id));
 diesel::joinable!(memberships -> members (member_id));
 diesel::joinable!(memberships -> organizations (org_id));

@@ -44,6 +44,10 @@ pub struct Config {
     /// shared by every instance and rotated with `stowctl signing-secret rotate`. `Debug` shows it
     /// as redacted; read it with `ExposeSecret::expose_secret`.
     pub signing_secret: Option<SecretSlice<u8>>,
+    /// The key that seals members' TOTP secrets (`SECOND_FACTOR_KEY`, 32 bytes in Base64). Unset,
+    /// members cannot turn on a second factor (the console says so) and one already on cannot be
+    /// checked (sign-in answers 503 until it is set again).
+    pub second_factor_key: Option<auth_core::second_factor::SealKey>,
     /// How long an instance reuses the signing secrets it read from the database: a rotation
     /// reaches every instance within this.
     pub signing_keys_ttl: Duration,
@@ -106,6 +110,15 @@ where
             .parse()
             .map_err(|e| ConfigError(format!("{name}={v:?} is not valid: {e}"))),
     }
+}
+
+/// `SECOND_FACTOR_KEY`: 32 random bytes in standard Base64 (`openssl rand -base64 32`).
+fn parse_seal_key(b64: &str) -> Result<auth_core::second_factor::SealKey, ConfigError> {
+    auth_core::second_factor::SealKey::from_base64(b64).map_err(|_| {
+        ConfigError(
+            "SECOND_FACTOR_KEY must be 32 bytes in standard Base64 (make one with `openssl rand -base64 32`)".into(),
+        )
+    })
 }
 
 /// `TRUSTED_PROXIES`: addresses (`10.0.0.7`, `::1`) and CIDR ranges (`10.0.0.0/8`), comma-separated.
@@ -215,6 +228,10 @@ impl Config {
             }
             None => None,
         };
+        let second_factor_key = match var("SECOND_FACTOR_KEY") {
+            None => None,
+            Some(b64) => Some(parse_seal_key(&b64)?),
+        };
         let log_format = match var("LOG_FORMAT").as_deref() {
             None | Some("human") => LogFormat::Human,
             Some("json") => LogFormat::Json,
@@ -254,6 +271,7 @@ impl Config {
                 None => Vec::new(),
             },
             signing_secret,
+            second_factor_key,
             signing_keys_ttl: SIGNING_KEYS_TTL,
             rate_limit_per_second: parsed("RATE_LIMIT_PER_SECOND", 500)?,
             rate_limit_burst: parsed("RATE_LIMIT_BURST", 1000)?,
@@ -310,6 +328,7 @@ impl Config {
             trusted_proxies: Vec::new(),
             // the database's secrets, read afresh for every request (a rotation shows at once)
             signing_secret: None,
+            second_factor_key: Some(auth_core::second_factor::SealKey::new([42; 32])),
             signing_keys_ttl: Duration::ZERO,
             rate_limit_per_second: 10_000,
             rate_limit_burst: 10_000,

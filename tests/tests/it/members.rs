@@ -906,3 +906,249 @@ async fn every_audited_change_appears_once_with_its_actor() {
     let res = app.get("/v1/audit", &app.dev_key).send().await.unwrap();
     assert_eq!(res.status(), 403);
 }
+
+/// The code `ann`'s app would show at `step` (the tests' SECOND_FACTOR_KEY is `[42; 32]`).
+async fn app_code(app: &TestApp, id: &auth_core::MemberId, step: u64) -> String {
+    let factor = app.accounts.second_factor(id).await.unwrap().unwrap();
+    let secret = auth_core::second_factor::SealKey::new([42; 32])
+        .open(id, &factor.sealed_secret)
+        .unwrap();
+    auth_core::second_factor::code_at(&secret, step)
+}
+
+fn step_now() -> u64 {
+    auth_core::second_factor::step_of(chrono::Utc::now().timestamp() as u64)
+}
+
+/// Docs/api.md "Second factor": setting it up (confirmed by a code), then sign-in asks for a
+/// code (each works once) or a recovery code (each works once). Ten sign-in attempts in all: the
+/// per-address throttle allows ten at once.
+#[tokio::test]
+async fn a_second_factor_guards_sign_in_and_recovery_codes_work_once() {
+    let app = spawn().await;
+    let ann = member(&app, "ann", Grant::everywhere(Role::Viewer)).await;
+    let (_, me) = ann.status(Method::GET, "/v1/whoami", None).await;
+    let id = auth_core::MemberId::new(me["member"]["id"].as_str().unwrap());
+    let (status, off) = ann
+        .status(Method::GET, "/v1/account/second-factor", None)
+        .await;
+    assert_eq!((status, off["state"].as_str()), (200, Some("off")));
+    // API keys have no account
+    let res = app
+        .get("/v1/account/second-factor", &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+
+    let (status, setup) = ann
+        .status(Method::POST, "/v1/account/second-factor", None)
+        .await;
+    assert_eq!(status, 201, "{setup}");
+    let uri = setup["otpauthUri"].as_str().unwrap();
+    assert!(uri.starts_with("otpauth://totp/Stowage:ann?"), "{uri}");
+    assert!(uri.contains(setup["secret"].as_str().unwrap()));
+    assert!(setup["qrSvg"].as_str().unwrap().contains("<svg"));
+    // not on until confirmed: the password alone still signs in
+    assert_eq!(sign_in(&app, "ann", PASSWORD).await.status(), 200);
+
+    let now = step_now();
+    let valid: Vec<String> =
+        futures::future::join_all([now - 1, now, now + 1].map(|s| app_code(&app, &id, s))).await;
+    let wrong = (0..1000)
+        .map(|n| format!("{n:06}"))
+        .find(|c| !valid.contains(c))
+        .unwrap();
+    let (status, body) = ann
+        .status(
+            Method::POST,
+            "/v1/account/second-factor/confirm",
+            Some(json!({ "code": wrong })),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, confirmed) = ann
+        .status(
+            Method::POST,
+            "/v1/account/second-factor/confirm",
+            Some(json!({ "code": app_code(&app, &id, now).await })),
+        )
+        .await;
+    assert_eq!(status, 200, "{confirmed}");
+    let recovery: Vec<String> = confirmed["recoveryCodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(recovery.len(), 10);
+    let (_, on) = ann
+        .status(Method::GET, "/v1/account/second-factor", None)
+        .await;
+    assert_eq!(on["state"], "on");
+    assert_eq!(on["recoveryCodesLeft"], 10);
+
+    // sign-in: the password alone is not enough; the code used to confirm is spent
+    let res = sign_in(&app, "ann", PASSWORD).await;
+    assert_eq!(res.status(), 401);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "SECOND_FACTOR_REQUIRED", "{body}");
+    let with = |extra: Value| {
+        let app = &app;
+        async move {
+            let mut b = json!({ "login": "ann", "password": PASSWORD });
+            b.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            console_post(app, "/session", b).await.status().as_u16()
+        }
+    };
+    let spent = app_code(&app, &id, now).await;
+    assert_eq!(with(json!({ "code": spent })).await, 401, "used to confirm");
+    let next = app_code(&app, &id, now + 1).await;
+    assert_eq!(with(json!({ "code": next })).await, 200);
+    assert_eq!(
+        with(json!({ "code": next })).await,
+        401,
+        "a code works once"
+    );
+    assert_eq!(
+        with(json!({ "code": next, "recoveryCode": recovery[0] })).await,
+        400
+    );
+    // a wrong password with a right code is still a wrong password
+    let res = console_post(
+        &app,
+        "/session",
+        json!({ "login": "ann", "password": "not the password at all", "code": next }),
+    )
+    .await;
+    assert_eq!(res.status(), 401);
+    // a recovery code, as typed from paper, works once
+    let typed = recovery[0].to_uppercase().replace('-', " ");
+    assert_eq!(with(json!({ "recoveryCode": typed })).await, 200);
+    assert_eq!(with(json!({ "recoveryCode": recovery[0] })).await, 401);
+}
+
+/// Turns ann's second factor on through the API; the step its confirming code was for.
+async fn turn_on(app: &TestApp, ann: &Browser<'_>, id: &auth_core::MemberId) -> u64 {
+    let (status, _) = ann
+        .status(Method::POST, "/v1/account/second-factor", None)
+        .await;
+    assert_eq!(status, 201);
+    let now = step_now();
+    let (status, _) = ann
+        .status(
+            Method::POST,
+            "/v1/account/second-factor/confirm",
+            Some(json!({ "code": app_code(app, id, now).await })),
+        )
+        .await;
+    assert_eq!(status, 200);
+    now
+}
+
+/// An owner takes a member's second factor away (a viewer may not), the member turns a new one
+/// off with a code; the audit log has each change once.
+#[tokio::test]
+async fn owners_reset_a_second_factor_and_members_turn_theirs_off() {
+    let app = spawn().await;
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    let ann = member(&app, "ann", Grant::everywhere(Role::Viewer)).await;
+    let (_, me) = ann.status(Method::GET, "/v1/whoami", None).await;
+    let id = auth_core::MemberId::new(me["member"]["id"].as_str().unwrap());
+    turn_on(&app, &ann, &id).await;
+    let recovery_left = app
+        .accounts
+        .second_factor(&id)
+        .await
+        .unwrap()
+        .unwrap()
+        .recovery_left;
+    assert_eq!(recovery_left, 10);
+
+    // a viewer may not take anyone's away; the owner takes ann's
+    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
+    let olga = listed["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["login"] == "olga")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let viewer = member(&app, "vic", Grant::everywhere(Role::Viewer)).await;
+    let (status, _) = viewer
+        .status(
+            Method::DELETE,
+            &format!("/v1/members/{olga}/second-factor"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 403);
+    let (status, reset) = owner
+        .status(
+            Method::DELETE,
+            &format!("/v1/members/{id}/second-factor"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{reset}");
+    assert!(reset["sessionsEnded"].as_u64().unwrap() >= 1);
+    let (status, _) = owner
+        .status(
+            Method::DELETE,
+            &format!("/v1/members/{id}/second-factor"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 404, "none left");
+    assert_eq!(sign_in(&app, "ann", PASSWORD).await.status(), 200);
+
+    // ann sets up a new one and turns it off herself, with a code
+    let ann = browser(&app, sign_in(&app, "ann", PASSWORD).await).await;
+    let now = turn_on(&app, &ann, &id).await;
+    let (status, _) = ann
+        .status(
+            Method::POST,
+            "/v1/account/second-factor/disable",
+            Some(json!({ "code": app_code(&app, &id, now).await })),
+        )
+        .await;
+    assert_eq!(status, 400, "a spent code does not turn it off");
+    let (status, _) = ann
+        .status(
+            Method::POST,
+            "/v1/account/second-factor/disable",
+            Some(json!({ "code": app_code(&app, &id, now + 1).await })),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, off) = ann
+        .status(Method::GET, "/v1/account/second-factor", None)
+        .await;
+    assert_eq!(off["state"], "off");
+
+    // the audit log has each change once
+    let (_, page) = owner
+        .status(Method::GET, "/v1/audit?action=member.*&target=ann", None)
+        .await;
+    let actions: Vec<&str> = page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| e["action"].as_str().unwrap())
+        .filter(|a| a.contains("second_factor") || a.contains("recovery"))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "member.second_factor_enable",
+            "member.second_factor_reset",
+            "member.second_factor_enable",
+            "member.second_factor_disable"
+        ]
+    );
+}

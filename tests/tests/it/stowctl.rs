@@ -1234,4 +1234,40 @@ async fn the_first_owner_is_invited_listed_and_recovered() {
     ));
     let err = refused(&db, &["member", "set-password", "--login", "nobody"]);
     assert!(err.contains("no member signs in as \"nobody\""), "{err}");
+
+    // a locked-out owner's second factor, taken away; the audit log names the operator
+    let err = refused(&db, &["member", "reset-second-factor", "--login", "olga"]);
+    assert!(err.contains("olga has no second factor"), "{err}");
+    accounts
+        .begin_second_factor(&stored.id, b"sealed")
+        .await
+        .unwrap();
+    accounts
+        .confirm_second_factor(
+            &stored.id,
+            1,
+            &[],
+            &auth_core::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
+    let out = ok(&["member", "reset-second-factor", "--login", "olga"]);
+    assert!(out.contains("olga's second factor is off"), "{out}");
+    assert_eq!(accounts.second_factor(&stored.id).await.unwrap(), None);
+    let org_id = auth_core::OrgId::new(org.as_str());
+    let last = auth_core::audit::AuditStore::page(
+        &accounts,
+        &org_id,
+        &auth_core::audit::AuditQuery {
+            limit: 1,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        last[0].entry.action,
+        auth_core::audit::Action::SecondFactorReset
+    );
+    assert_eq!(last[0].entry.via, auth_core::audit::Via::Stowctl);
 }

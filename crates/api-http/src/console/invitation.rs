@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use stow_http::{ApiError, Code, Json};
 
 use super::guard::same_origin;
-use super::session::{check_address, check_password, no_store, start};
+use super::session::{
+    check_address, check_password, check_second_factor, no_store, start, SecondProof,
+};
 use super::Console;
 use crate::members::grant_out::GrantOut;
 use crate::state::CdnState;
@@ -80,6 +82,9 @@ pub struct Accept {
     login: String,
     password: String,
     display_name: Option<String>,
+    /// For a member whose second factor is on: their app's code, or a recovery code.
+    code: Option<String>,
+    recovery_code: Option<String>,
 }
 
 /// Longest display name, in characters.
@@ -121,7 +126,15 @@ pub async fn accept(
         .ok_or_else(not_open)?;
     let login_for_audit = login.clone();
     let accepter = match console.members.find_member(&login).await? {
-        Some(_) => Accepter::Existing(check_password(&console, &login, body.password).await?.id),
+        Some(_) => {
+            let member = check_password(&console, &login, body.password).await?;
+            let proof = SecondProof {
+                code: body.code,
+                recovery_code: body.recovery_code,
+            };
+            check_second_factor(&req, &console, &member, proof).await?;
+            Accepter::Existing(member.id)
+        }
         None => {
             auth_core::password::check_new(&body.password, &login)
                 .map_err(|weak| ApiError::invalid_request(format!("`password`: {weak}")))?;

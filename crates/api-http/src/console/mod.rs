@@ -37,6 +37,8 @@ pub struct Console {
     pub api_port: u16,
     /// Sign-in attempts per client address ([`SIGN_IN_QUOTA`]), across instances.
     pub sign_ins: stow_http::rate_limit::SharedLimiter,
+    /// The operator's key that opens members' TOTP secrets (`SECOND_FACTOR_KEY`).
+    pub seal: Option<auth_core::second_factor::SealKey>,
 }
 
 /// Sign-in attempts one address may make: 10 at once, then one every 6 seconds (10 a minute).
@@ -66,6 +68,7 @@ impl Console {
                 Arc::clone(&stores.rate_buckets),
                 SIGN_IN_QUOTA,
             ),
+            seal: config.second_factor_key.clone(),
         }
     }
 }

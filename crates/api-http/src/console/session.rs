@@ -22,6 +22,10 @@ pub struct SignIn {
     login: Option<String>,
     password: Option<String>,
     organization_id: Option<OrgId>,
+    /// The code of the member's authenticator app, when their second factor is on.
+    code: Option<String>,
+    /// …or one of their recovery codes instead.
+    recovery_code: Option<String>,
 }
 
 /// What the page needs of its session (the caller itself is `/api/v1/whoami`).
@@ -212,6 +216,85 @@ pub(super) async fn check_password(
     }
 }
 
+/// What a member sends besides their password when their second factor is on.
+#[derive(Default)]
+pub(super) struct SecondProof {
+    pub code: Option<String>,
+    pub recovery_code: Option<String>,
+}
+
+fn wrong_code() -> ApiError {
+    ApiError::new(
+        Code::Unauthorized,
+        "wrong code: type the code the app shows now (each works once), or a recovery code",
+    )
+}
+
+/// After a right password: a member whose second factor is on proves it with a current code
+/// of their app (never one used before) or an unused recovery code. A wrong one counts as a
+/// failed sign-in of the name (the same growing waits as wrong passwords).
+pub(super) async fn check_second_factor(
+    req: &HttpRequest,
+    console: &Console,
+    member: &auth_core::member::Member,
+    proof: SecondProof,
+) -> Result<(), ApiError> {
+    let Some(factor) = console
+        .members
+        .second_factor(&member.id)
+        .await?
+        .filter(|f| f.confirmed_at.is_some())
+    else {
+        return Ok(());
+    };
+    let subject = format!("login:{}", member.login);
+    let accepted = match (proof.code, proof.recovery_code) {
+        (Some(code), None) => {
+            let key = console.seal.as_ref().ok_or_else(|| {
+                ApiError::new(
+                    Code::Unavailable,
+                    "this service cannot check second factors now (SECOND_FACTOR_KEY is not set); use a recovery code or ask its operator",
+                )
+            })?;
+            let secret = key
+                .open(&member.id, &factor.sealed_secret)
+                .map_err(|e| ApiError::new(Code::Unavailable, e.to_string()))?;
+            let now = chrono::Utc::now().timestamp().max(0) as u64;
+            match auth_core::second_factor::check_code(&secret, &code, now, factor.last_step) {
+                Some(step) => console.members.use_step(&member.id, step).await?,
+                None => false,
+            }
+        }
+        (None, Some(recovery)) => {
+            let hash = auth_core::second_factor::recovery_hash(&recovery);
+            let audit =
+                crate::audit::signed_out(req, member.id.clone(), member.login.clone());
+            console
+                .members
+                .use_recovery_code(&member.id, &hash, &audit)
+                .await?
+        }
+        (None, None) => {
+            return Err(ApiError::new(
+                Code::SecondFactorRequired,
+                "your second factor is on: send the code your authenticator app shows (`code`) or a recovery code (`recoveryCode`)",
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid_request(
+                "send `code` or `recoveryCode`, not both",
+            ))
+        }
+    };
+    if accepted {
+        console.failures.clear(&subject).await?;
+        Ok(())
+    } else {
+        console.failures.fail(&subject, chrono::Utc::now()).await?;
+        Err(wrong_code())
+    }
+}
+
 /// `POST /session`: a usable key of any type, or a member's sign-in name and password, starts a
 /// session. A member acts in `organizationId` when given (one of theirs), else in the first of
 /// their organizations by name.
@@ -224,7 +307,11 @@ pub async fn sign_in(
     same_origin(&req)?;
     let body = body.into_inner();
     let subject = match (body.key, body.login, body.password) {
-        (Some(key), None, None) if body.organization_id.is_none() => {
+        (Some(key), None, None)
+            if body.organization_id.is_none()
+                && body.code.is_none()
+                && body.recovery_code.is_none() =>
+        {
             check_address(&req, &console).await?;
             let ctx = authenticator.authenticate_secret(key.trim()).await?;
             authenticator.rate_limit(&ctx.key.id).await?;
@@ -237,6 +324,11 @@ pub async fn sign_in(
             check_address(&req, &console).await?;
             let login = normalize_login(&login).map_err(|_| wrong_password())?;
             let member = check_password(&console, &login, password).await?;
+            let proof = SecondProof {
+                code: body.code,
+                recovery_code: body.recovery_code,
+            };
+            check_second_factor(&req, &console, &member, proof).await?;
             let orgs = console.members.memberships(&member.id).await?;
             let org_id = match body.organization_id {
                 Some(wanted) => orgs

@@ -9,6 +9,7 @@ pub mod list;
 pub mod remove;
 pub mod reset;
 pub mod revoke;
+pub mod second_factor;
 pub mod update;
 
 use auth_core::key::MemberAct;
@@ -21,6 +22,36 @@ fn manager(auth: &Auth) -> Result<&MemberAct, ApiError> {
     auth.member
         .as_ref()
         .ok_or_else(|| auth_core::AuthError::MembersOnly.into())
+}
+
+/// Refuses a change to `target` beyond the actor's reach — only a member the actor could have
+/// invited as they are (an admin never an owner) — and records the refusal as an attempt at
+/// `action`.
+async fn within_reach(
+    state: &crate::state::CdnState,
+    req: &actix_web::HttpRequest,
+    auth: &Auth,
+    actor: &MemberAct,
+    target: &auth_core::member::MemberContext,
+    action: auth_core::audit::Action,
+) -> Result<(), ApiError> {
+    let grant = &target.membership.grant;
+    match auth_core::roles::check_grant(&actor.grant, Some(grant), grant) {
+        Ok(()) => Ok(()),
+        Err(r) => {
+            let details = serde_json::json!({ "memberId": target.member.id });
+            Err(crate::audit::refused(
+                state,
+                req,
+                auth,
+                action,
+                &target.member.login,
+                details,
+                refused(r),
+            )
+            .await)
+        }
+    }
 }
 
 fn refused(r: Refusal) -> ApiError {

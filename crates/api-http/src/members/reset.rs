@@ -8,14 +8,13 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::audit::Action;
 use auth_core::console_session::{new_token, token_hash};
 use auth_core::member::{PasswordReset, RESET_LIFETIME};
-use auth_core::roles::check_grant;
 use auth_core::MemberId;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::update::current;
-use super::{manager, refused};
+use super::{manager, within_reach};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -50,21 +49,15 @@ pub async fn reset_password(
     let actor = manager(&auth)?;
     let id = MemberId::new(path.into_inner());
     let target = current(&state, &auth, &id).await?;
-    // only a member the actor could have invited as they are (an admin never resets an owner)
-    let grant = &target.membership.grant;
-    if let Err(r) = check_grant(&actor.grant, Some(grant), grant) {
-        let details = serde_json::json!({ "memberId": id });
-        return Err(crate::audit::refused(
-            &state,
-            &req,
-            &auth,
-            Action::PasswordResetIssue,
-            &target.member.login,
-            details,
-            refused(r),
-        )
-        .await);
-    }
+    within_reach(
+        &state,
+        &req,
+        &auth,
+        actor,
+        &target,
+        Action::PasswordResetIssue,
+    )
+    .await?;
     let token = new_token();
     let now = chrono::Utc::now();
     let expires_at = now + Duration::from_secs(RESET_LIFETIME.as_secs());

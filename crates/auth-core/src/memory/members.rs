@@ -9,7 +9,8 @@ use super::{unknown, MemoryAccounts, State};
 use crate::audit::{grant_details, Action, Actor, Audit};
 use crate::ids::{InvitationId, MemberId, OrgId};
 use crate::member::{
-    Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset, LAST_OWNER,
+    Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset,
+    SecondFactor, LAST_OWNER, SECOND_FACTOR_ON,
 };
 use crate::roles::{Grant, Role};
 use crate::store::StoreError;
@@ -21,6 +22,8 @@ pub(super) struct Members {
     invitations: Vec<Invitation>,
     /// Resets not yet used, with the time each was used (`None`: open).
     resets: Vec<(PasswordReset, Option<DateTime<Utc>>)>,
+    /// Second factors by member, and their unused recovery codes' hashes.
+    second_factors: HashMap<MemberId, (SecondFactor, Vec<[u8; 32]>)>,
 }
 
 impl Members {
@@ -419,5 +422,122 @@ impl MemberStore for MemoryAccounts {
                 .append([audit.member(org, Action::MemberRemove, member, details)]);
         }
         Ok(())
+    }
+
+    async fn second_factor(&self, id: &MemberId) -> Result<Option<SecondFactor>, StoreError> {
+        let st = self.lock();
+        Ok(st
+            .members
+            .second_factors
+            .get(id)
+            .map(|(f, codes)| SecondFactor {
+                recovery_left: codes.len(),
+                ..f.clone()
+            }))
+    }
+
+    async fn begin_second_factor(&self, id: &MemberId, sealed: &[u8]) -> Result<(), StoreError> {
+        let mut st = self.lock();
+        if !st.members.members.contains_key(id) {
+            return Err(unknown("member", id));
+        }
+        let factors = &mut st.members.second_factors;
+        if factors
+            .get(id)
+            .is_some_and(|(f, _)| f.confirmed_at.is_some())
+        {
+            return Err(StoreError::Conflict(SECOND_FACTOR_ON.into()));
+        }
+        let pending = SecondFactor {
+            sealed_secret: sealed.to_vec(),
+            confirmed_at: None,
+            last_step: None,
+            recovery_left: 0,
+        };
+        factors.insert(id.clone(), (pending, Vec::new()));
+        Ok(())
+    }
+
+    async fn confirm_second_factor(
+        &self,
+        id: &MemberId,
+        step: u64,
+        recovery: &[[u8; 32]],
+        audit: &Audit,
+    ) -> Result<bool, StoreError> {
+        let mut st = self.lock();
+        let Some((f, codes)) = st.members.second_factors.get_mut(id) else {
+            return Ok(false);
+        };
+        if f.confirmed_at.is_some() {
+            return Ok(false);
+        }
+        f.confirmed_at = Some(Utc::now());
+        f.last_step = Some(step);
+        *codes = recovery.to_vec();
+        let member = st.members.members.get(id).cloned();
+        if let Some(member) = member {
+            let entries = in_every_org(&st, audit, Action::SecondFactorEnable, &member);
+            self.audit.append(entries);
+        }
+        Ok(true)
+    }
+
+    async fn use_step(&self, id: &MemberId, step: u64) -> Result<bool, StoreError> {
+        let mut st = self.lock();
+        match st.members.second_factors.get_mut(id) {
+            Some((f, _))
+                if f.confirmed_at.is_some() && f.last_step.is_none_or(|last| last < step) =>
+            {
+                f.last_step = Some(step);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn use_recovery_code(
+        &self,
+        id: &MemberId,
+        hash: &[u8; 32],
+        audit: &Audit,
+    ) -> Result<bool, StoreError> {
+        let mut st = self.lock();
+        let Some((f, codes)) = st.members.second_factors.get_mut(id) else {
+            return Ok(false);
+        };
+        let Some(index) = codes
+            .iter()
+            .position(|c| c == hash)
+            .filter(|_| f.confirmed_at.is_some())
+        else {
+            return Ok(false);
+        };
+        codes.remove(index);
+        let member = st.members.members.get(id).cloned();
+        if let Some(member) = member {
+            let entries = in_every_org(&st, audit, Action::RecoveryCodeUse, &member);
+            self.audit.append(entries);
+        }
+        Ok(true)
+    }
+
+    async fn remove_second_factor(
+        &self,
+        id: &MemberId,
+        action: Action,
+        audit: &Audit,
+    ) -> Result<bool, StoreError> {
+        let mut st = self.lock();
+        let Some((removed, _)) = st.members.second_factors.remove(id) else {
+            return Ok(false);
+        };
+        // an unconfirmed one was never on: nothing to record
+        let member = st.members.members.get(id).cloned();
+        if let Some(member) = member.filter(|_| removed.confirmed_at.is_some()) {
+            let entries = in_every_org(&st, audit, action, &member);
+            self.audit.append(entries);
+        }
+        Ok(true)
     }
 }

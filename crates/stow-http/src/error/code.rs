@@ -37,6 +37,9 @@ macro_rules! codes {
 codes! {
     Unauthorized => UNAUTHORIZED, "UNAUTHORIZED", "unauthorized";
     Forbidden => FORBIDDEN, "FORBIDDEN", "forbidden";
+    /// A member's password was right and their second factor is on: send `code` (or
+    /// `recoveryCode`) with it.
+    SecondFactorRequired => UNAUTHORIZED, "SECOND_FACTOR_REQUIRED", "unauthorized";
     InvalidPath => BAD_REQUEST, "INVALID_PATH", "invalid_request";
     PathNotAllowed => FORBIDDEN, "PATH_NOT_ALLOWED", "forbidden";
     FileTooLarge => PAYLOAD_TOO_LARGE, "FILE_TOO_LARGE", "payload_too_large";
@@ -99,7 +102,7 @@ mod tests {
     #[test]
     fn every_code_has_both_spellings_and_a_status() {
         use Code::*;
-        assert_eq!(Code::ALL.len(), 29);
+        assert_eq!(Code::ALL.len(), 30);
         for &c in Code::ALL {
             assert_eq!(c.cdn_name(), c.cdn_name().to_uppercase());
             assert_eq!(c.ingest_name(), c.ingest_name().to_lowercase());
@@ -108,6 +111,7 @@ mod tests {
         // the pinned statuses
         assert_eq!(Unauthorized.status(), 401);
         assert_eq!(Forbidden.status(), 403);
+        assert_eq!(SecondFactorRequired.status(), 401);
         assert_eq!(InvalidPath.status(), 400);
         assert_eq!(PathNotAllowed.status(), 403);
         assert_eq!(FileTooLarge.status(), 413);

@@ -1,0 +1,78 @@
+//! `DELETE /v1/members/{memberId}/second-factor`: an owner or admin takes away a member's second
+//! factor (they lost their phone and their recovery codes); the member signs in with their
+//! password alone and may set up a new one. Their console sessions end everywhere.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use auth_core::audit::Action;
+use auth_core::MemberId;
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth, Code};
+use utoipa::ToSchema;
+
+use super::update::current;
+use super::{manager, within_reach};
+use crate::state::CdnState;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecondFactorResetResponse {
+    pub success: bool,
+    /// The member's console sessions that ended.
+    pub sessions_ended: u64,
+    pub request_id: String,
+}
+
+/// Remove a member's second factor.
+#[utoipa::path(
+    delete, path = "/v1/members/{memberId}/second-factor", tag = "members", security(("bearer" = [])),
+    params(("memberId" = String, Path, description = "`mem_…`")),
+    responses(
+        (status = 200, description = "Removed; the member's sessions ended", body = SecondFactorResetResponse),
+        (status = 404, description = "NOT_FOUND: no such member in this organization, or they have no second factor", body = stow_http::error::CdnErrorBody),
+        super::MemberRouteErrors,
+        stow_http::error::KeyedRouteErrors,
+    )
+)]
+pub async fn reset_second_factor(
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<CdnState>,
+    authenticator: web::Data<stow_http::Authenticator>,
+) -> Result<HttpResponse, ApiError> {
+    let actor = manager(&auth)?;
+    let id = MemberId::new(path.into_inner());
+    let target = current(&state, &auth, &id).await?;
+    within_reach(
+        &state,
+        &req,
+        &auth,
+        actor,
+        &target,
+        Action::SecondFactorReset,
+    )
+    .await?;
+    let audit = crate::audit::of(&req, &auth);
+    if !state
+        .stores
+        .members
+        .remove_second_factor(&id, Action::SecondFactorReset, &audit)
+        .await?
+    {
+        return Err(ApiError::new(
+            Code::NotFound,
+            format!("`{}` has no second factor", target.member.login),
+        ));
+    }
+    let sessions_ended = state
+        .stores
+        .console_sessions
+        .end_for_member(&id, None)
+        .await?;
+    authenticator.forget_member(&id, &auth.org.id);
+    Ok(HttpResponse::Ok().json(SecondFactorResetResponse {
+        success: true,
+        sessions_ended,
+        request_id: current_request_id(),
+    }))
+}
