@@ -261,6 +261,32 @@ async fn started() -> (TestApp, Browser, String) {
     (app, Browser::start().await, console)
 }
 
+/// An invitation to the test organization for `role`, open for an hour (as `stowctl member
+/// invite` makes one); its token.
+async fn invitation(app: &TestApp, role: auth_core::roles::Role) -> String {
+    use auth_core::member::MemberStore;
+    let token = auth_core::console_session::new_token();
+    let now = chrono::Utc::now();
+    app.accounts
+        .create_invitation(
+            &auth_core::member::Invitation {
+                id: auth_core::InvitationId::generate(),
+                org_id: app.org.id.clone(),
+                grant: auth_core::roles::Grant::everywhere(role),
+                invited_by: None,
+                token_hash: auth_core::console_session::token_hash(&token),
+                note: None,
+                created_at: now,
+                expires_at: now + chrono::Duration::hours(1),
+                accepted_at: None,
+            },
+            &auth_core::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
+    token
+}
+
 /// A fresh app and a browser signed in to its console with the developer key.
 async fn signed_in() -> (TestApp, Browser, String) {
     let (app, b, console) = started().await;
@@ -280,25 +306,7 @@ async fn members_invite_accept_and_a_moderators_view() {
         .register_server(&app.org.id, "other1", Some("Second"))
         .await
         .unwrap();
-    let token = auth_core::console_session::new_token();
-    let now = chrono::Utc::now();
-    app.accounts
-        .create_invitation(
-            &auth_core::member::Invitation {
-                id: auth_core::InvitationId::generate(),
-                org_id: app.org.id.clone(),
-                grant: auth_core::roles::Grant::everywhere(auth_core::roles::Role::Owner),
-                invited_by: None,
-                token_hash: auth_core::console_session::token_hash(&token),
-                note: Some("Olga".into()),
-                created_at: now,
-                expires_at: now + chrono::Duration::hours(1),
-                accepted_at: None,
-            },
-            &auth_core::audit::Audit::operator("test"),
-        )
-        .await
-        .unwrap();
+    let token = invitation(&app, auth_core::roles::Role::Owner).await;
     const PASSWORD: &str = "tangerine Kettle orbit 77";
     let accept = |link: String, login: &'static str| {
         let b = &b;
@@ -385,27 +393,8 @@ async fn members_invite_accept_and_a_moderators_view() {
 #[tokio::test]
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
 async fn the_audit_log_shows_a_delete_by_a_member() {
-    use auth_core::member::MemberStore;
     let (app, b, console) = started().await;
-    let token = auth_core::console_session::new_token();
-    let now = chrono::Utc::now();
-    app.accounts
-        .create_invitation(
-            &auth_core::member::Invitation {
-                id: auth_core::InvitationId::generate(),
-                org_id: app.org.id.clone(),
-                grant: auth_core::roles::Grant::everywhere(auth_core::roles::Role::Owner),
-                invited_by: None,
-                token_hash: auth_core::console_session::token_hash(&token),
-                note: None,
-                created_at: now,
-                expires_at: now + chrono::Duration::hours(1),
-                accepted_at: None,
-            },
-            &auth_core::audit::Audit::operator("test"),
-        )
-        .await
-        .unwrap();
+    let token = invitation(&app, auth_core::roles::Role::Owner).await;
     for name in ["gone.png", "kept.png"] {
         let res = app
             .upload(&app.dev_key, name, PNG.to_vec(), Some("shots"))
@@ -465,6 +454,80 @@ async fn the_audit_log_shows_a_delete_by_a_member() {
         .await;
     assert_eq!(rows, json!(1));
     assert!(b.text("main tbody").await.contains("shots/gone.png"));
+    b.client.close().await.unwrap();
+}
+
+/// A member turns on two-step sign-in on their Account page (QR code, a code from the app,
+/// recovery codes shown once), and the next sign-in asks for a code after the password.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn a_member_turns_on_two_step_sign_in() {
+    use auth_core::member::MemberStore;
+    let (app, b, console) = started().await;
+    let token = invitation(&app, auth_core::roles::Role::Viewer).await;
+    const PASSWORD: &str = "tangerine Kettle orbit 77";
+    b.client
+        .goto(&format!("{console}/invite#{token}"))
+        .await
+        .unwrap();
+    b.until("document.querySelector('input[autocomplete=new-password]')")
+        .await;
+    b.type_into("input[autocomplete=username]", "vera").await;
+    b.type_into("input[autocomplete=new-password]", PASSWORD)
+        .await;
+    b.button("Accept and sign in").await;
+    b.until(
+        "document.querySelector('#nav-account') && !document.querySelector('#nav-account').hidden",
+    )
+    .await;
+    let member = app.accounts.find_member("vera").await.unwrap().unwrap();
+    let code_at = |step: u64| {
+        let app = &app;
+        let id = member.id.clone();
+        async move {
+            let factor = app.accounts.second_factor(&id).await.unwrap().unwrap();
+            let secret = auth_core::second_factor::SealKey::new([42; 32])
+                .open(&id, &factor.sealed_secret)
+                .unwrap();
+            auth_core::second_factor::code_at(&secret, step)
+        }
+    };
+    let step_now = || auth_core::second_factor::step_of(chrono::Utc::now().timestamp() as u64);
+
+    b.click("#nav-account").await;
+    b.button("Set up two-step sign-in").await;
+    b.until("document.querySelector('svg.qr') && document.querySelector('#totp-secret')")
+        .await;
+    b.shoot("account-setup").await;
+    let step = step_now();
+    b.type_into("input[autocomplete=one-time-code]", &code_at(step).await)
+        .await;
+    b.button("Turn on").await;
+    b.until("document.querySelector('#recovery-codes')").await;
+    let codes = b.text("#recovery-codes").await;
+    assert_eq!(codes.lines().count(), 10, "{codes}");
+    b.shoot_at("account-recovery-codes", Some("#recovery-codes"))
+        .await;
+    b.button("I saved them").await;
+    b.until("document.querySelector('main')?.innerText.includes('Recovery codes left: 10')")
+        .await;
+
+    // the next sign-in asks for a code after the password
+    b.button("Sign out").await;
+    b.until("document.querySelector('input[name=password]')")
+        .await;
+    b.type_into("input[name=username]", "vera").await;
+    b.type_into("input[name=password]", PASSWORD).await;
+    b.click("form button[type=submit]").await;
+    b.until("document.querySelector('#sign-in-code') && !document.querySelector('#sign-in-code').closest('.field').hidden")
+        .await;
+    assert!(b.text("form").await.contains("second factor"));
+    b.shoot("sign-in-code").await;
+    b.type_into("#sign-in-code", &code_at(step + 1).await).await;
+    b.click("form button[type=submit]").await;
+    b.until("document.querySelector('#nav') && !document.querySelector('#nav').hidden")
+        .await;
+    assert!(b.text("#who").await.contains("vera"));
     b.client.close().await.unwrap();
 }
 

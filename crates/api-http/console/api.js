@@ -195,8 +195,9 @@ export async function consolePost(path, body) {
 }
 
 /**
- * Signs in with `{key}` or `{login, password}`.
- * @param {{ key: string } | { login: string, password: string }} credentials
+ * Signs in with `{key}` or `{login, password}` (with `code` or `recoveryCode` when the member's
+ * second factor is on).
+ * @param {{ key: string } | { login: string, password: string, code?: string, recoveryCode?: string }} credentials
  */
 export function signIn(credentials) {
   return consolePost('/session', credentials);

@@ -9,6 +9,7 @@ import { logsView } from './logs.js';
 import { membersView } from './members.js';
 import { keysView } from './keys.js';
 import { auditView } from './audit.js';
+import { accountView } from './account.js';
 
 /** Each page's view, made anew for every visit: `render(root, ctx)`, then `leave()`. */
 const views = {
@@ -18,6 +19,7 @@ const views = {
   '/members': membersView,
   '/keys': keysView,
   '/audit': auditView,
+  '/account': accountView,
 };
 const main = () => document.getElementById('main');
 /** @type {import('./types.js').Whoami | null} */
@@ -39,6 +41,12 @@ function signedOutShell(title) {
 
 /** What a refused sign-in should say. */
 function signInRefusal(err, withKey) {
+  if (err.code === 'SECOND_FACTOR_REQUIRED') {
+    return 'Your account asks for a second factor: enter the code your authenticator app shows now.';
+  }
+  if (err.status === 401 && /wrong code/.test(err.message)) {
+    return 'That code was not accepted (each code works once). Enter the code the app shows now, or a recovery code.';
+  }
   if (err.status === 401) {
     return withKey
       ? 'That key was not accepted: it is unknown, disabled or expired. Check it, or ask the organization owner for a new one.'
@@ -71,6 +79,36 @@ function signInPage(message, withKey = false) {
     spellcheck: 'false',
     placeholder: 'stw_dev_… or stw_srv_…',
   });
+  // shown once the password was right and the account has a second factor
+  let recovery = false;
+  const code = h('input', {
+    type: 'text',
+    name: 'code',
+    autocomplete: 'one-time-code',
+    inputmode: 'numeric',
+    spellcheck: 'false',
+  });
+  const codeLabel = h('label', { for: 'sign-in-code' }, 'Code from your authenticator app');
+  code.id = 'sign-in-code';
+  const codeSwitch = h(
+    'button',
+    {
+      type: 'button',
+      class: 'link',
+      onclick: () => {
+        recovery = !recovery;
+        codeLabel.textContent = recovery ? 'Recovery code' : 'Code from your authenticator app';
+        code.setAttribute('inputmode', recovery ? 'text' : 'numeric');
+        codeSwitch.textContent = recovery
+          ? 'Use the authenticator app instead'
+          : 'Use a recovery code instead';
+        code.value = '';
+        code.focus();
+      },
+    },
+    'Use a recovery code instead',
+  );
+  const codeField = h('div', { class: 'field', hidden: true }, codeLabel, code, codeSwitch);
   const problem = h('div', { class: 'form-error', role: 'alert' });
   if (message) problem.append(h('p', {}, message));
   const form = h(
@@ -83,8 +121,16 @@ function signInPage(message, withKey = false) {
         const button = form.querySelector('button[type=submit]');
         button.disabled = true;
         try {
+          const proof = !codeField.hidden && code.value.trim() ? code.value.trim() : undefined;
           await signIn(
-            withKey ? { key: key.value } : { login: login.value, password: password.value },
+            withKey
+              ? { key: key.value }
+              : {
+                  login: login.value,
+                  password: password.value,
+                  code: recovery ? undefined : proof,
+                  recoveryCode: recovery ? proof : undefined,
+                },
           );
           key.value = '';
           password.value = '';
@@ -93,7 +139,13 @@ function signInPage(message, withKey = false) {
         } catch (err) {
           problem.append(h('p', {}, signInRefusal(err, withKey)));
           button.disabled = false;
-          (withKey ? key : password).focus();
+          if (err.code === 'SECOND_FACTOR_REQUIRED' || /wrong code/.test(err.message)) {
+            codeField.hidden = false;
+            code.value = '';
+            code.focus();
+          } else {
+            (withKey ? key : password).focus();
+          }
         }
       },
     },
@@ -112,6 +164,7 @@ function signInPage(message, withKey = false) {
           h('p', { class: 'muted' }, 'Sign in with the name and password of your invitation.'),
           field('Sign-in name', login),
           field('Password', password),
+          codeField,
         ],
     problem,
     h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
@@ -303,6 +356,7 @@ function header(s) {
   document.getElementById('nav-members').hidden = !manages;
   document.getElementById('nav-keys').hidden = !manages;
   document.getElementById('nav-audit').hidden = !manages;
+  document.getElementById('nav-account').hidden = !me.member;
 }
 
 async function route() {

@@ -197,6 +197,34 @@ async function render(root, ctx) {
           'button',
           {
             type: 'button',
+            onclick: async () => {
+              const choice = await dialog(
+                `Remove ${m.login}'s second factor?`,
+                h(
+                  'p',
+                  {},
+                  'For a member who lost their authenticator app and their recovery codes: they sign in with their password alone and can set up a new one. Their console sessions end.',
+                ),
+                [
+                  ['Cancel', ''],
+                  ['Remove second factor', 'yes', 'danger'],
+                ],
+              );
+              if (choice !== 'yes') return;
+              try {
+                await api('DELETE', `/members/${encodeURIComponent(m.id)}/second-factor`);
+                toast(`${m.login} signs in with their password alone now.`);
+              } catch (err) {
+                toast(sentence(err), 'error');
+              }
+            },
+          },
+          'Remove second factor',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
             class: 'danger',
             onclick: async () => {
               const choice = await dialog(
