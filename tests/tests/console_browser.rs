@@ -337,6 +337,8 @@ async fn members_invite_accept_and_a_moderators_view() {
     b.js("const r = document.querySelector('select[name=role]'); r.value = 'moderator'; return true;")
         .await;
     b.click("input[type=checkbox][value=abc123]").await;
+    b.type_into("input[placeholder='screenshots, mugshots']", "team")
+        .await;
     b.button("Make an invitation link").await;
     let link = b.text("code.secret").await;
     assert!(link.starts_with(&format!("{console}/invite#")), "{link}");
@@ -383,6 +385,31 @@ async fn members_invite_accept_and_a_moderators_view() {
             == Value::Bool(true)
     );
     b.shoot("moderator-overview").await;
+    // …and their paths only: the Files page offers their folder, and another is refused
+    for (name, folder) in [("a.png", "team"), ("b.png", "secret")] {
+        let res = app
+            .upload(&app.dev_key, name, PNG.to_vec(), Some(folder))
+            .await;
+        assert!(res.status().is_success());
+    }
+    b.client.goto(&format!("{console}/objects")).await.unwrap();
+    let offered = b.text("ul.folders").await;
+    assert_eq!(offered.trim(), "team/");
+    b.click("a.folder").await;
+    b.listed("a.png").await;
+    b.client
+        .goto(&format!("{console}/objects?path=secret"))
+        .await
+        .unwrap();
+    let refused = b.text("#listing .error-box").await;
+    assert!(
+        refused.contains("outside the paths your role (moderator) may read"),
+        "{refused}"
+    );
+    assert!(
+        !refused.contains("Try again"),
+        "a refusal cannot succeed: {refused}"
+    );
     let members = app.accounts.list_members(&app.org.id).await.unwrap();
     assert_eq!(members.len(), 2);
     b.client.close().await.unwrap();

@@ -27,6 +27,15 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Whether asking again may succeed (no network, a timeout, a rate limit, the service busy or
+ * failing); a refusal or a bad request never does, so no "Try again" is offered for it.
+ */
+export function retryable(err) {
+  const status = err instanceof ApiError ? err.status : 0;
+  return status === 0 || status === 408 || status === 429 || status >= 500;
+}
+
 /** What a person should read for an error, with what to do next. */
 export function sentence(err) {
   if (!(err instanceof ApiError)) {

@@ -1,7 +1,16 @@
 // @ts-check
 // The console's shell: session, sign-in, navigation. Each view renders from the URL alone, so a
 // link shares it and the back button works.
-import { api, session, signIn, signOut, sentence, consolePost, setMemberSession } from './api.js';
+import {
+  api,
+  session,
+  signIn,
+  signOut,
+  sentence,
+  consolePost,
+  setMemberSession,
+  retryable,
+} from './api.js';
 import { h, errorBox, field } from './ui.js';
 import { overviewView } from './overview.js';
 import { filesView } from './objects.js';
@@ -376,7 +385,7 @@ async function route() {
       me = await api('GET', '/whoami');
     } catch (err) {
       if (err.status === 401) return signInPage();
-      main().replaceChildren(errorBox(sentence(err), route));
+      main().replaceChildren(errorBox(sentence(err), retryable(err) ? route : undefined));
       return;
     }
   }
@@ -411,7 +420,7 @@ async function route() {
   try {
     await view.render(root, { me, params: new URLSearchParams(location.search), navigate });
   } catch (err) {
-    root.append(errorBox(sentence(err), route));
+    root.append(errorBox(sentence(err), retryable(err) ? route : undefined));
   }
 }
 

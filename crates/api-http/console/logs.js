@@ -2,7 +2,7 @@
 // The log explorer: the whole search lives in the URL (/logs?server=…&range=1h&minLevel=warn…),
 // so a link reproduces it and the back button returns to the previous one. Built on
 // /v1/logs/query, /counts, /export and /tail.
-import { api, query, sentence } from './api.js';
+import { api, query, sentence, retryable } from './api.js';
 import { h, toast, when, shortTime, errorBox, empty, dialog, field } from './ui.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'];
@@ -481,8 +481,11 @@ export function logsView() {
         json: { ...body, limit: 100, cursor: more ? view.cursor : undefined },
       });
     } catch (err) {
-      if (!more) box.replaceChildren(errorBox(sentence(err), () => results(body, false)));
-      else toast(sentence(err), 'error');
+      if (!more) {
+        box.replaceChildren(
+          errorBox(sentence(err), retryable(err) ? () => results(body, false) : undefined),
+        );
+      } else toast(sentence(err), 'error');
       return;
     }
     if (!view) return;

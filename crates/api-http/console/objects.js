@@ -1,7 +1,7 @@
 // @ts-check
 // The object browser: folders (GET /v1/objects?delimiter=/), details, uploads, moves, deletes,
 // purges, upload URLs and placeholders — each through its public route.
-import { api, upload, sentence } from './api.js';
+import { api, upload, sentence, retryable } from './api.js';
 import { h, toast, bytes, when, errorBox, empty, dialog, copy, field } from './ui.js';
 
 const parent = (p) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
@@ -170,7 +170,9 @@ export function filesView() {
       state.token = page.continuationToken;
       drawList();
     } catch (err) {
-      list.replaceChildren(errorBox(sentence(err), () => loadPage(first)));
+      list.replaceChildren(
+        errorBox(sentence(err), retryable(err) ? () => loadPage(first) : undefined),
+      );
     }
   }
 

@@ -177,6 +177,15 @@ impl AuthContext {
     }
 
     /// [`AuthContext::may`], or why not.
+    /// Who a refusal speaks of: `this key`, or, for a member, `your role (moderator)` (their
+    /// limits are their role's, not a key's).
+    pub fn holder(&self) -> String {
+        match &self.member {
+            Some(m) => format!("your role ({})", m.grant.role),
+            None => "this key".to_owned(),
+        }
+    }
+
     pub fn require_capability(&self, capability: Capability) -> Result<(), AuthError> {
         match &self.member {
             _ if self.may(capability) => Ok(()),

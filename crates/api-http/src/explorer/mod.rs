@@ -97,7 +97,8 @@ pub(crate) async fn target_server(
             ),
             Denied::OtherServer => forbidden("this key is bound to another server"),
             Denied::OutOfScope(code) => forbidden(&format!(
-                "this key may read the logs of named servers only, and `{code}` is not one of them"
+                "{} may read the logs of named servers only, and `{code}` is not one of them",
+                auth.holder()
             )),
             Denied::UnknownServer(code) => ApiError::new(
                 Code::NotFound,

@@ -84,7 +84,7 @@ pub(super) async fn delete_path(
     if !auth.key.path_scope().allows(&key) {
         return Err(ApiError::new(
             Code::PathNotAllowed,
-            format!("`{key}` is outside the paths this key may delete"),
+            format!("`{key}` is outside the paths {} may delete", auth.holder()),
         ));
     }
     let deleted = state

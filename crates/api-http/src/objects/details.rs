@@ -66,7 +66,7 @@ pub async fn details(
     if !auth.key.path_scope().allows(&key) {
         return Err(ApiError::new(
             Code::PathNotAllowed,
-            format!("`{key}` is outside the paths this key may read"),
+            format!("`{key}` is outside the paths {} may read", auth.holder()),
         ));
     }
     let not_found = || ApiError::new(Code::NotFound, format!("no object has the key `{key}`"));

@@ -73,7 +73,10 @@ pub async fn list(
         let msg = if params.path.is_none() {
             "this key is restricted to specific path prefixes; pass `path`".to_owned()
         } else {
-            format!("path `{folder}` is outside the paths this key may read")
+            format!(
+                "path `{folder}` is outside the paths {} may read",
+                auth.holder()
+            )
         };
         return Err(ApiError::new(Code::PathNotAllowed, msg));
     }

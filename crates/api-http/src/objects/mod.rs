@@ -86,16 +86,19 @@ pub(crate) async fn folder_batch(
 pub(crate) fn whole_folder_in_scope(auth: &Auth, folder: &str, verb: &str) -> Result<(), ApiError> {
     match auth.key.path_scope().outside_part(folder) {
         None => Ok(()),
-        Some(part) => Err(outside_scope(part, verb)),
+        Some(part) => Err(outside_scope(auth, part, verb)),
     }
 }
 
 /// 403 `PATH_NOT_ALLOWED` for a request that changed nothing because `part` is outside the key's
 /// paths (`verb`: what the request does, `delete`, `move`).
-pub(crate) fn outside_scope(part: &str, verb: &str) -> ApiError {
+pub(crate) fn outside_scope(auth: &Auth, part: &str, verb: &str) -> ApiError {
     ApiError::new(
         stow_http::Code::PathNotAllowed,
-        format!("`{part}` is outside the paths this key may {verb}; nothing was {verb}d"),
+        format!(
+            "`{part}` is outside the paths {} may {verb}; nothing was {verb}d",
+            auth.holder()
+        ),
     )
 }
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::audit::Audit;
-use auth_core::{OrgId, PathScope, Permission};
+use auth_core::{OrgId, Permission};
 use cdn_core::folder_move::{self, FolderMove};
 use cdn_core::idempotency::Fingerprint;
 use cdn_core::path::{normalize_folder, normalize_key, ObjectKey};
@@ -90,11 +90,10 @@ pub async fn move_objects(
     auth.require(Permission::CdnWrite)?;
     auth.require(Permission::CdnDelete)?;
     let body = body.into_inner();
-    let scope = auth.key.path_scope();
     let (from, to) = if body.folder {
-        folders(&body, &scope)?
+        folders(&body, &auth)?
     } else {
-        keys(&body, &scope)?
+        keys(&body, &auth)?
     };
     let mut fp = Fingerprint::new();
     fp.field("from", &from);
@@ -137,7 +136,8 @@ pub async fn move_objects(
     ticket.finish(&fingerprint, outcome).await
 }
 
-fn keys(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiError> {
+fn keys(body: &MoveRequest, auth: &Auth) -> Result<(String, String), ApiError> {
+    let scope = auth.key.path_scope();
     let key = |raw: &str, field: &str| {
         normalize_key(raw)
             .map(String::from)
@@ -146,13 +146,14 @@ fn keys(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiEr
     let (from, to) = (key(&body.from, "from")?, key(&body.to, "to")?);
     for k in [&from, &to] {
         if !scope.allows(k) {
-            return Err(outside_scope(k, "move"));
+            return Err(outside_scope(auth, k, "move"));
         }
     }
     Ok((from, to))
 }
 
-fn folders(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), ApiError> {
+fn folders(body: &MoveRequest, auth: &Auth) -> Result<(String, String), ApiError> {
+    let scope = auth.key.path_scope();
     let folder = |raw: &str, field: &str| {
         normalize_folder(raw)
             .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid {field}: {e}")))
@@ -162,7 +163,7 @@ fn folders(body: &MoveRequest, scope: &PathScope) -> Result<(String, String), Ap
         .map_err(|e| ApiError::new(Code::InvalidPath, e.to_string()))?;
     for f in [&from, &to] {
         if let Some(part) = scope.outside_part(f) {
-            return Err(outside_scope(part, "move"));
+            return Err(outside_scope(auth, part, "move"));
         }
     }
     Ok((from, to))

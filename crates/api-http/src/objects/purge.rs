@@ -91,7 +91,10 @@ pub async fn purge(
     if let Some(outside) = keys.iter().find(|k| !scope.allows(k)) {
         return Err(ApiError::new(
             Code::PathNotAllowed,
-            format!("`{outside}` is outside the paths this key may purge; nothing was purged"),
+            format!(
+                "`{outside}` is outside the paths {} may purge; nothing was purged",
+                auth.holder()
+            ),
         ));
     }
     let mut fp = Fingerprint::new();

@@ -73,8 +73,9 @@ pub(crate) fn pattern_in_scope(auth: &Auth, pattern: &Pattern) -> Result<(), Api
             Err(ApiError::new(
                 Code::PathNotAllowed,
                 format!(
-                    "pattern `{}` reaches {reach}, outside the paths this key may write",
-                    pattern.as_str()
+                    "pattern `{}` reaches {reach}, outside the paths {} may write",
+                    pattern.as_str(),
+                    auth.holder()
                 ),
             ))
         }

@@ -60,8 +60,9 @@ pub async fn set_placeholder(
         return Err(ApiError::new(
             Code::PathNotAllowed,
             format!(
-                "fallback `{}` is outside the paths this key may read",
-                new.fallback
+                "fallback `{}` is outside the paths {} may read",
+                new.fallback,
+                auth.holder()
             ),
         ));
     }
