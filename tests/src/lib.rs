@@ -118,10 +118,18 @@ pub async fn spawn_with(opts: Options) -> TestApp {
         .await
         .unwrap();
     let server = accounts
-        .register_server(&org.id, "abc123", Some("Test"))
+        .register_server(
+            &org.id,
+            "abc123",
+            Some("Test"),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
-    accounts.set_logs_active("abc123", true).await.unwrap();
+    accounts
+        .set_logs_active("abc123", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     stow_db::logs::maintain_partitions(&db).await.unwrap();
 
     let mut app = TestApp {

@@ -303,7 +303,12 @@ async fn members_invite_accept_and_a_moderators_view() {
     use auth_core::AccountStore;
     let (app, b, console) = started().await;
     app.accounts
-        .register_server(&app.org.id, "other1", Some("Second"))
+        .register_server(
+            &app.org.id,
+            "other1",
+            Some("Second"),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     let token = invitation(&app, auth_core::roles::Role::Owner).await;

@@ -152,6 +152,10 @@ actions! {
     SecondFactorReset = "member.second_factor_reset",
     /// A member signed in with a recovery code (it works once).
     RecoveryCodeUse = "member.recovery_code_use",
+    /// A game server registered (`stowctl server register`); the target is its join code.
+    ServerRegister = "server.register",
+    /// A server's log ingestion turned on or off (`stowctl server activate`, `deactivate`).
+    ServerLogs = "server.logs",
     /// The organization's plan changed.
     PlanChange = "org.plan_change",
 }
@@ -342,6 +346,26 @@ pub fn key_details(k: &crate::ApiKey) -> Value {
         "denyPaths": k.denied_prefixes,
         "expiresAt": k.expires_at,
     })
+}
+
+/// The entry of a registered server.
+pub fn server_registered(audit: &Audit, s: &crate::Server) -> AuditEntry {
+    audit.entry(
+        &s.org_id,
+        Action::ServerRegister,
+        s.cfx_id.as_str(),
+        serde_json::json!({ "serverId": s.id, "name": s.name }),
+    )
+}
+
+/// The entry of a server whose log ingestion was turned on or off.
+pub fn server_logs(audit: &Audit, s: &crate::Server) -> AuditEntry {
+    audit.entry(
+        &s.org_id,
+        Action::ServerLogs,
+        s.cfx_id.as_str(),
+        serde_json::json!({ "serverId": s.id, "active": s.logs_active }),
+    )
 }
 
 /// What an entry says of a grant.

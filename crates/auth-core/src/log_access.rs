@@ -135,11 +135,21 @@ mod tests {
         let org = store.create_org("A", "a", "pro").await.unwrap();
         let other = store.create_org("B", "b", "pro").await.unwrap();
         let srv = store
-            .register_server(&org.id, "Abc123", None)
+            .register_server(
+                &org.id,
+                "Abc123",
+                None,
+                &crate::audit::Audit::operator("test"),
+            )
             .await
             .unwrap();
         store
-            .register_server(&other.id, "theirs", None)
+            .register_server(
+                &other.id,
+                "theirs",
+                None,
+                &crate::audit::Audit::operator("test"),
+            )
             .await
             .unwrap();
         let global = ctx(&store, &org.id, None).await;
@@ -166,7 +176,10 @@ mod tests {
             Err(Denied::SourceInactive)
         );
         // the bound key's cached context says inactive; the fresh read sees the activation
-        store.set_logs_active("abc123", true).await.unwrap();
+        store
+            .set_logs_active("abc123", true, &crate::audit::Audit::operator("test"))
+            .await
+            .unwrap();
         assert!(!bound.server.as_ref().unwrap().logs_active);
         assert_eq!(resolve(&store, &bound, None).await.unwrap().id, srv.id);
         assert_eq!(
@@ -178,10 +191,18 @@ mod tests {
             srv.id
         );
         let second = store
-            .register_server(&org.id, "Second", None)
+            .register_server(
+                &org.id,
+                "Second",
+                None,
+                &crate::audit::Audit::operator("test"),
+            )
             .await
             .unwrap();
-        store.set_logs_active("second", true).await.unwrap();
+        store
+            .set_logs_active("second", true, &crate::audit::Audit::operator("test"))
+            .await
+            .unwrap();
         let scoped = scoped_ctx(&store, &org.id, &srv).await;
         assert_eq!(
             resolve(&store, &scoped, Some("abc123")).await.unwrap().id,

@@ -30,7 +30,8 @@ macro_rules! member_store_suite {
             passwords_are_replaced,
             a_reset_works_once_before_it_expires_and_replaces_older_ones,
             key_member_and_plan_changes_are_audited_once_with_their_actor,
-            second_factors_are_confirmed_once_and_their_codes_used_once);
+            second_factors_are_confirmed_once_and_their_codes_used_once,
+            servers_registered_and_switched_are_audited_once);
     };
     (@cases $run:path, $store:path; $($case:ident),*) => {
         $(
@@ -831,4 +832,31 @@ pub async fn second_factors_are_confirmed_once_and_their_codes_used_once(
     );
     // a new one can be set up again
     store.begin_second_factor(&ann, b"fourth").await.unwrap();
+}
+
+pub async fn servers_registered_and_switched_are_audited_once(store: &dyn MemberFixture) {
+    let acme = org(store, "Acme").await;
+    let root = Audit::operator("root");
+    let before = audit_of(store, &acme.id).await.len();
+    store
+        .register_server(&acme.id, "Abc123", Some("Main"), &root)
+        .await
+        .unwrap();
+    assert!(store
+        .register_server(&acme.id, "abc123", None, &root)
+        .await
+        .is_err());
+    store.set_logs_active("ABC123", true, &root).await.unwrap();
+    store.set_logs_active("abc123", true, &root).await.unwrap();
+    store.set_logs_active("abc123", false, &root).await.unwrap();
+    assert!(store.set_logs_active("nope99", true, &root).await.is_err());
+    let s = |v: &str| v.to_owned();
+    assert_eq!(
+        audit_of(store, &acme.id).await.split_off(before),
+        [
+            (Action::ServerRegister, s("Abc123"), s("root")),
+            (Action::ServerLogs, s("Abc123"), s("root")),
+            (Action::ServerLogs, s("Abc123"), s("root")),
+        ]
+    );
 }

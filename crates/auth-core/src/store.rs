@@ -111,15 +111,23 @@ pub trait AccountStore: Send + Sync {
     /// Changes the plan; an audit entry (`org.plan_change`) when it is another plan.
     async fn set_org_plan(&self, id: &OrgId, plan: &str, audit: &Audit) -> Result<Org, StoreError>;
 
+    /// Registers a server, with its `server.register` audit entry.
     async fn register_server(
         &self,
         org_id: &OrgId,
         cfx_id: &str,
         name: Option<&str>,
+        audit: &Audit,
     ) -> Result<Server, StoreError>;
     /// Case-insensitive lookup by join code.
     async fn find_server_by_cfx(&self, cfx_id: &str) -> Result<Option<Server>, StoreError>;
-    async fn set_logs_active(&self, cfx_id: &str, active: bool) -> Result<Server, StoreError>;
+    /// Turns a server's log ingestion on or off; a `server.logs` audit entry when it changes.
+    async fn set_logs_active(
+        &self,
+        cfx_id: &str,
+        active: bool,
+        audit: &Audit,
+    ) -> Result<Server, StoreError>;
     /// An organization's servers, by join code ignoring case (`NotFound` for an unknown
     /// organization).
     async fn list_servers(&self, org_id: &OrgId) -> Result<Vec<Server>, StoreError>;

@@ -228,7 +228,12 @@ pub async fn plans_organizations_and_servers_are_listed(store: &dyn AccountStore
         "by name"
     );
     let other = store
-        .register_server(&org.id, "def456", None)
+        .register_server(
+            &org.id,
+            "def456",
+            None,
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     let codes: Vec<String> = store
@@ -254,7 +259,12 @@ async fn servers(store: &dyn AccountStore) -> (crate::model::Org, crate::model::
     let org = organizations(store).await;
     // servers
     let server = store
-        .register_server(&org.id, "AbC123", Some("Main"))
+        .register_server(
+            &org.id,
+            "AbC123",
+            Some("Main"),
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     assert!(!server.logs_active);
@@ -267,18 +277,30 @@ async fn servers(store: &dyn AccountStore) -> (crate::model::Org, crate::model::
         Some(server.clone())
     );
     assert!(matches!(
-        store.register_server(&org.id, "abc123", None).await,
+        store
+            .register_server(
+                &org.id,
+                "abc123",
+                None,
+                &crate::audit::Audit::operator("test")
+            )
+            .await,
         Err(StoreError::Conflict(_))
     ));
     assert!(matches!(
         store
-            .register_server(&OrgId::new("org_missing"), "zzz999", None)
+            .register_server(
+                &OrgId::new("org_missing"),
+                "zzz999",
+                None,
+                &crate::audit::Audit::operator("test")
+            )
             .await,
         Err(StoreError::NotFound(_))
     ));
     assert!(
         store
-            .set_logs_active("ABC123", true)
+            .set_logs_active("ABC123", true, &crate::audit::Audit::operator("test"))
             .await
             .unwrap()
             .logs_active
@@ -292,7 +314,9 @@ async fn servers(store: &dyn AccountStore) -> (crate::model::Org, crate::model::
             .logs_active
     );
     assert!(matches!(
-        store.set_logs_active("nope", true).await,
+        store
+            .set_logs_active("nope", true, &crate::audit::Audit::operator("test"))
+            .await,
         Err(StoreError::NotFound(_))
     ));
 
@@ -472,7 +496,12 @@ pub async fn keys_authenticate_list_expire_and_disable(store: &dyn AccountStore)
 pub async fn keys_keep_their_server_scope_within_the_organization(store: &dyn AccountStore) {
     let (org, server) = servers(store).await;
     let second = store
-        .register_server(&org.id, "second", None)
+        .register_server(
+            &org.id,
+            "second",
+            None,
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     let developer = |servers: ServerScope| {
@@ -515,7 +544,12 @@ pub async fn keys_keep_their_server_scope_within_the_organization(store: &dyn Ac
         .await
         .unwrap();
     let theirs = store
-        .register_server(&other.id, "theirs", None)
+        .register_server(
+            &other.id,
+            "theirs",
+            None,
+            &crate::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     let (cross, hash) = developer(ServerScope::only([server.id.clone(), theirs.id]).unwrap());

@@ -85,11 +85,13 @@ pub(crate) async fn dev_setup(
         Some(s) => s,
         None => {
             accounts
-                .register_server(&org.id, "devsrv", Some("Local dev server"))
+                .register_server(&org.id, "devsrv", Some("Local dev server"), &ctx.audit())
                 .await?
         }
     };
-    accounts.set_logs_active(&server.cfx_id, true).await?;
+    accounts
+        .set_logs_active(&server.cfx_id, true, &ctx.audit())
+        .await?;
     stow_db::logs::maintain_partitions(&ctx.db).await?;
     let saved = match &keys_file {
         Some(path) => reusable_keys(ctx, path, &org.id).await?,

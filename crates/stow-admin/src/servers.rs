@@ -33,7 +33,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: ServerCmd) -> Result<(Value, String), Cl
             let code = auth_core::join_code::parse(&cfx_id)
                 .map_err(|e| CliError(format!("--cfx-id {cfx_id:?}: {e}")))?;
             let s = accounts
-                .register_server(&org, code, name.as_deref())
+                .register_server(&org, code, name.as_deref(), &ctx.audit())
                 .await?;
             Ok((
                 json!({ "id": s.id, "cfxId": s.cfx_id, "orgId": s.org_id, "name": s.name, "logsActive": s.logs_active }),
@@ -70,7 +70,7 @@ pub(crate) async fn logs_source(
             )));
         }
     }
-    let s = accounts.set_logs_active(&cfx, active).await?;
+    let s = accounts.set_logs_active(&cfx, active, &ctx.audit()).await?;
     Ok((
         json!({ "id": s.id, "cfxId": s.cfx_id, "logsActive": s.logs_active }),
         format!(

@@ -368,26 +368,36 @@ impl AccountStore for PgAccounts {
         org_id: &OrgId,
         cfx_id: &str,
         name: Option<&str>,
+        audit: &Audit,
     ) -> Result<Server, StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::insert_into(servers::table)
-            .values((
-                servers::id.eq(ServerId::generate().into_string()),
-                servers::org_id.eq(org_id.as_str()),
-                servers::cfx_id.eq(cfx_id),
-                servers::name.eq(name),
-            ))
-            .returning(ServerRow::as_returning())
-            .get_result(&mut conn)
-            .await
-            .map(Into::into)
-            .map_err(|e| match db_error(e) {
-                StoreError::Conflict(_) => {
-                    StoreError::Conflict(format!("join code \"{cfx_id}\" is already registered"))
-                }
-                StoreError::NotFound(_) => not_found("organization", org_id),
-                other => other,
-            })
+        conn.transaction::<_, DieselError, _>(|conn| {
+            async move {
+                let server: Server = diesel::insert_into(servers::table)
+                    .values((
+                        servers::id.eq(ServerId::generate().into_string()),
+                        servers::org_id.eq(org_id.as_str()),
+                        servers::cfx_id.eq(cfx_id),
+                        servers::name.eq(name),
+                    ))
+                    .returning(ServerRow::as_returning())
+                    .get_result::<ServerRow>(conn)
+                    .await?
+                    .into();
+                let entry = audit_log::server_registered(audit, &server);
+                crate::audit::append(conn, &[entry]).await?;
+                Ok(server)
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(|e| match db_error(e) {
+            StoreError::Conflict(_) => {
+                StoreError::Conflict(format!("join code \"{cfx_id}\" is already registered"))
+            }
+            StoreError::NotFound(_) => not_found("organization", org_id),
+            other => other,
+        })
     }
 
     async fn find_server_by_cfx(&self, cfx_id: &str) -> Result<Option<Server>, StoreError> {
@@ -405,17 +415,41 @@ impl AccountStore for PgAccounts {
             .map_err(db_error)
     }
 
-    async fn set_logs_active(&self, cfx_id: &str, active: bool) -> Result<Server, StoreError> {
+    async fn set_logs_active(
+        &self,
+        cfx_id: &str,
+        active: bool,
+        audit: &Audit,
+    ) -> Result<Server, StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::update(servers::table.filter(lower(servers::cfx_id).eq(cfx_id.to_lowercase())))
-            .set(servers::logs_active.eq(active))
-            .returning(ServerRow::as_returning())
-            .get_result(&mut conn)
-            .await
-            .optional()
-            .map_err(db_error)?
-            .map(Into::into)
-            .ok_or_else(|| not_found("server join code", cfx_id))
+        let code = cfx_id.to_lowercase();
+        conn.transaction::<_, DieselError, _>(|conn| {
+            async move {
+                let was: Option<bool> = servers::table
+                    .filter(lower(servers::cfx_id).eq(&code))
+                    .select(servers::logs_active)
+                    .for_no_key_update()
+                    .first(conn)
+                    .await
+                    .optional()?;
+                let Some(was) = was else { return Ok(None) };
+                let server: Server =
+                    diesel::update(servers::table.filter(lower(servers::cfx_id).eq(&code)))
+                        .set(servers::logs_active.eq(active))
+                        .returning(ServerRow::as_returning())
+                        .get_result::<ServerRow>(conn)
+                        .await?
+                        .into();
+                if was != active {
+                    crate::audit::append(conn, &[audit_log::server_logs(audit, &server)]).await?;
+                }
+                Ok(Some(server))
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)?
+        .ok_or_else(|| not_found("server join code", cfx_id))
     }
 
     async fn list_servers(&self, org_id: &OrgId) -> Result<Vec<Server>, StoreError> {

@@ -15,11 +15,21 @@ async fn org_with_two_servers(db: &Db) -> (OrgId, (ServerId, String), (ServerId,
     let accounts = PgAccounts::new(db.clone());
     let org = accounts.create_org("A", "a", "pro").await.unwrap();
     let a = accounts
-        .register_server(&org.id, "abc", None)
+        .register_server(
+            &org.id,
+            "abc",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     let b = accounts
-        .register_server(&org.id, "def", None)
+        .register_server(
+            &org.id,
+            "def",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     (org.id, (a.id, "abc".into()), (b.id, "def".into()))

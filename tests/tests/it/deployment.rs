@@ -119,10 +119,18 @@ async fn provision(db_url: &str) -> String {
     let accounts = stow_db::PgAccounts::new(db);
     let org = accounts.create_org("LP", "lp", "pro").await.unwrap();
     accounts
-        .register_server(&org.id, "lp123", None)
+        .register_server(
+            &org.id,
+            "lp123",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
-    accounts.set_logs_active("lp123", true).await.unwrap();
+    accounts
+        .set_logs_active("lp123", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     let s = auth_core::secret::generate(auth_core::CredentialType::Developer);
     accounts
         .create_key(

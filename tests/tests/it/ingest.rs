@@ -120,11 +120,20 @@ async fn access_rules() {
     .await;
     let other = app
         .accounts
-        .register_server(&app.org.id, "zzz999", None)
+        .register_server(
+            &app.org.id,
+            "zzz999",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     app.accounts
-        .set_logs_active(&other.cfx_id, true)
+        .set_logs_active(
+            &other.cfx_id,
+            true,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     expect_ingest_error(
@@ -159,10 +168,18 @@ async fn access_rules() {
         .await
         .unwrap();
     app.accounts
-        .register_server(&org2.id, "theirs1", None)
+        .register_server(
+            &org2.id,
+            "theirs1",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
-    app.accounts.set_logs_active("theirs1", true).await.unwrap();
+    app.accounts
+        .set_logs_active("theirs1", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     expect_ingest_error(
         post(&app, "/v1/servers/theirs1/logs", &app.dev_key, &b).await,
         404,
@@ -183,7 +200,10 @@ async fn access_rules() {
     )
     .await;
     // Logs source inactive, then plan without logs
-    app.accounts.set_logs_active("abc123", false).await.unwrap();
+    app.accounts
+        .set_logs_active("abc123", false, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     expect_ingest_error(
         post(
             &app,
@@ -196,7 +216,10 @@ async fn access_rules() {
         "logs_not_enabled",
     )
     .await;
-    app.accounts.set_logs_active("abc123", true).await.unwrap();
+    app.accounts
+        .set_logs_active("abc123", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     app.accounts
         .set_org_plan(
             &app.org.id,

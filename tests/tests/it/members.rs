@@ -231,10 +231,18 @@ async fn a_moderator_of_one_server_reads_only_that_servers_logs_and_changes_noth
     let app = spawn().await;
     let other = app
         .accounts
-        .register_server(&app.org.id, "other1", None)
+        .register_server(
+            &app.org.id,
+            "other1",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
-    app.accounts.set_logs_active("other1", true).await.unwrap();
+    app.accounts
+        .set_logs_active("other1", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     let res = app
         .upload(&app.dev_key, "a.png", png_bytes(), Some("shots"))
         .await;

@@ -260,10 +260,18 @@ async fn access_rules() {
         200
     );
     app.accounts
-        .register_server(&app.org.id, "other1", None)
+        .register_server(
+            &app.org.id,
+            "other1",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
-    app.accounts.set_logs_active("other1", true).await.unwrap();
+    app.accounts
+        .set_logs_active("other1", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     expect_error(
         query(
             &app,
@@ -283,7 +291,12 @@ async fn access_rules() {
         .await
         .unwrap();
     app.accounts
-        .register_server(&org2.id, "theirs1", None)
+        .register_server(
+            &org2.id,
+            "theirs1",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
     let unknown = expect_error(
@@ -331,9 +344,15 @@ async fn access_rules() {
             .replace("theirs1", "X"),
         "another organization's server is indistinguishable from an unknown one"
     );
-    app.accounts.set_logs_active("abc123", false).await.unwrap();
+    app.accounts
+        .set_logs_active("abc123", false, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     expect_error(query(&app, &app.dev_key, &window()).await, 403, "FORBIDDEN").await;
-    app.accounts.set_logs_active("abc123", true).await.unwrap();
+    app.accounts
+        .set_logs_active("abc123", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     app.accounts
         .set_org_plan(
             &app.org.id,

@@ -182,6 +182,7 @@ impl AccountStore for MemoryAccounts {
         org_id: &OrgId,
         cfx_id: &str,
         name: Option<&str>,
+        audit: &Audit,
     ) -> Result<Server, StoreError> {
         let mut st = self.lock();
         if !st.orgs.contains_key(org_id) {
@@ -204,6 +205,8 @@ impl AccountStore for MemoryAccounts {
             logs_active: false,
         };
         st.servers.insert(server.id.clone(), server.clone());
+        self.audit
+            .append([audit_log::server_registered(audit, &server)]);
         Ok(server)
     }
 
@@ -216,14 +219,22 @@ impl AccountStore for MemoryAccounts {
             .cloned())
     }
 
-    async fn set_logs_active(&self, cfx_id: &str, active: bool) -> Result<Server, StoreError> {
+    async fn set_logs_active(
+        &self,
+        cfx_id: &str,
+        active: bool,
+        audit: &Audit,
+    ) -> Result<Server, StoreError> {
         let mut st = self.lock();
         let server = st
             .servers
             .values_mut()
             .find(|s| s.cfx_id.eq_ignore_ascii_case(cfx_id))
             .ok_or_else(|| unknown("server join code", cfx_id))?;
-        server.logs_active = active;
+        if server.logs_active != active {
+            server.logs_active = active;
+            self.audit.append([audit_log::server_logs(audit, server)]);
+        }
         Ok(server.clone())
     }
 

@@ -56,10 +56,18 @@ fn code(body: &Value) -> &str {
 async fn every_read_checks_permission_and_server_binding() {
     let app = spawn().await;
     app.accounts
-        .register_server(&app.org.id, "other1", None)
+        .register_server(
+            &app.org.id,
+            "other1",
+            None,
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
-    app.accounts.set_logs_active("other1", true).await.unwrap();
+    app.accounts
+        .set_logs_active("other1", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     let no_read = app.key(KeySpec::perms(&[Permission::LogsWrite])).await;
     for path in READS {
         let (status, body) = read(&app, path, &no_read, Some("abc123")).await;
@@ -84,10 +92,18 @@ async fn a_server_scoped_key_reads_and_writes_only_its_servers() {
     let app = spawn().await;
     let other = app
         .accounts
-        .register_server(&app.org.id, "Other1", Some("Other"))
+        .register_server(
+            &app.org.id,
+            "Other1",
+            Some("Other"),
+            &auth_core::audit::Audit::operator("test"),
+        )
         .await
         .unwrap();
-    app.accounts.set_logs_active("other1", true).await.unwrap();
+    app.accounts
+        .set_logs_active("other1", true, &auth_core::audit::Audit::operator("test"))
+        .await
+        .unwrap();
     let scoped = app
         .key(KeySpec {
             servers: ServerScope::only([other.id.clone()]).unwrap(),
