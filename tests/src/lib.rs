@@ -235,6 +235,20 @@ impl TestApp {
         res.json().await.unwrap()
     }
 
+    /// Registers another server of the test organization, its logs on (as `stowctl server
+    /// register` and `activate` do).
+    pub async fn second_server(&self, code: &str) -> auth_core::Server {
+        let test = auth_core::audit::Audit::operator("test");
+        self.accounts
+            .register_server(&self.org.id, code, None, &test)
+            .await
+            .unwrap();
+        self.accounts
+            .set_logs_active(code, true, &test)
+            .await
+            .unwrap()
+    }
+
     /// Creates a key and returns its secret.
     pub async fn key(&self, spec: KeySpec) -> String {
         let s = secret::generate(spec.kind);

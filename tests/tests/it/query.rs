@@ -259,19 +259,7 @@ async fn access_rules() {
         .status(),
         200
     );
-    app.accounts
-        .register_server(
-            &app.org.id,
-            "other1",
-            None,
-            &auth_core::audit::Audit::operator("test"),
-        )
-        .await
-        .unwrap();
-    app.accounts
-        .set_logs_active("other1", true, &auth_core::audit::Audit::operator("test"))
-        .await
-        .unwrap();
+    app.second_server("other1").await;
     expect_error(
         query(
             &app,

@@ -55,19 +55,7 @@ fn code(body: &Value) -> &str {
 #[tokio::test]
 async fn every_read_checks_permission_and_server_binding() {
     let app = spawn().await;
-    app.accounts
-        .register_server(
-            &app.org.id,
-            "other1",
-            None,
-            &auth_core::audit::Audit::operator("test"),
-        )
-        .await
-        .unwrap();
-    app.accounts
-        .set_logs_active("other1", true, &auth_core::audit::Audit::operator("test"))
-        .await
-        .unwrap();
+    app.second_server("other1").await;
     let no_read = app.key(KeySpec::perms(&[Permission::LogsWrite])).await;
     for path in READS {
         let (status, body) = read(&app, path, &no_read, Some("abc123")).await;
