@@ -560,6 +560,33 @@ async fn a_member_turns_on_two_step_sign_in() {
     b.until("document.querySelector('#nav') && !document.querySelector('#nav').hidden")
         .await;
     assert!(b.text("#who").await.contains("vera"));
+
+    // a new password from the Account page ends the session; a recovery code signs in after it
+    const NEW: &str = "marble Otter lantern 42";
+    b.click("#nav-account").await;
+    b.type_into(
+        "#change-password input[autocomplete=current-password]",
+        PASSWORD,
+    )
+    .await;
+    b.type_into("#change-password input[autocomplete=new-password]", NEW)
+        .await;
+    b.button("Change password").await;
+    b.until(
+        "document.querySelector('.form-error')?.innerText.includes('Your password was changed')",
+    )
+    .await;
+    b.type_into("input[name=username]", "vera").await;
+    b.type_into("input[name=password]", NEW).await;
+    b.click("form button[type=submit]").await;
+    b.until("document.querySelector('#sign-in-code') && !document.querySelector('#sign-in-code').closest('.field').hidden")
+        .await;
+    b.button("Use a recovery code instead").await;
+    let first = codes.lines().next().unwrap().trim().to_owned();
+    b.type_into("#sign-in-code", &first).await;
+    b.click("form button[type=submit]").await;
+    b.until("document.querySelector('#nav') && !document.querySelector('#nav').hidden")
+        .await;
     b.client.close().await.unwrap();
 }
 

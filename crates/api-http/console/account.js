@@ -32,6 +32,48 @@ function qr(svgText) {
   return document.importNode(svg, true);
 }
 
+/** Change the password: the current one, then a new one (every session ends, this one too). */
+function passwordForm() {
+  const current = h('input', {
+    type: 'password',
+    autocomplete: 'current-password',
+    required: true,
+  });
+  const next = h('input', { type: 'password', autocomplete: 'new-password', required: true });
+  const problem = h('div', { class: 'form-error', role: 'alert' });
+  return h(
+    'form',
+    {
+      class: 'card',
+      id: 'change-password',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        problem.replaceChildren();
+        try {
+          await api('POST', '/account/password', {
+            json: { currentPassword: current.value, newPassword: next.value },
+          });
+          window.dispatchEvent(
+            new CustomEvent('stowage:signed-out', {
+              detail: { message: 'Your password was changed. Sign in with the new one.' },
+            }),
+          );
+        } catch (err) {
+          problem.append(h('p', {}, sentence(err)));
+        }
+      },
+    },
+    field('Current password', current),
+    field(
+      'New password',
+      next,
+      'At least 10 characters, not your sign-in name; a few unrelated words make a strong one. Every session of yours ends, this one too.',
+    ),
+    problem,
+    h('button', { type: 'submit', class: 'primary' }, 'Change password'),
+  );
+}
+
 async function render(root, ctx) {
   document.title = 'Account · Stowage console';
   root.append(h('h1', {}, 'Your account'));
@@ -48,6 +90,8 @@ async function render(root, ctx) {
   const card = h('section', { class: 'card' });
   root.append(
     h('p', { class: 'muted' }, `Signed in as ${ctx.me.member.login}.`),
+    h('h2', {}, 'Password'),
+    passwordForm(),
     h('h2', {}, 'Two-step sign-in'),
     card,
   );

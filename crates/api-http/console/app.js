@@ -431,9 +431,10 @@ document.addEventListener('click', (e) => {
   navigate(a.getAttribute('href'));
 });
 window.addEventListener('popstate', route);
-window.addEventListener('stowage:signed-out', () => {
+window.addEventListener('stowage:signed-out', (e) => {
   me = null;
-  signInPage('Your session has ended. Sign in again.');
+  const detail = /** @type {CustomEvent} */ (e).detail;
+  signInPage(detail?.message || 'Your session has ended. Sign in again.');
 });
 document.addEventListener('DOMContentLoaded', () => {
   document.getElementById('signout').addEventListener('click', async () => {

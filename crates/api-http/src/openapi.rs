@@ -44,6 +44,7 @@ stow_http::api_routes! {
     "/v1/keys/{keyId}/enable" => { post: keys::disable::enable_key }
     "/v1/members" => { get: members::list::list_members }
     "/v1/audit" => { get: audit::list::list_audit }
+    "/v1/account/password" => { post: account::password::change_password }
     "/v1/account/second-factor" => { get: account::second_factor::status, post: account::second_factor::begin }
     "/v1/account/second-factor/confirm" => { post: account::second_factor::confirm }
     "/v1/account/second-factor/disable" => { post: account::second_factor::disable }
@@ -70,6 +71,7 @@ mod tests {
                 "/cdn/{workspace}/{key}",
                 "/healthz",
                 "/readyz",
+                "/v1/account/password",
                 "/v1/account/second-factor",
                 "/v1/account/second-factor/confirm",
                 "/v1/account/second-factor/disable",

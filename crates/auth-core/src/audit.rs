@@ -144,6 +144,8 @@ actions! {
     PasswordReset = "member.password_reset",
     /// An operator set a member's password (`stowctl member set-password`).
     PasswordSet = "member.password_set",
+    /// A member changed their own password (their current one checked).
+    PasswordChange = "member.password_change",
     /// A member turned on their second factor (one entry in each of their organizations).
     SecondFactorEnable = "member.second_factor_enable",
     /// A member turned off their own second factor.

@@ -207,11 +207,13 @@ pub trait MemberStore: Send + Sync {
     async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError>;
     /// By normalized login.
     async fn find_member(&self, login: &str) -> Result<Option<Member>, StoreError>;
-    /// Sets a member's password; an audit entry in each of their organizations.
+    /// Sets a member's password; an audit entry (`action`: set by an operator, or changed by
+    /// the member) in each of their organizations.
     async fn set_password(
         &self,
         id: &MemberId,
         password_hash: &str,
+        action: crate::audit::Action,
         audit: &Audit,
     ) -> Result<(), StoreError>;
     /// The member's organizations, by organization name.

@@ -424,6 +424,7 @@ pub async fn passwords_are_replaced(store: &dyn MemberFixture) {
         .set_password(
             &ana,
             "$argon2id$new",
+            Action::PasswordSet,
             &crate::audit::Audit::operator("test"),
         )
         .await
@@ -442,6 +443,7 @@ pub async fn passwords_are_replaced(store: &dyn MemberFixture) {
             .set_password(
                 &MemberId::new("mem_nope"),
                 "x",
+                Action::PasswordSet,
                 &crate::audit::Audit::operator("test")
             )
             .await,
@@ -657,7 +659,7 @@ pub async fn key_member_and_plan_changes_are_audited_once_with_their_actor(
         .unwrap()
         .unwrap();
     store
-        .set_password(&bob, "$argon2id$newer", &root)
+        .set_password(&bob, "$argon2id$newer", Action::PasswordChange, &root)
         .await
         .unwrap();
     let (pending, _) = invite(store, &acme.id, Grant::everywhere(Role::Viewer)).await;
@@ -684,7 +686,7 @@ pub async fn key_member_and_plan_changes_are_audited_once_with_their_actor(
             (Action::MemberChange, s("bob"), s("ann")),
             (Action::PasswordResetIssue, s("bob"), s("ann")),
             (Action::PasswordReset, s("bob"), s("bob")),
-            (Action::PasswordSet, s("bob"), s("root")),
+            (Action::PasswordChange, s("bob"), s("root")),
             (Action::MemberInvite, pending.id.to_string(), s("test")),
             (Action::InvitationWithdraw, pending.id.to_string(), s("ann")),
             (Action::MemberRemove, s("bob"), s("ann")),
@@ -712,7 +714,7 @@ pub async fn key_member_and_plan_changes_are_audited_once_with_their_actor(
     assert!(theirs.ends_with(&[
         Action::MemberJoin,
         Action::PasswordReset,
-        Action::PasswordSet
+        Action::PasswordChange
     ]));
     // retention: pruning before now + 1 s leaves nothing of this organization, and the other's
     let pruned = store

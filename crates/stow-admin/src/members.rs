@@ -197,7 +197,12 @@ pub(crate) async fn run(ctx: &Ctx, cmd: MemberCmd) -> Result<(Value, String), Cl
             // a command line, not a server: nothing else waits for this thread
             let hash = auth_core::password::hash(&password);
             members
-                .set_password(&member.id, &hash, &ctx.audit())
+                .set_password(
+                    &member.id,
+                    &hash,
+                    auth_core::audit::Action::PasswordSet,
+                    &ctx.audit(),
+                )
                 .await?;
             let ended = stow_db::PgConsoleSessions::new(ctx.db.clone())
                 .end_for_member(&member.id, None)

@@ -555,6 +555,7 @@ impl MemberStore for PgAccounts {
         &self,
         id: &MemberId,
         password_hash: &str,
+        action: Action,
         audit: &Audit,
     ) -> Result<(), StoreError> {
         let mut conn = self.db().conn().await?;
@@ -568,7 +569,7 @@ impl MemberStore for PgAccounts {
                         .await
                         .optional()?;
                     let Some(row) = row else { return Ok(false) };
-                    in_every_org(conn, audit, Action::PasswordSet, &row.into()).await?;
+                    in_every_org(conn, audit, action, &row.into()).await?;
                     Ok(true)
                 }
                 .scope_boxed()

@@ -1160,3 +1160,67 @@ async fn owners_reset_a_second_factor_and_members_turn_theirs_off() {
         ]
     );
 }
+
+/// Docs/api.md "Members": a member changes their own password with the current one; their
+/// sessions end, the old password stops working, the change is in the audit log.
+#[tokio::test]
+async fn members_change_their_own_password() {
+    let app = spawn().await;
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    let ann = member(&app, "ann", Grant::everywhere(Role::Viewer)).await;
+    const NEW: &str = "marble Otter lantern 42";
+    let change =
+        |current: &str, new: &str| json!({ "currentPassword": current, "newPassword": new });
+    let (status, body) = ann
+        .status(
+            Method::POST,
+            "/v1/account/password",
+            Some(change("wrong password!", NEW)),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("`currentPassword`"));
+    let (status, body) = ann
+        .status(
+            Method::POST,
+            "/v1/account/password",
+            Some(change(PASSWORD, "password123")),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("`newPassword`"));
+    let (status, body) = ann
+        .status(
+            Method::POST,
+            "/v1/account/password",
+            Some(change(PASSWORD, NEW)),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["sessionsEnded"].as_u64().unwrap() >= 1);
+    let (status, _) = ann.status(Method::GET, "/v1/whoami", None).await;
+    assert_eq!(status, 401, "this session ended too");
+    assert_eq!(sign_in(&app, "ann", PASSWORD).await.status(), 401);
+    assert_eq!(sign_in(&app, "ann", NEW).await.status(), 200);
+    let (_, page) = owner
+        .status(Method::GET, "/v1/audit?action=member.password_change", None)
+        .await;
+    let events = page["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{page}");
+    assert_eq!(events[0]["actor"]["label"], "ann");
+    assert_eq!(events[0]["via"], "console");
+    // API keys have no password
+    let res = app
+        .post("/v1/account/password", &app.dev_key)
+        .json(&change(PASSWORD, NEW))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+}

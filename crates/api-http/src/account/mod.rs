@@ -1,6 +1,7 @@
 //! `/v1/account/…`: the signed-in member's own settings — their second factor (docs/api.md
 //! "Second factor"). Members only, whatever their role; API keys are refused.
 
+pub mod password;
 pub mod second_factor;
 
 use auth_core::key::MemberAct;

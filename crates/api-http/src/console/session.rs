@@ -190,7 +190,7 @@ fn wrong_password() -> ApiError {
 
 /// Checks a member's password (as slowly for an unknown name as for a wrong password); the
 /// member when it matches.
-pub(super) async fn check_password(
+pub(crate) async fn check_password(
     console: &Console,
     login: &str,
     password: String,

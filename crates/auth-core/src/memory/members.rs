@@ -312,6 +312,7 @@ impl MemberStore for MemoryAccounts {
         &self,
         id: &MemberId,
         password_hash: &str,
+        action: Action,
         audit: &Audit,
     ) -> Result<(), StoreError> {
         let mut st = self.lock();
@@ -322,7 +323,7 @@ impl MemberStore for MemoryAccounts {
             .ok_or_else(|| unknown("member", id))?;
         password_hash.clone_into(&mut member.password_hash);
         let member = member.clone();
-        let entries = in_every_org(&st, audit, Action::PasswordSet, &member);
+        let entries = in_every_org(&st, audit, action, &member);
         self.audit.append(entries);
         Ok(())
     }
