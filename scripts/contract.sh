@@ -16,6 +16,9 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB"
 export CDN_API_ADDR=127.0.0.1:18180 LOGS_API_ADDR=127.0.0.1:18181 CONSOLE_ADDR=127.0.0.1:18182
 export OBJECT_STORE_URL="file://$PWD/target/contract-objects" RUST_LOG=warn
 export RATE_LIMIT_PER_SECOND=100000 RATE_LIMIT_BURST=100000
+# as an operator configures it: members may turn on a second factor
+SECOND_FACTOR_KEY=$(head -c 32 /dev/urandom | base64)
+export SECOND_FACTOR_KEY
 cargo build -q -p cdn-api -p logs-api -p stowctl
 KEYS=$(target/debug/stowctl --json dev-setup)
 DEV_KEY=$(echo "$KEYS" | python3 -c 'import json,sys; print(json.load(sys.stdin)["developerKey"])')
@@ -41,4 +44,19 @@ for target in "http://$CDN_API_ADDR|$DEV_KEY" "http://$LOGS_API_ADDR|$SERVER_KEY
     --max-examples "${CONTRACT_EXAMPLES:-25}" \
     --exclude-path-regex '^/cdn/' --suppress-health-check all || status=1
 done
+# the same document through the console's /api, signed in as the organization's owner (a member):
+# the members, keys, audit and account routes answer a member, not only refuse a key
+TOKEN=$(target/debug/stowctl --json member invite --org dev --role owner \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+SESSION=$(curl -s -D - "http://$CONSOLE_ADDR/invitation/accept" -H 'Content-Type: application/json' \
+  -d '{"token": "'"$TOKEN"'", "login": "contract-owner", "password": "tangerine Kettle orbit 77"}')
+COOKIE=$(printf '%s' "$SESSION" | sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -1)
+CSRF=$(printf '%s' "$SESSION" | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrfToken"])')
+echo "contract: http://$CONSOLE_ADDR/api as a member" >&2
+"$VENV/bin/st" run "http://$CDN_API_ADDR/v1/openapi.json" \
+  --url "http://$CONSOLE_ADDR/api" \
+  --header "Cookie: $COOKIE" --header "X-CSRF-Token: $CSRF" \
+  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+  --max-examples "${CONTRACT_EXAMPLES:-25}" \
+  --include-path-regex '^/v1/(members|keys|audit|account)' || status=1
 exit $status

@@ -1113,9 +1113,42 @@ async fn owners_reset_a_second_factor_and_members_turn_theirs_off() {
         .await;
     assert_eq!(status, 404, "none left");
     assert_eq!(sign_in(&app, "ann", PASSWORD).await.status(), 200);
+    // found by schemathesis as a member: one's own (even one only being set up) was removed
+    // through this route, which ended the session; one's own is turned off with a code
+    let (status, _) = owner
+        .status(Method::POST, "/v1/account/second-factor", None)
+        .await;
+    assert_eq!(status, 201);
+    let (status, body) = owner
+        .status(
+            Method::DELETE,
+            &format!("/v1/members/{olga}/second-factor"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Account page"));
+    let (status, _) = owner.status(Method::GET, "/v1/whoami", None).await;
+    assert_eq!(status, 200);
 
     // ann sets up a new one and turns it off herself, with a code
     let ann = browser(&app, sign_in(&app, "ann", PASSWORD).await).await;
+    // …one only being set up is not there for an owner to remove
+    let (status, _) = ann
+        .status(Method::POST, "/v1/account/second-factor", None)
+        .await;
+    assert_eq!(status, 201);
+    let (status, body) = owner
+        .status(
+            Method::DELETE,
+            &format!("/v1/members/{id}/second-factor"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 404, "{body}");
     let now = turn_on(&app, &ann, &id).await;
     let (status, _) = ann
         .status(
@@ -1223,4 +1256,50 @@ async fn members_change_their_own_password() {
         .await
         .unwrap();
     assert_eq!(res.status(), 403);
+}
+
+/// Found by schemathesis as a member: putting a member's own grant again (unchanged) ended their
+/// session. The same grant changes nothing, so nothing ends; a changed one ends them.
+#[tokio::test]
+async fn the_same_grant_again_ends_no_session() {
+    let app = spawn().await;
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    let ann = member(&app, "ann", Grant::everywhere(Role::Viewer)).await;
+    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
+    let id_of = |login: &str| {
+        listed["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["login"] == login)
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let same = json!({ "role": "owner", "servers": [], "allowPaths": [], "denyPaths": [] });
+    let (status, body) = owner
+        .status(
+            Method::PUT,
+            &format!("/v1/members/{}", id_of("olga")),
+            Some(same),
+        )
+        .await;
+    assert_eq!(
+        (status, body["sessionsEnded"].as_u64()),
+        (200, Some(0)),
+        "{body}"
+    );
+    let (status, _) = owner.status(Method::GET, "/v1/whoami", None).await;
+    assert_eq!(status, 200, "olga is still signed in");
+    let (_, body) = owner
+        .status(
+            Method::PUT,
+            &format!("/v1/members/{}", id_of("ann")),
+            Some(json!({ "role": "moderator" })),
+        )
+        .await;
+    assert_eq!(body["sessionsEnded"], 1, "{body}");
+    let (status, _) = ann.status(Method::GET, "/v1/whoami", None).await;
+    assert_eq!(status, 401);
 }

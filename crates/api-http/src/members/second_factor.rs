@@ -28,7 +28,7 @@ pub struct SecondFactorResetResponse {
     params(("memberId" = String, Path, description = "`mem_…`")),
     responses(
         (status = 200, description = "Removed; the member's sessions ended", body = SecondFactorResetResponse),
-        (status = 404, description = "NOT_FOUND: no such member in this organization, or they have no second factor", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such member in this organization, or no second factor of theirs is on", body = stow_http::error::CdnErrorBody),
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -42,6 +42,13 @@ pub async fn reset_second_factor(
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
     let id = MemberId::new(path.into_inner());
+    if id == actor.id {
+        // one's own is turned off with a code from the app (a session left open is not enough)
+        return Err(ApiError::new(
+            Code::Forbidden,
+            "turn off your own second factor on your Account page (POST /v1/account/second-factor/disable, with a code)",
+        ));
+    }
     let target = current(&state, &auth, &id).await?;
     within_reach(
         &state,
@@ -52,12 +59,20 @@ pub async fn reset_second_factor(
         Action::SecondFactorReset,
     )
     .await?;
-    let audit = crate::audit::of(&req, &auth);
-    if !state
+    // one being set up (not confirmed) is not asked for at sign-in: there is nothing to remove
+    let on = state
         .stores
         .members
-        .remove_second_factor(&id, Action::SecondFactorReset, &audit)
+        .second_factor(&id)
         .await?
+        .is_some_and(|f| f.confirmed_at.is_some());
+    let audit = crate::audit::of(&req, &auth);
+    if !on
+        || !state
+            .stores
+            .members
+            .remove_second_factor(&id, Action::SecondFactorReset, &audit)
+            .await?
     {
         return Err(ApiError::new(
             Code::NotFound,

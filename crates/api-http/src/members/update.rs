@@ -109,7 +109,12 @@ pub async fn update_member(
         .members
         .set_grant(&auth.org.id, &id, &grant, &crate::audit::of(&req, &auth))
         .await?;
-    let sessions_ended = end_sessions(&state, &authenticator, &auth, &id).await?;
+    // sessions end when the grant changes; the same grant again changes nothing
+    let sessions_ended = if before.membership.grant == grant {
+        0
+    } else {
+        end_sessions(&state, &authenticator, &auth, &id).await?
+    };
     let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     Ok(HttpResponse::Ok().json(UpdateMemberResponse {
         success: true,
