@@ -28,6 +28,20 @@ impl Browser<'_> {
             .header("X-CSRF-Token", &self.csrf)
     }
 
+    /// The id (`mem_…`) of the organization's member `login`, as `GET /v1/members` lists it.
+    async fn member_id(&self, login: &str) -> String {
+        let (_, listed) = self.status(Method::GET, "/v1/members", None).await;
+        listed["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["login"] == login)
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
     async fn status(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
         let mut req = self.call(method, path);
         if let Some(b) = body {
@@ -611,19 +625,7 @@ async fn a_reset_link_sets_a_new_password_once() {
     let app = spawn().await;
     let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
     let admin = member(&app, "adam", Grant::everywhere(Role::Admin)).await;
-    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
-    let id_of = |login: &str| {
-        listed["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["login"] == login)
-            .unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
-    let (adam, olga) = (id_of("adam"), id_of("olga"));
+    let (adam, olga) = (owner.member_id("adam").await, owner.member_id("olga").await);
     let (status, body) = admin
         .status(
             Method::POST,
@@ -778,16 +780,7 @@ async fn every_audited_change_appears_once_with_its_actor() {
         .status(Method::DELETE, &format!("/v1/keys/{key_id}"), None)
         .await;
     assert_eq!(status, 200);
-    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
-    let adam = listed["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["login"] == "adam")
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let adam = owner.member_id("adam").await;
     let (status, _) = owner
         .status(
             Method::PUT,
@@ -1076,16 +1069,7 @@ async fn owners_reset_a_second_factor_and_members_turn_theirs_off() {
     assert_eq!(recovery_left, 10);
 
     // a viewer may not take anyone's away; the owner takes ann's
-    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
-    let olga = listed["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["login"] == "olga")
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let olga = owner.member_id("olga").await;
     let viewer = member(&app, "vic", Grant::everywhere(Role::Viewer)).await;
     let (status, _) = viewer
         .status(
@@ -1265,23 +1249,11 @@ async fn the_same_grant_again_ends_no_session() {
     let app = spawn().await;
     let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
     let ann = member(&app, "ann", Grant::everywhere(Role::Viewer)).await;
-    let (_, listed) = owner.status(Method::GET, "/v1/members", None).await;
-    let id_of = |login: &str| {
-        listed["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["login"] == login)
-            .unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
     let same = json!({ "role": "owner", "servers": [], "allowPaths": [], "denyPaths": [] });
     let (status, body) = owner
         .status(
             Method::PUT,
-            &format!("/v1/members/{}", id_of("olga")),
+            &format!("/v1/members/{}", owner.member_id("olga").await),
             Some(same),
         )
         .await;
@@ -1295,7 +1267,7 @@ async fn the_same_grant_again_ends_no_session() {
     let (_, body) = owner
         .status(
             Method::PUT,
-            &format!("/v1/members/{}", id_of("ann")),
+            &format!("/v1/members/{}", owner.member_id("ann").await),
             Some(json!({ "role": "moderator" })),
         )
         .await;
