@@ -498,6 +498,31 @@ async fn keys_are_managed_by_members_within_their_reach() {
         .clone();
     assert!(!mine.to_string().contains(&secret), "never listed");
     assert_eq!(mine["state"], "active");
+    // list fields are bounded like a grant's: 100 prefixes pass, 101 are refused by name
+    let prefixes = |n: usize| (0..n).map(|i| format!("p{i}")).collect::<Vec<_>>();
+    let (status, body) = owner
+        .status(
+            Method::POST,
+            "/v1/keys",
+            Some(json!({ "permissions": ["cdn:read"], "allowPaths": prefixes(100) })),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = owner
+        .status(
+            Method::POST,
+            "/v1/keys",
+            Some(json!({ "permissions": ["cdn:read"], "allowPaths": prefixes(101) })),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`allowPaths` has 101 entries; at most 100"),
+        "{body}"
+    );
 
     for (body, expected) in [
         (json!({ "permissions": [] }), "at least one permission"),

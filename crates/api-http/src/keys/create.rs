@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::list::KeyOut;
 use super::manager;
-use crate::members::grant_out::folder_prefixes;
+use crate::members::grant_out::{check_entries, folder_prefixes};
 use crate::state::CdnState;
 
 #[derive(Deserialize, ToSchema)]
@@ -62,6 +62,12 @@ async fn requested(
         Some("server") => CredentialType::Server,
         Some(other) => return Err(bad(format!("`type` is `{other}`; use developer or server"))),
     };
+    check_entries(&[
+        ("permissions", body.permissions.len()),
+        ("logServers", body.log_servers.as_ref().map_or(0, Vec::len)),
+        ("allowPaths", body.allow_paths.len()),
+        ("denyPaths", body.deny_paths.len()),
+    ])?;
     let known = state.stores.accounts.list_servers(&auth.org.id).await?;
     let server_id = match (kind, &body.server) {
         (CredentialType::Server, Some(code)) => Some(

@@ -80,8 +80,18 @@ pub(crate) fn folder_prefixes(raw: &[String], field: &str) -> Result<Vec<String>
         .collect()
 }
 
-/// Most servers or path prefixes one grant names.
+/// Most servers or path prefixes one grant (or key) names.
 pub const MAX_ENTRIES: usize = 100;
+
+/// Refuses a list field with more than [`MAX_ENTRIES`] entries, naming it.
+pub fn check_entries(fields: &[(&str, usize)]) -> Result<(), ApiError> {
+    match fields.iter().find(|(_, n)| *n > MAX_ENTRIES) {
+        Some((field, n)) => Err(ApiError::invalid_request(format!(
+            "`{field}` has {n} entries; at most {MAX_ENTRIES}"
+        ))),
+        None => Ok(()),
+    }
+}
 
 impl GrantIn {
     /// The grant, with join codes resolved among the organization's servers.
@@ -92,17 +102,11 @@ impl GrantIn {
             .map_err(|e: auth_core::roles::UnknownRole| {
                 ApiError::invalid_request(format!("`role`: {e}"))
             })?;
-        for (field, n) in [
+        check_entries(&[
             ("servers", self.servers.as_ref().map_or(0, Vec::len)),
             ("allowPaths", self.allow_paths.len()),
             ("denyPaths", self.deny_paths.len()),
-        ] {
-            if n > MAX_ENTRIES {
-                return Err(ApiError::invalid_request(format!(
-                    "`{field}` has {n} entries; at most {MAX_ENTRIES}"
-                )));
-            }
-        }
+        ])?;
         let servers = match &self.servers {
             None => ServerScope::All,
             Some(codes) => {
