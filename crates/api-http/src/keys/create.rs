@@ -152,6 +152,7 @@ async fn requested(
             allowed: folder_prefixes(&body.allow_paths, "allowPaths")?,
             denied: folder_prefixes(&body.deny_paths, "denyPaths")?,
             expires_at,
+            known,
         },
     ))
 }
@@ -164,6 +165,8 @@ struct NewKeyParts {
     allowed: Vec<String>,
     denied: Vec<String>,
     expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The organization's servers, read once for the request (join codes in and out).
+    known: Vec<auth_core::Server>,
 }
 
 /// Make a key.
@@ -229,10 +232,9 @@ pub async fn create_key(
         .accounts
         .create_key(&new, &crate::audit::of(&req, &auth))
         .await?;
-    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     Ok(HttpResponse::Created().json(CreateKeyResponse {
         success: true,
-        key: KeyOut::new(&servers, &key),
+        key: KeyOut::new(&parts.known, &key),
         secret: s.secret,
         request_id: current_request_id(),
     }))

@@ -94,8 +94,8 @@ pub fn check_entries(fields: &[(&str, usize)]) -> Result<(), ApiError> {
 }
 
 impl GrantIn {
-    /// The grant, with join codes resolved among the organization's servers.
-    pub async fn resolve(&self, state: &CdnState, org: &OrgId) -> Result<Grant, ApiError> {
+    /// The grant, with join codes resolved among the organization's `known` servers.
+    pub fn resolve(&self, known: &[Server]) -> Result<Grant, ApiError> {
         let role: Role = self
             .role
             .parse()
@@ -109,11 +109,8 @@ impl GrantIn {
         ])?;
         let servers = match &self.servers {
             None => ServerScope::All,
-            Some(codes) => {
-                let known = state.stores.accounts.list_servers(org).await?;
-                ServerScope::of_join_codes(&known, codes)
-                    .map_err(|e| ApiError::invalid_request(format!("`servers`: {e}")))?
-            }
+            Some(codes) => ServerScope::of_join_codes(known, codes)
+                .map_err(|e| ApiError::invalid_request(format!("`servers`: {e}")))?,
         };
         Ok(Grant {
             role,

@@ -69,14 +69,14 @@ pub async fn invite(
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
     let body = body.into_inner();
+    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     let grant = GrantIn {
         role: body.role,
         servers: body.servers,
         allow_paths: body.allow_paths,
         deny_paths: body.deny_paths,
     }
-    .resolve(&state, &auth.org.id)
-    .await?;
+    .resolve(&servers)?;
     if let Err(r) = check_grant(&actor.grant, None, &grant) {
         let details = auth_core::audit::grant_details(&grant);
         return Err(crate::audit::refused(
@@ -129,7 +129,6 @@ pub async fn invite(
         .members
         .create_invitation(&invitation, &crate::audit::of(&req, &auth))
         .await?;
-    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     Ok(HttpResponse::Created().json(InviteResponse {
         success: true,
         invitation: InvitationOut::new(&servers, &invitation),

@@ -85,7 +85,8 @@ pub async fn update_member(
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
     let id = MemberId::new(path.into_inner());
-    let grant = body.resolve(&state, &auth.org.id).await?;
+    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
+    let grant = body.resolve(&servers)?;
     let before = current(&state, &auth, &id).await?;
     if let Err(r) = check_grant(&actor.grant, Some(&before.membership.grant), &grant) {
         let details = serde_json::json!({
@@ -115,7 +116,6 @@ pub async fn update_member(
     } else {
         end_sessions(&state, &authenticator, &auth, &id).await?
     };
-    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     Ok(HttpResponse::Ok().json(UpdateMemberResponse {
         success: true,
         member: MemberOut::new(&servers, &before.member, &membership),
