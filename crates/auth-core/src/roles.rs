@@ -199,6 +199,13 @@ pub fn check_grant(
     Ok(())
 }
 
+/// The last-owner rule every store applies in the step of the change: whether giving a member
+/// who holds `current` the role `next` (`None`: removing them) leaves the organization, which has
+/// `owners` owners now, without one.
+pub fn leaves_no_owner(current: Role, next: Option<Role>, owners: usize) -> bool {
+    current == Role::Owner && next != Some(Role::Owner) && owners <= 1
+}
+
 /// Whether `actor` may remove a member holding `target` (one whose grant lies within the
 /// actor's). `owners` counts the organization's owners now; the last one stays.
 pub fn check_removal(actor: &Grant, target: &Grant, owners: usize) -> Result<(), Refusal> {
@@ -208,7 +215,7 @@ pub fn check_removal(actor: &Grant, target: &Grant, owners: usize) -> Result<(),
     if let Some(refusal) = actor.excess(&target.role, &target.servers, &target.paths) {
         return Err(refusal);
     }
-    if target.role == Role::Owner && owners <= 1 {
+    if leaves_no_owner(target.role, None, owners) {
         return Err(Refusal::LastOwner);
     }
     Ok(())
@@ -275,6 +282,28 @@ pub fn check_key(actor: &Grant, key: &KeyGrant) -> Result<(), Refusal> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_last_owner_stays_whatever_the_change() {
+        use Role::*;
+        // the last owner: demoted or removed → refused; kept an owner → fine
+        for next in [Some(Admin), Some(Moderator), Some(Viewer), None] {
+            assert!(leaves_no_owner(Owner, next, 1), "{next:?}");
+            assert!(
+                !leaves_no_owner(Owner, next, 2),
+                "{next:?} with another owner"
+            );
+        }
+        assert!(!leaves_no_owner(Owner, Some(Owner), 1));
+        // changing anyone else never does
+        for current in [Admin, Moderator, Viewer] {
+            for next in [Some(Owner), Some(Viewer), None] {
+                assert!(!leaves_no_owner(current, next, 1));
+                assert!(!leaves_no_owner(current, next, 0));
+            }
+        }
+    }
+
     use super::*;
     use crate::ids::ServerId;
     use Capability::*;

@@ -6,7 +6,7 @@ use auth_core::member::{
     Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset,
     SecondFactor, LAST_OWNER, SECOND_FACTOR_ON,
 };
-use auth_core::roles::{Grant, Role};
+use auth_core::roles::{leaves_no_owner, Grant, Role};
 use auth_core::{InvitationId, MemberId, OrgId, PathScope, ServerScope, StoreError};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -654,7 +654,7 @@ impl MemberStore for PgAccounts {
                     let Some((member, before)) = member_and_grant(conn, org, id).await? else {
                         return Ok(None);
                     };
-                    if role == Role::Owner && g.role != Role::Owner && owners <= 1 {
+                    if leaves_no_owner(role, Some(g.role), owners as usize) {
                         return Err(Refused::Conflict(LAST_OWNER.into()));
                     }
                     let row = diesel::update(memberships::table.find((org.as_str(), id.as_str())))
@@ -700,7 +700,7 @@ impl MemberStore for PgAccounts {
                     let Some((member, grant)) = member_and_grant(conn, org, id).await? else {
                         return Ok(false);
                     };
-                    if role == Role::Owner && owners <= 1 {
+                    if leaves_no_owner(role, None, owners as usize) {
                         return Err(Refused::Conflict(LAST_OWNER.into()));
                     }
                     diesel::delete(memberships::table.find((org.as_str(), id.as_str())))

@@ -35,27 +35,14 @@ impl Members {
     }
 
     /// Whether replacing the membership at `index` by `role` (or removing it) takes away the
-    /// organization's last owner.
+    /// organization's last owner ([`crate::roles::leaves_no_owner`]).
     fn ends_last_owner(&self, org: &OrgId, index: usize, role: Option<Role>) -> bool {
-        self.memberships[index].grant.role == Role::Owner
-            && self.owners_after(org, index, role) == 0
-    }
-
-    /// Owners of `org` once the membership at `index` is replaced by `role` (or removed).
-    fn owners_after(&self, org: &OrgId, index: usize, role: Option<Role>) -> usize {
-        self.memberships
+        let owners = self
+            .memberships
             .iter()
-            .enumerate()
-            .filter(|(_, m)| m.org_id == *org)
-            .filter(|(i, m)| {
-                let role = if *i == index {
-                    role
-                } else {
-                    Some(m.grant.role)
-                };
-                role == Some(Role::Owner)
-            })
-            .count()
+            .filter(|m| m.org_id == *org && m.grant.role == Role::Owner)
+            .count();
+        crate::roles::leaves_no_owner(self.memberships[index].grant.role, role, owners)
     }
 }
 
