@@ -192,6 +192,17 @@ function signInPage(message, withKey = false) {
 }
 
 /** `/invite#<token>`: what the invitation gives, then a form to accept it. */
+/** The page of a one-time link that does not work (used, withdrawn, replaced or expired). */
+function deadLink(title, err) {
+  return h(
+    'div',
+    { class: 'card narrow' },
+    h('h1', {}, title),
+    h('p', {}, err.status === 404 ? `${err.message.replace(/\.$/, '')}.` : sentence(err)),
+    h('p', {}, h('a', { href: '/overview', 'data-link': true }, 'Go to sign-in')),
+  );
+}
+
 async function invitePage() {
   signedOutShell('Accept an invitation');
   const token = decodeURIComponent(location.hash.slice(1));
@@ -200,15 +211,7 @@ async function invitePage() {
   try {
     offer = await consolePost('/invitation/preview', { token });
   } catch (err) {
-    root.replaceChildren(
-      h(
-        'div',
-        { class: 'card narrow' },
-        h('h1', {}, 'This invitation does not work'),
-        h('p', {}, err.status === 404 ? `${err.message.replace(/\.$/, '')}.` : sentence(err)),
-        h('p', {}, h('a', { href: '/overview', 'data-link': true }, 'Go to sign-in')),
-      ),
-    );
+    root.replaceChildren(deadLink('This invitation does not work', err));
     return;
   }
   const login = h('input', { type: 'text', autocomplete: 'username', required: true });
@@ -280,15 +283,7 @@ async function resetPage() {
   try {
     who = await consolePost('/password-reset/preview', { token });
   } catch (err) {
-    root.replaceChildren(
-      h(
-        'div',
-        { class: 'card narrow' },
-        h('h1', {}, 'This reset link does not work'),
-        h('p', {}, err.status === 404 ? `${err.message.replace(/\.$/, '')}.` : sentence(err)),
-        h('p', {}, h('a', { href: '/overview', 'data-link': true }, 'Go to sign-in')),
-      ),
-    );
+    root.replaceChildren(deadLink('This reset link does not work', err));
     return;
   }
   const password = h('input', {
