@@ -1300,3 +1300,44 @@ async fn the_same_grant_again_ends_no_session() {
     let (status, _) = ann.status(Method::GET, "/v1/whoami", None).await;
     assert_eq!(status, 401);
 }
+
+/// Wrong second-factor codes add up on the sign-in name even though the password is right each
+/// time (a right password used to clear the count, so codes could be guessed without waits).
+#[tokio::test]
+async fn wrong_codes_add_up_even_with_the_right_password() {
+    let app = spawn().await;
+    let ann = member(&app, "ann", Grant::everywhere(Role::Viewer)).await;
+    let (_, me) = ann.status(Method::GET, "/v1/whoami", None).await;
+    let id = auth_core::MemberId::new(me["member"]["id"].as_str().unwrap());
+    let step = turn_on(&app, &ann, &id).await;
+    let valid: Vec<String> = futures::future::join_all(
+        [step - 1, step, step + 1, step + 2].map(|s| app_code(&app, &id, s)),
+    )
+    .await;
+    let wrong = (0..1000)
+        .map(|n| format!("{n:06}"))
+        .find(|c| !valid.contains(c))
+        .unwrap();
+    let attempt = |code: String| {
+        let app = &app;
+        async move {
+            console_post(
+                app,
+                "/session",
+                json!({ "login": "ann", "password": PASSWORD, "code": code }),
+            )
+            .await
+            .status()
+            .as_u16()
+        }
+    };
+    // five wrong codes, as five wrong passwords, and the name waits
+    for _ in 0..5 {
+        assert_eq!(attempt(wrong.clone()).await, 401);
+    }
+    assert_eq!(
+        attempt(app_code(&app, &id, step + 1).await).await,
+        429,
+        "even a right code waits its turn"
+    );
+}

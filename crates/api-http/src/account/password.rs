@@ -66,6 +66,10 @@ pub async fn change_password(
                 e
             }
         })?;
+    console
+        .failures
+        .clear(&format!("login:{}", member.login))
+        .await?;
     auth_core::password::check_new(&body.new_password, &member.login)
         .map_err(|weak| ApiError::invalid_request(format!("`newPassword`: {weak}")))?;
     let hash = console.passwords.hash(body.new_password).await?;

@@ -189,7 +189,9 @@ fn wrong_password() -> ApiError {
 }
 
 /// Checks a member's password (as slowly for an unknown name as for a wrong password); the
-/// member when it matches.
+/// member when it matches. A right password does not clear the name's failures: the caller does
+/// once the whole sign-in holds ([`check_second_factor`]), so wrong second-factor codes keep
+/// adding up however often the password is right.
 pub(crate) async fn check_password(
     console: &Console,
     login: &str,
@@ -205,10 +207,7 @@ pub(crate) async fn check_password(
     let stored = member.as_ref().map(|m| m.password_hash.clone());
     let matches = console.passwords.verify(password, stored).await?;
     match member {
-        Some(member) if matches => {
-            console.failures.clear(&subject).await?;
-            Ok(member)
-        }
+        Some(member) if matches => Ok(member),
         _ => {
             console.failures.fail(&subject, now).await?;
             Err(wrong_password())
@@ -239,15 +238,16 @@ pub(super) async fn check_second_factor(
     member: &auth_core::member::Member,
     proof: SecondProof,
 ) -> Result<(), ApiError> {
+    let subject = format!("login:{}", member.login);
     let Some(factor) = console
         .members
         .second_factor(&member.id)
         .await?
         .filter(|f| f.confirmed_at.is_some())
     else {
+        console.failures.clear(&subject).await?;
         return Ok(());
     };
-    let subject = format!("login:{}", member.login);
     let accepted = match (proof.code, proof.recovery_code) {
         (Some(code), None) => {
             let key = console.seal.as_ref().ok_or_else(|| {
