@@ -104,3 +104,68 @@ fn postgres_sign_in_failures_block_with_growing_waits_and_clear() {
         .await;
     });
 }
+
+/// The audit log keeps each organization's entries for its plan's retention (at least 30 days)
+/// and refuses changes to them.
+#[tokio::test]
+async fn audit_entries_outlive_nothing_but_their_retention_and_never_change() {
+    use auth_core::AccountStore;
+    use diesel_async::RunQueryDsl;
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    let accounts = PgAccounts::new(db.clone());
+    // `free` keeps logs 0 days here (at least 30 for the audit log), `pro` longer
+    let free = accounts
+        .create_org("Free", "free-org", "free")
+        .await
+        .unwrap();
+    let pro = accounts.create_org("Pro", "pro-org", "pro").await.unwrap();
+    let pro_days = accounts
+        .get_plan("pro")
+        .await
+        .unwrap()
+        .unwrap()
+        .retention_days;
+    assert!(
+        pro_days > 31,
+        "the test needs a plan keeping more than 31 days"
+    );
+    let mut conn = db.conn().await.unwrap();
+    for (org, days) in [(&free, 31), (&free, 29), (&pro, 31), (&pro, pro_days + 1)] {
+        diesel::sql_query(
+            "INSERT INTO audit_events (org_id, at, actor_kind, actor_id, actor_label, via, action, target) \
+             VALUES ($1, now() - make_interval(days => $2), 'operator', 'root', 'root', 'stowctl', 'key.delete', 'k')",
+        )
+        .bind::<diesel::sql_types::Text, _>(org.id.as_str())
+        .bind::<diesel::sql_types::Integer, _>(days)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+    assert_eq!(stow_db::audit::prune_expired(&db).await, 2);
+    #[derive(diesel::QueryableByName)]
+    struct Left {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        org_id: String,
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        days: i32,
+    }
+    let mut left: Vec<(String, i32)> = diesel::sql_query(
+        "SELECT org_id, round(extract(epoch FROM now() - at) / 86400)::int AS days FROM audit_events",
+    )
+    .load::<Left>(&mut conn)
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|l| (l.org_id, l.days))
+    .collect();
+    left.sort();
+    let mut want = vec![(free.id.to_string(), 29), (pro.id.to_string(), 31)];
+    want.sort();
+    assert_eq!(left, want);
+    // append-only
+    let changed = diesel::sql_query("UPDATE audit_events SET target = 'x'")
+        .execute(&mut conn)
+        .await;
+    assert!(changed.is_err(), "entries are never changed");
+}

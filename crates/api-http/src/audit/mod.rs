@@ -1,11 +1,19 @@
 //! The audit log's routes (`/v1/audit`, one module per operation) and [`of`], the who and where
 //! of a request that the stores write beside each change.
 
+pub mod event_out;
+pub mod export;
+pub mod list;
+
 use actix_web::{web, HttpMessage, HttpRequest};
-use auth_core::audit::{Actor, Audit, Via};
+use auth_core::audit::{Action, Actor, Audit, AuditQuery, Via, MAX_PAGE};
+use auth_core::key::MemberAct;
+use auth_core::roles::Capability;
 use auth_core::{AuthContext, MemberId};
+use serde::Deserialize;
 use stow_http::auth::ActingAs;
-use stow_http::current_request_id;
+use stow_http::{current_request_id, ApiError, Auth};
+use utoipa::IntoParams;
 
 use crate::state::CdnState;
 
@@ -38,7 +46,7 @@ pub(crate) async fn refused(
     state: &CdnState,
     req: &HttpRequest,
     auth: &AuthContext,
-    action: auth_core::audit::Action,
+    action: Action,
     target: &str,
     details: serde_json::Value,
     error: stow_http::ApiError,
@@ -57,17 +65,6 @@ fn address(req: &HttpRequest) -> Option<String> {
         .unwrap_or_default();
     stow_http::request::client_ip(req, &trusted).map(|ip| ip.to_string())
 }
-
-pub mod event_out;
-pub mod export;
-pub mod list;
-
-use auth_core::audit::{Action, AuditQuery, MAX_PAGE};
-use auth_core::key::MemberAct;
-use auth_core::roles::Capability;
-use serde::Deserialize;
-use stow_http::{ApiError, Auth};
-use utoipa::IntoParams;
 
 /// The member reading the log, when their role may (owners and admins); API keys never.
 fn reader(auth: &Auth) -> Result<&MemberAct, ApiError> {
