@@ -115,8 +115,8 @@ pub struct RecoveryCodes {
     pub request_id: String,
 }
 
-/// The member's TOTP secret, opened with the operator's key.
-fn open(
+/// The member's TOTP secret, opened with the operator's key (account routes and sign-in).
+pub(crate) fn open(
     key: &auth_core::second_factor::SealKey,
     member: &auth_core::MemberId,
     factor: &auth_core::member::SecondFactor,
@@ -125,7 +125,8 @@ fn open(
         .map_err(|e| ApiError::new(Code::Unavailable, e.to_string()))
 }
 
-fn now_unix() -> u64 {
+/// Now, in the Unix seconds TOTP steps count.
+pub(crate) fn now_unix() -> u64 {
     chrono::Utc::now().timestamp().max(0) as u64
 }
 

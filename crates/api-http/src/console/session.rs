@@ -256,10 +256,8 @@ pub(super) async fn check_second_factor(
                     "this service cannot check second factors now (SECOND_FACTOR_KEY is not set); use a recovery code or ask its operator",
                 )
             })?;
-            let secret = key
-                .open(&member.id, &factor.sealed_secret)
-                .map_err(|e| ApiError::new(Code::Unavailable, e.to_string()))?;
-            let now = chrono::Utc::now().timestamp().max(0) as u64;
+            let secret = crate::account::second_factor::open(key, &member.id, &factor)?;
+            let now = crate::account::second_factor::now_unix();
             match auth_core::second_factor::check_code(&secret, &code, now, factor.last_step) {
                 Some(step) => console.members.use_step(&member.id, step).await?,
                 None => false,
