@@ -69,7 +69,7 @@ e2e:
 bench:
     scripts/bench.sh full
 
-# Every benchmark on a small data set (a few minutes).
+# Every benchmark on a small data set (a few minutes; the ingestion soak one minute of each kind).
 bench-quick:
     scripts/bench.sh quick
 
@@ -84,6 +84,10 @@ s3:
 # Only the ingestion benchmark (HTTP batches vs raw COPY, the cost of each index, and the ingest ceiling of the shipped index set against the 2026-11-25 set).
 bench-ingest mode="quick":
     BENCH_ONLY=ingest scripts/bench.sh {{mode}}
+
+# Only the ingestion soak: ten minutes of HTTP ingestion, then ten of two-session COPY, per minute (quick: one minute each, per 15 s).
+bench-soak mode="quick":
+    BENCH_ONLY=soak scripts/bench.sh {{mode}}
 
 # Only the log-query benchmark (first page and 5-page walks per filter).
 bench-query mode="quick":

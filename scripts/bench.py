@@ -557,6 +557,25 @@ def cpu_seconds():
     return pg / hz, api / hz
 
 
+def export_copy_rows():
+    """Writes (up to COPY_ROWS of) the ingested events, and their share of runs, as CSV for the
+    COPY baselines: whole, and in two halves for two sessions. Returns the number of events."""
+    cols, csv, runs_csv = EVENT_COLUMNS, f"{WORK}/events.csv", f"{WORK}/runs.csv"
+    psql(f"\\copy (SELECT {cols} FROM log_events LIMIT {COPY_ROWS}) TO '{csv}' CSV")
+    rows = int(psql(f"SELECT count(*) FROM (SELECT 1 FROM log_events LIMIT {COPY_ROWS}) x"))
+    # ingestion also writes the runs of words of its batches (log_runs, one per 50 events or
+    # fewer): the COPYs carry the same share of them, so that they do the service's writes
+    psql(f"\\copy (SELECT {RUN_COLUMNS} FROM log_runs LIMIT (SELECT count(*) FROM log_runs) * {rows} "
+         f"/ greatest((SELECT count(*) FROM log_events), 1)) TO '{runs_csv}' CSV")
+    for path, parts in ((csv, [f"{WORK}/events-{i}.csv" for i in range(2)]), (runs_csv, [f"{WORK}/runs-{i}.csv" for i in range(2)])):
+        with open(path) as f:
+            lines = f.readlines()
+        for h, part in enumerate(parts):
+            with open(part, "w") as f:
+                f.writelines(lines[h * len(lines) // 2:(h + 1) * len(lines) // 2])
+    return rows
+
+
 def bench_ingest(server_key):
     """HTTP ingestion against COPY of the same rows, in one, then two sessions. The three are
     measured in rounds (HTTP, one-session COPY, two-session COPY), so that each round's figures
@@ -571,6 +590,7 @@ def bench_ingest(server_key):
     # each two-session COPY: the two parts of the gap between them
     cpu = {"pg_http": [], "api_http": [], "pg_cores_http": [], "pg_copy": [], "pg_cores_copy": []}
     rows = 0
+    rounds = []  # per round: the machine's CPU split and autovacuum's work during HTTP and two-session COPY
     for i in range(RUNS):
         # CPU is read over the middle 60% of the run (steady state: batches in flight at both ends
         # balance out), against the events of the batches stamped in that window
@@ -581,7 +601,8 @@ def bench_ingest(server_key):
                 samples.append((time.time(), *cpu_seconds()))
         sampler = threading.Thread(target=sample)
         sampler.start()
-        runs.append(wrk(f"http://127.0.0.1:{LOGS}/v1/logs", "scripts/bench/ingest.lua", conns=16, env={"BENCH_KEY": server_key, "BENCH_RUN": f"r{i}"}))
+        with Watch() as http_watch:
+            runs.append(wrk(f"http://127.0.0.1:{LOGS}/v1/logs", "scripts/bench/ingest.lua", conns=16, env={"BENCH_KEY": server_key, "BENCH_RUN": f"r{i}"}))
         sampler.join()
         assert runs[-1]["non2xx"] == 0 and runs[-1]["errors"] == 0, runs[-1]
         (ta, pg0, api0), (tb, pg1, api1) = samples
@@ -590,37 +611,32 @@ def bench_ingest(server_key):
         cpu["api_http"].append((api1 - api0) / events * 1e6)
         cpu["pg_cores_http"].append((pg1 - pg0) / (tb - ta))
         if i == 0:
-            psql(f"\\copy (SELECT {cols} FROM log_events LIMIT {COPY_ROWS}) TO '{csv}' CSV")
-            rows = int(psql(f"SELECT count(*) FROM (SELECT 1 FROM log_events LIMIT {COPY_ROWS}) x"))
-            # ingestion also writes the runs of words of its batches (log_runs, one per 50
-            # events or fewer): the COPYs carry the same share of them, so that they do the
-            # service's writes
-            psql(f"\\copy (SELECT {RUN_COLUMNS} FROM log_runs LIMIT (SELECT count(*) FROM log_runs) * {rows} "
-                 f"/ greatest((SELECT count(*) FROM log_events), 1)) TO '{runs_csv}' CSV")
-            for path, parts in ((csv, halves), (runs_csv, run_halves)):
-                with open(path) as f:
-                    lines = f.readlines()
-                for h, part in enumerate(parts):
-                    with open(part, "w") as f:
-                        f.writelines(lines[h * len(lines) // 2:(h + 1) * len(lines) // 2])
+            rows = export_copy_rows()
         t0 = time.time()
         psql(f"\\copy log_events ({cols}) FROM '{csv}' CSV\n\\copy log_runs ({RUN_COLUMNS}) FROM '{runs_csv}' CSV")
         copy.append(rows / (time.time() - t0))
         # the same rows in two concurrent COPY sessions, one per core: all Postgres can take on
         # this machine with the shipped indexes, with no HTTP service running beside it
         (pg0, _), t0 = cpu_seconds(), time.time()
-        psql_parallel([f"\\copy log_events ({cols}) FROM '{path}' CSV\n\\copy log_runs ({RUN_COLUMNS}) FROM '{runs}' CSV"
-                       for path, runs in zip(halves, run_halves)])
+        with Watch() as copy_watch:
+            psql_parallel([f"\\copy log_events ({cols}) FROM '{path}' CSV\n\\copy log_runs ({RUN_COLUMNS}) FROM '{runs}' CSV"
+                           for path, runs in zip(halves, run_halves)])
         (pg1, _), secs = cpu_seconds(), time.time() - t0
         copy_both.append(rows / secs)
         cpu["pg_copy"].append((pg1 - pg0) / rows * 1e6)
         cpu["pg_cores_copy"].append((pg1 - pg0) / secs)
+        rounds.append({"http": http_watch.result, "copy_2_sessions": copy_watch.result})
         log(f"ingest round {i + 1}: HTTP {runs[-1]['requests'] * 500 / (runs[-1]['duration_us'] / 1e6):,.0f} events/s, "
-            f"COPY {copy[-1]:,.0f} rows/s, two sessions {copy_both[-1]:,.0f} rows/s")
+            f"COPY {copy[-1]:,.0f} rows/s, two sessions {copy_both[-1]:,.0f} rows/s; during HTTP {http_watch.result}, "
+            f"during two-session COPY {copy_watch.result}")
+    tables["ingest_rounds"] = rounds
     body = runs[0]["body_bytes"]
     eps = [r["requests"] * 500 / (r["duration_us"] / 1e6) for r in runs]
     record("ingest_events_per_s", eps, "events/s", copy, "≥ 56,000 and ≥ 0.75× COPY", "500-event batches over HTTP, 16 connections; baseline: COPY of the same rows into log_events, one run after each HTTP run")
-    record("ingest_events_per_s_vs_copy_2_sessions", eps, "events/s", copy_both, None, "the same HTTP runs; baseline: the same rows COPYed by two concurrent sessions (one per core) in the same rounds, the ceiling for this index set on this machine")
+    per_round = ", ".join(f"{e / c:.2f}" for e, c in zip(eps, copy_both))
+    record("ingest_events_per_s_vs_copy_2_sessions", eps, "events/s", copy_both, "≥ 0.9× in every round",
+           "the same HTTP runs; baseline: the same rows COPYed by two concurrent sessions (one per core) in the same rounds, the ceiling for this index set "
+           f"on this machine; per round {per_round}")
     record("ingest_postgres_cpu_us_per_event", cpu["pg_http"], "µs", cpu["pg_copy"], None,
            "CPU of every PostgreSQL process per event over the middle 60% of each HTTP run (/proc), against the events of the batches stamped in that window; "
            "baseline: per row during the two-session COPY runs")
@@ -645,6 +661,238 @@ def bench_ingest(server_key):
         cost.append({"index": name, "rows_per_s": round(with_ix), "slowdown_pct": round((bare / with_ix - 1) * 100, 1)})
     psql("DROP TABLE IF EXISTS bench_scratch")
     tables["index_cost"] = {"bare_rows_per_s": round(bare), "rows": rows, "indexes": cost}
+
+
+# The soak: SOAK_SECONDS of HTTP ingestion, then as long of two-session COPY, each from empty log
+# tables, reported per SOAK_INTERVAL ("minute"; shorter in quick mode)
+SOAK_SECONDS = int(os.environ.get("BENCH_SOAK_SECONDS", 60 if QUICK else 600))
+SOAK_INTERVAL = int(os.environ.get("BENCH_SOAK_INTERVAL", 15 if QUICK else 60))
+# migration 23's setting of the day partitions (stow_db::logs::partitions::PARTITION_SETTINGS)
+PARTITION_SETTINGS = "autovacuum_vacuum_insert_threshold = -1"
+# every table an ingested batch writes (log_events: its partitions summed)
+SOAK_TABLES = ("log_events", "log_batches", "log_runs", "log_counts_hourly", "log_level_counts_15m", "usage_counters")
+
+
+def soak_snapshot():
+    """What Postgres says of the batch's tables, its WAL position and the events written so far
+    (the id sequence: HTTP and COPY both draw from it), with the CPU read from /proc."""
+    tables = ", ".join(f"'{t}'" for t in SOAK_TABLES)
+    out = psql("SELECT CASE WHEN relname LIKE 'log_events_%' THEN 'log_events' ELSE relname END AS t, sum(n_dead_tup), sum(n_live_tup), "
+               "sum(n_tup_upd), sum(n_tup_hot_upd), sum(autovacuum_count), sum(autoanalyze_count), sum(pg_table_size(relid)), sum(pg_indexes_size(relid)) "
+               f"FROM pg_stat_user_tables WHERE relname LIKE 'log_events_%' OR relname IN ({tables}) GROUP BY 1;\n"
+               "SELECT pg_current_wal_lsn() - '0/0';\nSELECT coalesce(pg_sequence_last_value('log_events_id_seq'), 0)")
+    lines = out.splitlines()
+    per = {}
+    for line in lines[:-2]:
+        t, *v = line.split("|")
+        per[t] = dict(zip(("dead", "live", "upd", "hot", "autovacuums", "autoanalyzes", "heap_bytes", "index_bytes"), (int(x) for x in v)))
+    pg, api = cpu_seconds()
+    # the whole machine's CPU (user, nice, system, idle, iowait, irq, softirq, steal) and memory:
+    # whether the kernel (writeback, reclaim) or other tenants take a growing share
+    cpu = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+    mem = {l.split(":")[0]: int(l.split()[1]) for l in open("/proc/meminfo")}
+    return {"at": time.time(), "tables": per, "wal": int(lines[-2]), "events": int(lines[-1]), "pg_cpu": pg, "api_cpu": api,
+            "machine": cpu, "free_mib": mem["MemFree"] // 1024, "dirty_mib": mem["Dirty"] // 1024}
+
+
+def soak_activity(stop, seen):
+    """Once a second until `stop`: what each active Postgres backend waits on, and which table each
+    autovacuum worker is on (one sample = about one second of it)."""
+    while not stop.wait(1.0):
+        try:
+            out = psql("SELECT backend_type, coalesce(wait_event_type || ':' || wait_event, 'CPU'), left(translate(query, E'\\n\\r|', '   '), 120) FROM pg_stat_activity "
+                       "WHERE state = 'active' AND pid <> pg_backend_pid() AND backend_type IN ('client backend', 'autovacuum worker')")
+        except subprocess.CalledProcessError:
+            continue
+        now = time.time()
+        for line in out.splitlines():
+            kind, wait, query = line.split("|", 2)
+            if kind == "autovacuum worker":
+                # "autovacuum: VACUUM [ANALYZE] public.t" or "autovacuum: ANALYZE public.t": a
+                # vacuum counts under the table's name, an analyze alone under "t (analyze)"
+                table = query.split(" public.")[-1].split(" ")[0]
+                seen.append((now, "autovacuum", table if "VACUUM" in query else f"{table} (analyze)"))
+            else:
+                seen.append((now, "wait", wait))
+
+
+class Watch:
+    """While a block runs: the machine's CPU split (/proc/stat) and what autovacuum works on
+    (sampled each second, as in the soak), for the ingestion rounds' diagnostics."""
+
+    def __enter__(self):
+        self.seen, self.stop = [], threading.Event()
+        self.thread = threading.Thread(target=soak_activity, args=(self.stop, self.seen))
+        self.thread.start()
+        self.ticks = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+        self.buffers = self.written()
+        return self
+
+    @staticmethod
+    def written():
+        """Postgres's buffers written so far by the checkpointer, the background writer and
+        backends (evicting a dirty buffer to make room), and buffers allocated."""
+        return [int(x) for x in psql("SELECT buffers_checkpoint, buffers_clean, buffers_backend, buffers_alloc FROM pg_stat_bgwriter").split("|")]
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        ticks = [b - a for a, b in zip(self.ticks, (int(x) for x in open("/proc/stat").readline().split()[1:9]))]
+        total = max(sum(ticks), 1)
+        vacuum = {}
+        for _, kind, what in self.seen:
+            if kind == "autovacuum":
+                vacuum[what] = vacuum.get(what, 0) + 1
+        free = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemFree")) // 1024
+        buffers = dict(zip(("checkpoint", "bgwriter", "backends", "allocated"), (b - a for a, b in zip(self.buffers, self.written()))))
+        self.result = {"idle_pct": round(100 * ticks[3] / total, 1), "system_pct": round(100 * ticks[2] / total, 1),
+                       "free_mib": free, "autovacuum_s": vacuum, "buffers_written": buffers}
+        return False
+
+
+def soak_minutes(snaps, seen):
+    """One row per interval between consecutive snapshots."""
+    rows = []
+    for a, b in zip(snaps, snaps[1:]):
+        secs = b["at"] - a["at"]
+        events = b["events"] - a["events"]
+        tables = {}
+        for t in SOAK_TABLES:
+            x, y = a["tables"].get(t), b["tables"].get(t)
+            if not x or not y:
+                continue
+            upd = y["upd"] - x["upd"]
+            tables[t] = {"dead": y["dead"], "updates": upd, "hot_pct": round(100 * (y["hot"] - x["hot"]) / upd, 1) if upd else None,
+                         "autovacuums": y["autovacuums"] - x["autovacuums"], "autoanalyzes": y["autoanalyzes"] - x["autoanalyzes"],
+                         "mib": round((y["heap_bytes"] + y["index_bytes"]) / 2**20, 1)}
+        inside = [s for s in seen if a["at"] <= s[0] < b["at"]]
+        waits = {}
+        for _, kind, what in inside:
+            if kind == "wait":
+                waits[what] = waits.get(what, 0) + 1
+        vacuum = {}
+        for _, kind, what in inside:
+            if kind == "autovacuum":
+                vacuum[what] = vacuum.get(what, 0) + 1
+        ticks = [y - x for x, y in zip(a["machine"], b["machine"])]
+        machine = {k: round(100 * v / max(sum(ticks), 1), 1) for k, v in zip(("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"), ticks)}
+        rows.append({"machine_pct": machine, "free_mib": b["free_mib"], "dirty_mib": b["dirty_mib"], "events_per_s": round(events / secs), "pg_cpu_us_per_event": round((b["pg_cpu"] - a["pg_cpu"]) / max(events, 1) * 1e6, 1),
+                     "pg_cores": round((b["pg_cpu"] - a["pg_cpu"]) / secs, 2), "api_cpu_us_per_event": round((b["api_cpu"] - a["api_cpu"]) / max(events, 1) * 1e6, 1),
+                     "wal_bytes_per_event": round((b["wal"] - a["wal"]) / max(events, 1)), "tables": tables,
+                     "autovacuum_s": vacuum, "waits": dict(sorted(waits.items(), key=lambda kv: -kv[1])[:4])})
+    return rows
+
+
+def soak_empty_tables():
+    """Both halves of the soak start from empty log tables (the rows of the sections before are
+    gone; the query section, which needs its own, runs before this one)."""
+    psql("TRUNCATE log_events, log_batches, log_runs, log_counts_hourly, log_level_counts_15m, usage_counters; CHECKPOINT; VACUUM ANALYZE")
+
+
+def soak_run(load):
+    """Runs `load(deadline)` for SOAK_SECONDS while snapshots are taken every SOAK_INTERVAL."""
+    soak_empty_tables()
+    seen, stop = [], threading.Event()
+    watcher = threading.Thread(target=soak_activity, args=(stop, seen))
+    watcher.start()
+    snaps, start = [soak_snapshot()], time.time()
+    worker = threading.Thread(target=load, args=(start + SOAK_SECONDS,))
+    worker.start()
+    for k in range(1, SOAK_SECONDS // SOAK_INTERVAL + 1):
+        time.sleep(max(0.0, start + k * SOAK_INTERVAL - time.time()))
+        snaps.append(soak_snapshot())
+    stop.set()
+    worker.join()
+    watcher.join()
+    return soak_minutes(snaps, seen)
+
+
+def bench_soak(server_key):
+    """Ten minutes of HTTP ingestion at full rate (16 connections, the ingestion rounds' batches),
+    then ten minutes of two-session COPY of the same kind of rows, each from empty tables: the
+    rate per minute, Postgres CPU per event, WAL per event, and per table the dead tuples, the
+    share of HOT updates and the autovacuum activity."""
+    halves = [f"{WORK}/events-{i}.csv" for i in range(2)]
+    run_halves = [f"{WORK}/runs-{i}.csv" for i in range(2)]
+
+    def http(deadline):
+        r = wrk(f"http://127.0.0.1:{LOGS}/v1/logs", "scripts/bench/ingest.lua", conns=16, duration=round(deadline - time.time()),
+                env={"BENCH_KEY": server_key, "BENCH_RUN": "soak"})
+        assert r["non2xx"] == 0 and r["errors"] == 0, r
+
+    def copy(deadline):
+        while time.time() < deadline:
+            psql_parallel([f"\\copy log_events ({EVENT_COLUMNS}) FROM '{path}' CSV\n\\copy log_runs ({RUN_COLUMNS}) FROM '{runs}' CSV"
+                           for path, runs in zip(halves, run_halves)])
+
+    pairs = int(os.environ.get("BENCH_SOAK_AB", "0"))
+    if pairs:
+        # the cause, measured: HTTP soaks with the shipped partition settings against soaks with
+        # autovacuum's insert-triggered vacuums allowed again (as before migration 23), in turn
+        # first and second; no COPY half
+        ab = {"insert vacuums on": [], "shipped": []}
+        for i in range(pairs * 2):
+            which = "insert vacuums on" if (i % 2 == 0) == (i // 2 % 2 == 0) else "shipped"
+            setting = "RESET (autovacuum_vacuum_insert_threshold)" if which != "shipped" else f"SET ({PARTITION_SETTINGS})"
+            psql("DO $$ DECLARE p regclass; BEGIN FOR p IN SELECT inhrelid::regclass FROM pg_inherits WHERE inhparent = 'log_events'::regclass "
+                 f"LOOP EXECUTE format('ALTER TABLE %s {setting}', p); END LOOP; END $$")
+            ab[which].append(soak_run(http))
+            log(f"soak A/B {i + 1} ({which}): " + ", ".join(f"{m['events_per_s']:,}" for m in ab[which][-1]) + " events/s per interval")
+        tables["soak_ab"] = ab
+        for which, runs in ab.items():
+            record(f"ingest_soak_ab_{'shipped' if which == 'shipped' else 'insert_vacuums'}_events_per_s", [statistics.median(m["events_per_s"] for m in r) for r in runs],
+                   "events/s", None, None, f"median interval rate of {len(runs)} HTTP soaks of {SOAK_SECONDS} s ({which})")
+        return
+    soak = {"seconds": SOAK_SECONDS, "interval": SOAK_INTERVAL}
+    for name, load in (("http", http), ("copy", copy)):
+        soak[name] = soak_run(load)
+        if name == "http":
+            export_copy_rows()  # the COPY half writes rows the HTTP half ingested
+        log(f"soak {name}: " + ", ".join(f"{m['events_per_s']:,}" for m in soak[name]) + " events/s per interval")
+    tables["soak"] = soak
+    first, last = soak["http"][0]["events_per_s"], soak["http"][-1]["events_per_s"]
+    per = "minute" if SOAK_INTERVAL == 60 else f"{SOAK_INTERVAL} s"
+    record("ingest_soak_last_vs_first_interval", [last], "events/s", [first], "≥ 0.9× the first",
+           f"{SOAK_SECONDS // 60 if SOAK_SECONDS >= 60 else SOAK_SECONDS} {'min' if SOAK_SECONDS >= 60 else 's'} of HTTP ingestion from empty tables (16 connections, 500-event batches); "
+           f"the last {per}'s rate against the first's (every {per}: section \"Sustained ingestion\")")
+    record("ingest_soak_copy_last_vs_first_interval", [soak["copy"][-1]["events_per_s"]], "rows/s", [soak["copy"][0]["events_per_s"]], None,
+           f"the same for two-session COPY of the same rows, after the HTTP soak, from empty tables")
+    record("ingest_soak_vs_copy_2_sessions", [m["events_per_s"] for m in soak["http"]], "events/s", [m["events_per_s"] for m in soak["copy"]], None,
+           f"median per-{per} rate of the HTTP soak against the two-session COPY soak's")
+
+
+def soak_section(tables):
+    """The "Sustained ingestion" section of docs/benchmarks.md (heading first)."""
+    s = tables["soak"]
+    per = "minute" if s["interval"] == 60 else f"{s['interval']} s"
+    lines = ["## Sustained ingestion (soak)", "",
+             f"{s['seconds']} s of HTTP ingestion at full rate (16 connections, 500-event batches of the ingestion rounds' mix), then {s['seconds']} s of "
+             "two-session `COPY` of the same rows, each from empty log tables. Per " + per + ": the rate (events written, from the id sequence), "
+             "Postgres CPU per event and cores, `logs-api` CPU per event, WAL bytes per event, and per table the dead tuples at its end, the share "
+             "of updates that were HOT, the autovacuum runs (and seconds an autovacuum worker was seen vacuuming it, sampled each second), and its size "
+             "(heap and indexes). Machine: the share of all CPU time the kernel took and the share idle (/proc/stat), and free memory at the end "
+             "of the interval. Waits: what active backends were seen waiting on, samples per interval.", ""]
+    for name, title in (("http", "HTTP ingestion"), ("copy", "Two-session COPY")):
+        lines += [f"**{title}**", "", "| " + per + " | events/s | PG µs/event | PG cores | logs-api µs/event | WAL B/event | machine: kernel % / idle % / free MiB | top waits (samples) |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for i, m in enumerate(s[name]):
+            waits = ", ".join(f"{k} {v}" for k, v in m["waits"].items())
+            machine = f"{m['machine_pct']['system']} / {m['machine_pct']['idle']} / {m['free_mib']:,}"
+            lines.append(f"| {i + 1} | {m['events_per_s']:,} | {m['pg_cpu_us_per_event']} | {m['pg_cores']} | {m['api_cpu_us_per_event']} | {m['wal_bytes_per_event']:,} | {machine} | {waits} |")
+        lines += ["", "| " + per + " | " + " | ".join(f"`{t}` dead / HOT % / autovacuums (s) / MiB" for t in SOAK_TABLES) + " |",
+                  "|---" * (len(SOAK_TABLES) + 1) + "|"]
+        for i, m in enumerate(s[name]):
+            cells = []
+            for t in SOAK_TABLES:
+                x = m["tables"].get(t)
+                if x is None:
+                    cells.append("–")
+                    continue
+                hot = "–" if x["hot_pct"] is None else f"{x['hot_pct']}%"
+                cells.append(f"{x['dead']:,} / {hot} / {x['autovacuums']} ({m['autovacuum_s'].get(t, 0)}) / {x['mib']:,}")
+            lines.append(f"| {i + 1} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines[:-1]
 
 
 # The index set of `log_events` as shipped on 2026-11-25 (migrations 000003 and 000005), kept as the
@@ -1024,9 +1272,14 @@ def refresh_rows(only, started):
         else:
             lines[at] = row
     for table, heading, section in (("query", "## Log queries", query_section),
-                                    ("index_cost", "## Ingest cost of each index", index_cost_section)):
+                                    ("index_cost", "## Ingest cost of each index", index_cost_section),
+                                    ("soak", "## Sustained ingestion", soak_section)):
         start = next((i for i, l in enumerate(lines) if l.startswith(heading)), None)
-        if table in tables and start is not None:
+        if table in tables and start is None:
+            # a section this report does not have yet goes before the analysis
+            start = next((i for i, l in enumerate(lines) if l.startswith("## Analysis")), len(lines))
+            lines[start:start] = section(tables) + [""]
+        elif table in tables:
             stop = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
             lines[start:stop] = section(tables) + [""]
     # the hand-written analysis is the report's tail, as write_report puts it
@@ -1099,6 +1352,8 @@ def write_report(info, started):
         lines += [""] + query_section(tables)
     if "index_cost" in tables:
         lines += [""] + index_cost_section(tables)
+    if "soak" in tables:
+        lines += [""] + soak_section(tables)
     text = analysis()
     if text is not None:
         lines += ["", text]
@@ -1128,6 +1383,8 @@ def main():
             ("ingest-ab", lambda: bench_ingest_ab(keys["serverKey"])),
             ("rss", lambda: bench_rss(keys["developerKey"])),
             ("signin", lambda: bench_signin(keys["developerKey"])),
+            # last: it empties the log tables
+            ("soak", lambda: bench_soak(keys["serverKey"])),
         ]
         for name, run in sections:
             if not only or name in only:
