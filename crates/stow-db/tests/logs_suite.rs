@@ -88,10 +88,52 @@ async fn maintenance_vacuums_closed_partitions_that_received_events() {
     assert_eq!(
         second.vacuumed,
         vec![yesterday],
-        "today's partition is left to autovacuum"
+        "today's partition waits until its day has closed"
     );
     let third = stow_db::logs::maintain_partitions(&db).await.unwrap();
     assert!(third.vacuumed.is_empty(), "{third:?}");
+}
+
+/// Every day partition, the ones the maintenance creates and the default one, is left alone by
+/// autovacuum's insert-triggered vacuums (migration 23; docs/benchmarks.md, "Sustained
+/// ingestion"): the maintenance vacuums a day once it has closed.
+#[tokio::test]
+async fn partitions_are_not_vacuumed_for_their_inserts() {
+    use diesel::sql_types::{Nullable, Text};
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Part {
+        #[diesel(sql_type = Text)]
+        name: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        options: Option<String>,
+    }
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    let report = stow_db::logs::maintain_partitions(&db).await.unwrap();
+    assert!(!report.created.is_empty());
+    let mut conn = db.conn().await.unwrap();
+    let parts: Vec<Part> = diesel::sql_query(
+        "SELECT c.relname AS name, array_to_string(c.reloptions, ',') AS options \
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+         WHERE i.inhparent = 'log_events'::regclass ORDER BY 1",
+    )
+    .load(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(
+        parts.len(),
+        report.created.len() + 1,
+        "the days and the default"
+    );
+    for part in parts {
+        assert_eq!(
+            part.options.as_deref(),
+            Some(stow_db::logs::PARTITION_SETTINGS.replace(' ', "").as_str()),
+            "{}",
+            part.name
+        );
+    }
 }
 
 /// Maintenance deletes the hourly counts (both tables) and the message-search runs of days past

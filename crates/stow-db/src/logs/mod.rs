@@ -19,6 +19,7 @@ pub use batch_commit::PendingBatch;
 pub use message_runs::{within as message_within, Within, MAX_RUNS};
 pub use partitions::{
     maintain_partitions, MaintenanceReport, PARTITIONS_AHEAD_DAYS, PARTITIONS_BEHIND_DAYS,
+    PARTITION_SETTINGS,
 };
 pub use read_slots::PgReadSlots;
 pub use writers::WRITERS;

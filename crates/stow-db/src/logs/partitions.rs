@@ -15,6 +15,17 @@ use crate::{db_error, Db};
 pub const PARTITIONS_AHEAD_DAYS: i64 = 3;
 pub const PARTITIONS_BEHIND_DAYS: i64 = 8;
 
+/// Storage settings of every day partition (migration 23 sets them on the ones made before):
+/// no autovacuum for inserts. An insert-triggered vacuum of the open day, every 20% of growth,
+/// rereads each new heap page (setting hint and visibility bits, which dirties and writes it
+/// again) and every page of the partition's GIN indexes, on the cores ingestion is using
+/// (docs/benchmarks.md, "Sustained ingestion"). What it does for a partition that only receives
+/// inserts is done once, when the day has closed, by the maintenance's `VACUUM (ANALYZE)`
+/// below; the GIN pending lists stay bounded (their inserts merge them past
+/// `gin_pending_list_limit`). Autovacuum still runs for dead rows, for analyze and against
+/// wraparound.
+pub const PARTITION_SETTINGS: &str = "autovacuum_vacuum_insert_threshold = -1";
+
 fn partition_name(day: NaiveDate) -> String {
     format!("log_events_p{}", day.format("%Y%m%d"))
 }
@@ -243,7 +254,7 @@ async fn create_partition(
             .await?;
             conn.batch_execute(&format!(
                 "CREATE TABLE IF NOT EXISTS {name} PARTITION OF log_events \
-                 FOR VALUES FROM ('{from}') TO ('{to}'); \
+                 FOR VALUES FROM ('{from}') TO ('{to}') WITH ({PARTITION_SETTINGS}); \
                  INSERT INTO log_events SELECT * FROM log_events_stray"
             ))
             .await?;
