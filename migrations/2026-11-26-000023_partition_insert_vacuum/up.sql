@@ -1,7 +1,7 @@
 -- Day partitions of log_events are not vacuumed by autovacuum for their inserts (issue 42).
 -- An insert-triggered vacuum of the open day partition (after every 20% of growth) rewrites each
 -- new heap page to set hint and visibility bits and reads every page of its GIN indexes, on the
--- cores ingestion uses: in the soak benchmark ingestion lost a quarter of its rate while one ran.
+-- cores ingestion uses (a few percent of the rate while one ran, in the soak benchmark's A/B).
 -- The maintenance task vacuums each closed day once (VACUUM (ANALYZE)), which is what such a
 -- vacuum is for on an insert-only table. Autovacuum still runs for dead rows, analyze and
 -- wraparound. New partitions get the same setting when the maintenance creates them
