@@ -158,6 +158,8 @@ def pg_settings():
         "maintenance_work_mem": "1GB", "work_mem": "16MB", "wal_buffers": "64MB", "max_wal_size": "8GB",
         "checkpoint_timeout": "15min", "checkpoint_completion_target": "0.9", "wal_compression": "lz4",
         "random_page_cost": "1.1", "max_connections": "200", "jit": "off",
+        # BENCH_PG_EXTRA="name=value,…": settings under trial, on top of the recommended ones
+        **dict(x.split("=", 1) for x in os.environ.get("BENCH_PG_EXTRA", "").split(",") if x),
     }
 
 
@@ -730,8 +732,11 @@ class Watch:
 
     @staticmethod
     def written():
-        """Postgres's buffers written so far by the checkpointer, the background writer and
-        backends (evicting a dirty buffer to make room), and buffers allocated."""
+        """`pg_stat_bgwriter`'s counters so far: buffers written by the checkpointer and the
+        background writer, `buffers_backend` and buffers allocated. PostgreSQL 15 counts in
+        `buffers_backend` every block a backend hands the checkpointer to sync (relation
+        extensions included), and in the rounds these counters stayed 0 until the first
+        checkpoint: they do not show evictions, nor when the writes happened."""
         return [int(x) for x in psql("SELECT buffers_checkpoint, buffers_clean, buffers_backend, buffers_alloc FROM pg_stat_bgwriter").split("|")]
 
     def __exit__(self, *exc):
