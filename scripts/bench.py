@@ -713,6 +713,7 @@ def soak_activity(stop, seen):
                 # "autovacuum: VACUUM [ANALYZE] public.t" or "autovacuum: ANALYZE public.t": a
                 # vacuum counts under the table's name, an analyze alone under "t (analyze)"
                 table = query.split(" public.")[-1].split(" ")[0]
+                table = "log_events" if table.startswith("log_events_") else table  # its partitions, summed
                 seen.append((now, "autovacuum", table if "VACUUM" in query else f"{table} (analyze)"))
             else:
                 seen.append((now, "wait", wait))
