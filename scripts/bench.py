@@ -675,6 +675,32 @@ PARTITION_SETTINGS = "autovacuum_vacuum_insert_threshold = -1"
 SOAK_TABLES = ("log_events", "log_batches", "log_runs", "log_counts_hourly", "log_level_counts_15m", "usage_counters")
 
 
+MACHINE_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def machine_now():
+    """The whole machine's CPU ticks so far (MACHINE_FIELDS, /proc/stat) and its free and dirty
+    memory: whether the kernel (writeback, reclaim) or other tenants take a growing share."""
+    ticks = [int(x) for x in open("/proc/stat").readline().split()[1:1 + len(MACHINE_FIELDS)]]
+    mem = {l.split(":")[0]: int(l.split()[1]) for l in open("/proc/meminfo")}
+    return {"ticks": ticks, "free_mib": mem["MemFree"] // 1024, "dirty_mib": mem["Dirty"] // 1024}
+
+
+def machine_split(a, b):
+    """Each field's share (%) of all the machine's CPU time between two machine_now() readings."""
+    ticks = [y - x for x, y in zip(a["ticks"], b["ticks"])]
+    return {k: round(100 * v / max(sum(ticks), 1), 1) for k, v in zip(MACHINE_FIELDS, ticks)}
+
+
+def tally(samples, kind):
+    """How many of soak_activity's samples of `kind` each value has (a sample ≈ one second)."""
+    counts = {}
+    for _, k, what in samples:
+        if k == kind:
+            counts[what] = counts.get(what, 0) + 1
+    return counts
+
+
 def soak_snapshot():
     """What Postgres says of the batch's tables, its WAL position and the events written so far
     (the id sequence: HTTP and COPY both draw from it), with the CPU read from /proc."""
@@ -689,12 +715,8 @@ def soak_snapshot():
         t, *v = line.split("|")
         per[t] = dict(zip(("dead", "live", "upd", "hot", "autovacuums", "autoanalyzes", "heap_bytes", "index_bytes"), (int(x) for x in v)))
     pg, api = cpu_seconds()
-    # the whole machine's CPU (user, nice, system, idle, iowait, irq, softirq, steal) and memory:
-    # whether the kernel (writeback, reclaim) or other tenants take a growing share
-    cpu = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
-    mem = {l.split(":")[0]: int(l.split()[1]) for l in open("/proc/meminfo")}
     return {"at": time.time(), "tables": per, "wal": int(lines[-2]), "events": int(lines[-1]), "pg_cpu": pg, "api_cpu": api,
-            "machine": cpu, "free_mib": mem["MemFree"] // 1024, "dirty_mib": mem["Dirty"] // 1024}
+            "machine": machine_now()}
 
 
 def soak_activity(stop, seen):
@@ -727,7 +749,7 @@ class Watch:
         self.seen, self.stop = [], threading.Event()
         self.thread = threading.Thread(target=soak_activity, args=(self.stop, self.seen))
         self.thread.start()
-        self.ticks = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+        self.machine = machine_now()
         self.buffers = self.written()
         return self
 
@@ -743,16 +765,11 @@ class Watch:
     def __exit__(self, *exc):
         self.stop.set()
         self.thread.join()
-        ticks = [b - a for a, b in zip(self.ticks, (int(x) for x in open("/proc/stat").readline().split()[1:9]))]
-        total = max(sum(ticks), 1)
-        vacuum = {}
-        for _, kind, what in self.seen:
-            if kind == "autovacuum":
-                vacuum[what] = vacuum.get(what, 0) + 1
-        free = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemFree")) // 1024
+        end = machine_now()
+        split = machine_split(self.machine, end)
         buffers = dict(zip(("checkpoint", "bgwriter", "backends", "allocated"), (b - a for a, b in zip(self.buffers, self.written()))))
-        self.result = {"idle_pct": round(100 * ticks[3] / total, 1), "system_pct": round(100 * ticks[2] / total, 1),
-                       "free_mib": free, "autovacuum_s": vacuum, "buffers_written": buffers}
+        self.result = {"idle_pct": split["idle"], "system_pct": split["system"], "free_mib": end["free_mib"],
+                       "autovacuum_s": tally(self.seen, "autovacuum"), "buffers_written": buffers}
         return False
 
 
@@ -772,20 +789,12 @@ def soak_minutes(snaps, seen):
                          "autovacuums": y["autovacuums"] - x["autovacuums"], "autoanalyzes": y["autoanalyzes"] - x["autoanalyzes"],
                          "mib": round((y["heap_bytes"] + y["index_bytes"]) / 2**20, 1)}
         inside = [s for s in seen if a["at"] <= s[0] < b["at"]]
-        waits = {}
-        for _, kind, what in inside:
-            if kind == "wait":
-                waits[what] = waits.get(what, 0) + 1
-        vacuum = {}
-        for _, kind, what in inside:
-            if kind == "autovacuum":
-                vacuum[what] = vacuum.get(what, 0) + 1
-        ticks = [y - x for x, y in zip(a["machine"], b["machine"])]
-        machine = {k: round(100 * v / max(sum(ticks), 1), 1) for k, v in zip(("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"), ticks)}
-        rows.append({"machine_pct": machine, "free_mib": b["free_mib"], "dirty_mib": b["dirty_mib"], "events_per_s": round(events / secs), "pg_cpu_us_per_event": round((b["pg_cpu"] - a["pg_cpu"]) / max(events, 1) * 1e6, 1),
+        waits = tally(inside, "wait")
+        rows.append({"machine_pct": machine_split(a["machine"], b["machine"]), "free_mib": b["machine"]["free_mib"],
+                     "dirty_mib": b["machine"]["dirty_mib"], "events_per_s": round(events / secs), "pg_cpu_us_per_event": round((b["pg_cpu"] - a["pg_cpu"]) / max(events, 1) * 1e6, 1),
                      "pg_cores": round((b["pg_cpu"] - a["pg_cpu"]) / secs, 2), "api_cpu_us_per_event": round((b["api_cpu"] - a["api_cpu"]) / max(events, 1) * 1e6, 1),
                      "wal_bytes_per_event": round((b["wal"] - a["wal"]) / max(events, 1)), "tables": tables,
-                     "autovacuum_s": vacuum, "waits": dict(sorted(waits.items(), key=lambda kv: -kv[1])[:4])})
+                     "autovacuum_s": tally(inside, "autovacuum"), "waits": dict(sorted(waits.items(), key=lambda kv: -kv[1])[:4])})
     return rows
 
 
