@@ -3,6 +3,7 @@
 //! cursors, and the storage trait with an in-memory implementation.
 
 pub mod counts;
+pub mod criteria;
 pub mod event;
 pub mod facets;
 pub mod memory;

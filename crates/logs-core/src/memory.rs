@@ -136,7 +136,7 @@ impl LogStore for MemoryLogs {
             if page.len() == q.limit {
                 break;
             }
-            if let (Some(_), Some(limit)) = (&q.filters.data, q.scan_limit) {
+            if let (true, Some(limit)) = (q.filters.scans_data(), q.scan_limit) {
                 if examined == limit {
                     if page.len() >= q.enough {
                         break;
@@ -154,7 +154,7 @@ impl LogStore for MemoryLogs {
     async fn counts(&self, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError> {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let candidates = st.candidates(&q.server_id, q.from, q.to, &q.filters, None);
-        if q.filters.data.is_some() && candidates.len() > q.scan_limit {
+        if q.filters.scans_data() && candidates.len() > q.scan_limit {
             return Err(SearchError::TooBroad {
                 limit: q.scan_limit,
             });

@@ -1,7 +1,7 @@
 //! The search as query parameters, for the `GET` routes a browser opens directly (export as a
 //! download, tail as an `EventSource`). The same fields as the JSON bodies, flattened:
 //! `levels` is a comma-separated list, `identifier` is `owner:key:value` (the value may contain
-//! colons) and `data` is JSON text.
+//! colons) and `data`, `dataWhere` and `exclude` are JSON text.
 
 use serde_json::Value;
 
@@ -33,10 +33,16 @@ macro_rules! search_params {
             pub message: Option<String>,
             /// The event's player or target player.
             pub player_id: Option<String>,
+            /// A player id or any identifier the player carries (`license:…`), as actor or target.
+            pub player: Option<String>,
             /// `owner:key:value`, e.g. `player:license:license:abc123` (owner `player` or `target`).
             pub identifier: Option<String>,
             /// A JSON object the event's `data` must contain, e.g. `{"item":"WEAPON_PISTOL"}`.
             pub data: Option<String>,
+            /// Conditions on `data` paths as a JSON array, e.g. `[{"path":"amount","op":">","value":100000}]`.
+            pub data_where: Option<String>,
+            /// Exclusions as a JSON object, e.g. `{"resources":["chat"],"eventTypes":["admin.*"]}`.
+            pub exclude: Option<String>,
             $( $(#[$fmeta])* pub $field: $ty, )*
         }
 
@@ -57,8 +63,11 @@ macro_rules! search_params {
                         resource: &self.resource,
                         message: &self.message,
                         player_id: &self.player_id,
+                        player: &self.player,
                         identifier: &self.identifier,
                         data: &self.data,
+                        data_where: &self.data_where,
+                        exclude: &self.exclude,
                     },
                     from,
                     to,
@@ -78,8 +87,25 @@ pub struct Flat<'a> {
     pub resource: &'a Option<String>,
     pub message: &'a Option<String>,
     pub player_id: &'a Option<String>,
+    pub player: &'a Option<String>,
     pub identifier: &'a Option<String>,
     pub data: &'a Option<String>,
+    pub data_where: &'a Option<String>,
+    pub exclude: &'a Option<String>,
+}
+
+/// A parameter holding JSON text, read as `T`.
+fn json_param<T: serde::de::DeserializeOwned>(
+    name: &str,
+    v: &Option<String>,
+    example: &str,
+) -> Result<Option<T>, String> {
+    v.as_deref()
+        .map(|s| {
+            serde_json::from_str::<T>(s)
+                .map_err(|e| format!("`{name}` must be JSON, e.g. {example} ({e})"))
+        })
+        .transpose()
 }
 
 pub fn fields(
@@ -125,8 +151,15 @@ pub fn fields(
         resource: p.resource.clone(),
         message: p.message.clone(),
         player_id: p.player_id.clone(),
+        player: p.player.clone(),
         identifier,
         data,
+        data_where: json_param(
+            "dataWhere",
+            p.data_where,
+            r#"[{"path":"amount","op":">","value":100000}]"#,
+        )?,
+        exclude: json_param("exclude", p.exclude, r#"{"resources":["chat"]}"#)?,
     })
 }
 

@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, Duration, NaiveTime, Utc};
 
+use crate::criteria::Exclusions;
 use crate::search::Filters;
 use crate::store::{bucket_start, CountQuery, EventQuery, ServerId};
 
@@ -67,8 +68,8 @@ pub enum PagePlan {
 /// How the page of `q` is read: a `data` filter with a scan limit decides first (whatever the
 /// message), then a message term.
 pub fn plan_page(q: &EventQuery) -> PagePlan {
-    match (&q.filters.data, q.scan_limit) {
-        (Some(_), Some(limit)) => PagePlan::Scanned { limit },
+    match (q.filters.scans_data(), q.scan_limit) {
+        (true, Some(limit)) => PagePlan::Scanned { limit },
         _ if q.filters.message.is_some() => PagePlan::Days(day_windows(q)),
         _ => PagePlan::Window,
     }
@@ -123,7 +124,7 @@ pub enum CountReads {
 
 /// How the counts of `q` are read.
 pub fn plan_counts(q: &CountQuery) -> CountPlan {
-    let scan_check = q.filters.data.is_some().then_some(q.scan_limit);
+    let scan_check = q.filters.scans_data().then_some(q.scan_limit);
     let reads = if let Some(table) = kept_counts(q) {
         let unit = table.unit();
         let first = bucket_start(q.from + unit - Duration::microseconds(1), unit);
@@ -146,9 +147,9 @@ pub fn plan_counts(q: &CountQuery) -> CountPlan {
 }
 
 /// The kept counts that answer `q` for the whole units of its window, if any: with no filter
-/// but levels, [`KeptCounts::LevelSlots`]; with only level, event type and resource filters,
-/// [`KeptCounts::Hours`]; in either case only for buckets of whole units and a window of at
-/// least two units (a shorter one reads the events).
+/// but levels, [`KeptCounts::LevelSlots`]; with only level, event type and resource filters
+/// (types by prefix too, and either excluded), [`KeptCounts::Hours`]; in either case only for
+/// buckets of whole units and a window of at least two units (a shorter one reads the events).
 fn kept_counts(q: &CountQuery) -> Option<KeptCounts> {
     let Filters {
         levels: _,
@@ -156,13 +157,36 @@ fn kept_counts(q: &CountQuery) -> Option<KeptCounts> {
         resource,
         message,
         player_id,
+        player,
         identifier,
         data,
+        data_where,
+        exclude,
     } = &q.filters;
-    if message.is_some() || player_id.is_some() || identifier.is_some() || data.is_some() {
+    let Exclusions {
+        event_types: excluded_types,
+        resources: excluded_resources,
+        players: excluded_players,
+        message: excluded_message,
+        data: excluded_data,
+    } = exclude;
+    if message.is_some()
+        || player_id.is_some()
+        || player.is_some()
+        || identifier.is_some()
+        || data.is_some()
+        || !data_where.is_empty()
+        || !excluded_players.is_empty()
+        || excluded_message.is_some()
+        || excluded_data.is_some()
+    {
         return None;
     }
-    let kept = if event_type.is_none() && resource.is_none() {
+    let kept = if event_type.is_none()
+        && resource.is_none()
+        && excluded_types.is_empty()
+        && excluded_resources.is_empty()
+    {
         KeptCounts::LevelSlots
     } else {
         KeptCounts::Hours

@@ -2,6 +2,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 
 use super::*;
+use crate::criteria::{DataConditionRequest, DataOp, Exclusions, TypeMatch};
 use crate::event::Level;
 use crate::store::IdentifierFilter;
 
@@ -142,6 +143,79 @@ fn a_page_plan_puts_a_scanned_data_filter_before_the_message_term() {
     assert_eq!(plan_page(&q), PagePlan::Window);
     q.filters.data = None;
     assert_eq!(plan_page(&q), PagePlan::Window);
+    // every filter on `data` is scanned within the limit; other exclusions are not
+    q.scan_limit = Some(500);
+    let condition = crate::criteria::data_conditions(&Some(vec![DataConditionRequest {
+        path: "amount".into(),
+        op: DataOp::Gt,
+        value: json!(1),
+    }]))
+    .unwrap();
+    for filters in [
+        Filters {
+            data_where: condition,
+            ..Default::default()
+        },
+        Filters {
+            exclude: Exclusions {
+                data: Some(json!({ "a": 1 })),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    ] {
+        q.filters = filters;
+        assert_eq!(plan_page(&q), PagePlan::Scanned { limit: 500 });
+        assert!(!q.filters.without_data().scans_data());
+    }
+    q.filters = Filters {
+        exclude: Exclusions {
+            resources: vec!["chat".into()],
+            message: Some("x".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    assert_eq!(plan_page(&q), PagePlan::Window);
+}
+
+#[test]
+fn counts_with_players_messages_or_data_exclusions_read_the_events() {
+    for exclude in [
+        Exclusions {
+            players: vec![crate::criteria::PlayerMatch::parse("p", "12").unwrap()],
+            ..Default::default()
+        },
+        Exclusions {
+            message: Some("x".into()),
+            ..Default::default()
+        },
+        Exclusions {
+            data: Some(json!({ "a": 1 })),
+            ..Default::default()
+        },
+    ] {
+        let q = count(
+            "2026-11-20T01:00:00Z",
+            "2026-11-20T05:00:00Z",
+            Duration::hours(2),
+            Filters {
+                exclude,
+                ..Default::default()
+            },
+        );
+        assert_eq!(plan_counts(&q).reads, CountReads::Window);
+    }
+    let q = count(
+        "2026-11-20T01:00:00Z",
+        "2026-11-20T05:00:00Z",
+        Duration::hours(2),
+        Filters {
+            player: Some(crate::criteria::PlayerMatch::parse("p", "license:a").unwrap()),
+            ..Default::default()
+        },
+    );
+    assert_eq!(plan_counts(&q).reads, CountReads::Window);
 }
 
 #[test]
@@ -177,12 +251,24 @@ fn counts_use_level_slots_without_filters_but_levels() {
 fn counts_use_hours_with_an_event_type_or_resource_and_aligned_ends_read_no_events() {
     for filters in [
         Filters {
-            event_type: Some("chat".into()),
+            event_type: Some(TypeMatch::Exact("chat".into())),
             ..Default::default()
         },
         Filters {
             resource: Some("core".into()),
             levels: Some(vec![Level::Info, Level::Error]),
+            ..Default::default()
+        },
+        Filters {
+            event_type: Some(TypeMatch::Prefix("admin.".into())),
+            ..Default::default()
+        },
+        Filters {
+            exclude: Exclusions {
+                event_types: vec![TypeMatch::Prefix("admin.".into())],
+                resources: vec!["chat".into()],
+                ..Default::default()
+            },
             ..Default::default()
         },
     ] {

@@ -11,6 +11,9 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::criteria::{
+    self, DataCondition, DataConditionRequest, ExcludeRequest, Exclusions, PlayerMatch, TypeMatch,
+};
 use crate::event::Level;
 use crate::store::{EventRow, IdentifierFilter, Owner};
 
@@ -44,8 +47,11 @@ pub struct SearchFields {
     pub resource: Option<String>,
     pub message: Option<String>,
     pub player_id: Option<String>,
+    pub player: Option<String>,
     pub identifier: Option<IdentifierRequest>,
     pub data: Option<Value>,
+    pub data_where: Option<Vec<DataConditionRequest>>,
+    pub exclude: Option<ExcludeRequest>,
 }
 
 /// Declares a JSON request type: the search fields (documented once, here) plus its own.
@@ -71,16 +77,25 @@ macro_rules! search_request {
             pub levels: Option<Vec<String>>,
             /// This level and the more severe ones (debug < info < warn < error < fatal).
             pub min_level: Option<String>,
+            /// An event type (`admin.kick`), or a prefix of types (`admin.` or `admin.*`).
             pub event_type: Option<String>,
             pub resource: Option<String>,
             /// Case-insensitive substring of the message.
             pub message: Option<String>,
             /// The event's player or target player.
             pub player_id: Option<String>,
+            /// A player id or any identifier the player carries (`license:…`, `discord:…`), as
+            /// the event's player or its target.
+            pub player: Option<String>,
             pub identifier: Option<$crate::search::IdentifierRequest>,
             /// A JSON object the event's `data` must contain (exact values, nested objects).
             #[schema(value_type = Option<Object>)]
             pub data: Option<serde_json::Value>,
+            /// Conditions on `data` paths, all of which must hold: numbers compared (`>`, `>=`,
+            /// `<`, `<=`), strings by prefix.
+            pub data_where: Option<Vec<$crate::criteria::DataConditionRequest>>,
+            /// Events matching any of these are left out.
+            pub exclude: Option<$crate::criteria::ExcludeRequest>,
             $( $(#[$fmeta])* pub $field: $ty, )*
         }
 
@@ -98,8 +113,11 @@ macro_rules! search_request {
                     resource: self.resource.clone(),
                     message: self.message.clone(),
                     player_id: self.player_id.clone(),
+                    player: self.player.clone(),
                     identifier: self.identifier.clone(),
                     data: self.data.clone(),
+                    data_where: self.data_where.clone(),
+                    exclude: self.exclude.clone(),
                 }
             }
         }
@@ -111,22 +129,39 @@ macro_rules! search_request {
 pub struct Filters {
     /// The levels an event may have, ascending; `None` for any.
     pub levels: Option<Vec<Level>>,
-    pub event_type: Option<String>,
+    pub event_type: Option<TypeMatch>,
     pub resource: Option<String>,
     /// Case-insensitive substring.
     pub message: Option<String>,
     /// Matches `player_id` or `target_player_id`.
     pub player_id: Option<String>,
+    /// Matches the player or the target, by id or identifier.
+    pub player: Option<PlayerMatch>,
     pub identifier: Option<IdentifierFilter>,
     /// A JSON object the event's data contains.
     pub data: Option<Value>,
+    /// Conditions on data paths, every one holding.
+    pub data_where: Vec<DataCondition>,
+    pub exclude: Exclusions,
 }
 
 impl Filters {
-    /// These filters but `data`: what a `data` filter's scan examines (its candidates).
+    /// Whether a filter no index serves is set (`data`, `dataWhere`, `exclude.data`): such a
+    /// search examines a bounded number of candidates (see [`crate::plan`]).
+    pub fn scans_data(&self) -> bool {
+        self.data.is_some() || !self.data_where.is_empty() || self.exclude.data.is_some()
+    }
+
+    /// These filters but those on `data` (`data`, `dataWhere`, `exclude.data`): what a `data`
+    /// filter's scan examines (its candidates).
     pub fn without_data(&self) -> Filters {
         Filters {
             data: None,
+            data_where: Vec::new(),
+            exclude: Exclusions {
+                data: None,
+                ..self.exclude.clone()
+            },
             ..self.clone()
         }
     }
@@ -136,7 +171,10 @@ impl Filters {
         self.levels
             .as_ref()
             .is_none_or(|ls| ls.iter().any(|l| r.level == l.as_str()))
-            && self.event_type.as_ref().is_none_or(|t| &r.event_type == t)
+            && self
+                .event_type
+                .as_ref()
+                .is_none_or(|t| t.matches(&r.event_type))
             && self
                 .resource
                 .as_ref()
@@ -158,23 +196,42 @@ impl Filters {
                     .and_then(Value::as_str)
                     == Some(i.value.as_str())
             })
+            && self.player.as_ref().is_none_or(|p| p.matches(r))
             && self
                 .data
                 .as_ref()
                 .is_none_or(|d| r.data.as_ref().is_some_and(|have| contains(have, d)))
+            && self.data_where.iter().all(|c| c.matches(r.data.as_ref()))
+            && self.exclude.keeps(r)
     }
 
     /// The filters as JSON, for digests: equal filters said differently give equal values.
+    /// The filters added after the first cursors were issued (`player`, `dataWhere`,
+    /// `exclude`) appear only when set, so a search without them digests as it always did.
     pub fn digest_value(&self) -> Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "levels": self.levels.as_ref().map(|ls| ls.iter().map(|l| l.as_str()).collect::<Vec<_>>()),
-            "eventType": self.event_type,
+            "eventType": self.event_type.as_ref().map(TypeMatch::as_written),
             "resource": self.resource,
             "message": self.message,
             "playerId": self.player_id,
             "identifier": self.identifier.as_ref().map(|i| serde_json::json!([i.owner, i.key, i.value])),
             "data": self.data,
-        })
+        });
+        if let Some(p) = &self.player {
+            v["player"] = Value::String(p.id.clone());
+        }
+        if !self.data_where.is_empty() {
+            v["dataWhere"] = self
+                .data_where
+                .iter()
+                .map(DataCondition::digest_value)
+                .collect();
+        }
+        if !self.exclude.is_empty() {
+            v["exclude"] = self.exclude.digest_value();
+        }
+        v
     }
 }
 
@@ -237,9 +294,10 @@ fn level(field: &str, name: &str) -> Result<Level, String> {
 
 /// The level filter of `level`, `levels` or `minLevel` (one of them at most): the allowed levels
 /// ascending, or `None` when every level is.
-fn levels(s: &SearchFields) -> Result<Option<Vec<Level>>, String> {
+fn levels(s: &SearchFields, excluded: &[Level]) -> Result<Option<Vec<Level>>, String> {
     let mut chosen = match (&s.level, &s.levels, &s.min_level) {
-        (None, None, None) => return Ok(None),
+        (None, None, None) if excluded.is_empty() => return Ok(None),
+        (None, None, None) => Level::ALL.to_vec(),
         (Some(l), None, None) => vec![level("level", l)?],
         (None, Some(list), None) => {
             if list.is_empty() || list.len() > Level::ALL.len() {
@@ -266,6 +324,13 @@ fn levels(s: &SearchFields) -> Result<Option<Vec<Level>>, String> {
     };
     chosen.sort();
     chosen.dedup();
+    chosen.retain(|l| !excluded.contains(l));
+    if chosen.is_empty() {
+        return Err(
+            "`exclude.levels` leaves out every level the search allows; exclude fewer levels"
+                .into(),
+        );
+    }
     Ok((chosen.len() < Level::ALL.len()).then_some(chosen))
 }
 
@@ -280,20 +345,14 @@ fn time(name: &str, v: &Option<String>) -> Result<DateTime<Utc>, String> {
 
 /// No stored event contains U+0000 (Postgres text and jsonb cannot hold it), so a filter with
 /// one is refused.
-fn nul_error(name: &str) -> String {
+pub(crate) fn nul_error(name: &str) -> String {
     format!("`{name}` must not contain NUL (U+0000) characters")
 }
 
 fn filter(name: &str, v: &Option<String>) -> Result<Option<String>, String> {
-    match v {
-        None => Ok(None),
-        Some(s) if s.is_empty() => Err(format!("`{name}` must not be empty")),
-        Some(s) if s.contains('\0') => Err(nul_error(name)),
-        Some(s) if s.chars().count() > MAX_FILTER_CHARS => Err(format!(
-            "`{name}` must be at most {MAX_FILTER_CHARS} characters"
-        )),
-        Some(s) => Ok(Some(s.clone())),
-    }
+    v.as_ref()
+        .map(|s| criteria::text(name, s).map(|()| s.clone()))
+        .transpose()
 }
 
 fn identifier(i: &Option<IdentifierRequest>) -> Result<Option<IdentifierFilter>, String> {
@@ -336,30 +395,33 @@ fn shape(v: &Value) -> (usize, bool) {
     }
 }
 
-fn data(v: &Option<Value>) -> Result<Option<Value>, String> {
+/// A containment filter on `data` (the `data` field, or `exclude.data` as `name`).
+pub(crate) fn data_filter(name: &str, v: &Option<Value>) -> Result<Option<Value>, String> {
     let Some(v) = v else { return Ok(None) };
     let Value::Object(m) = v else {
-        return Err("`data` must be a JSON object, e.g. {\"item\":\"WEAPON_PISTOL\"}".into());
+        return Err(format!(
+            "`{name}` must be a JSON object, e.g. {{\"item\":\"WEAPON_PISTOL\"}}"
+        ));
     };
     if m.is_empty() {
-        return Err("`data` must name at least one key".into());
+        return Err(format!("`{name}` must name at least one key"));
     }
     let bytes = serde_json::to_string(v)
         .map(|s| s.len())
         .unwrap_or(usize::MAX);
     if bytes > MAX_DATA_FILTER_BYTES {
         return Err(format!(
-            "`data` must be at most {MAX_DATA_FILTER_BYTES} bytes as compact JSON (got {bytes})"
+            "`{name}` must be at most {MAX_DATA_FILTER_BYTES} bytes as compact JSON (got {bytes})"
         ));
     }
     let (depth, nul) = shape(v);
     if depth > MAX_DATA_FILTER_DEPTH {
         return Err(format!(
-            "`data` must nest at most {MAX_DATA_FILTER_DEPTH} levels deep (got {depth})"
+            "`{name}` must nest at most {MAX_DATA_FILTER_DEPTH} levels deep (got {depth})"
         ));
     }
     if nul {
-        return Err(nul_error("data"));
+        return Err(nul_error(name));
     }
     Ok(Some(v.clone()))
 }
@@ -387,14 +449,26 @@ pub fn validate_search(s: &SearchFields, range: RangeLimit) -> Result<Search, St
 
 /// The filters of `s` alone (a live tail has no window).
 pub fn validate_filters(s: &SearchFields) -> Result<Filters, String> {
+    let (exclude, excluded_levels) = criteria::exclusions(&s.exclude)?;
     Ok(Filters {
-        levels: levels(s)?,
-        event_type: filter("eventType", &s.event_type)?,
+        levels: levels(s, &excluded_levels)?,
+        event_type: s
+            .event_type
+            .as_deref()
+            .map(|t| TypeMatch::parse("eventType", t))
+            .transpose()?,
         resource: filter("resource", &s.resource)?,
         message: filter("message", &s.message)?,
         player_id: filter("playerId", &s.player_id)?,
+        player: s
+            .player
+            .as_deref()
+            .map(|p| PlayerMatch::parse("player", p))
+            .transpose()?,
         identifier: identifier(&s.identifier)?,
-        data: data(&s.data)?,
+        data: data_filter("data", &s.data)?,
+        data_where: criteria::data_conditions(&s.data_where)?,
+        exclude,
     })
 }
 

@@ -202,7 +202,7 @@ pub struct TailPage {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SearchError {
     /// A `data` filter had to examine more events than allowed.
-    #[error("the `data` filter may examine at most {limit} events matching the other filters, and this search has more before its answer is complete; narrow `from`/`to` or add level, eventType, resource, playerId or identifier")]
+    #[error("the `data` filters (`data`, `dataWhere`, `exclude.data`) may examine at most {limit} events matching the other filters, and this search has more before its answer is complete; narrow `from`/`to` or add level, eventType, resource, player, playerId or identifier")]
     TooBroad { limit: usize },
     #[error(transparent)]
     Store(#[from] StoreError),

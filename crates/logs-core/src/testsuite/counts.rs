@@ -33,7 +33,7 @@ pub async fn counts_fall_in_epoch_aligned_buckets_inside_the_window(f: &Fixture)
         from: b - Duration::minutes(5),
         to: b + ten + Duration::minutes(5),
         filters: Filters {
-            event_type: Some("tick".into()),
+            event_type: Some(TypeMatch::Exact("tick".into())),
             ..Filters::default()
         },
         bucket: ten,
@@ -56,7 +56,7 @@ pub async fn counts_fall_in_epoch_aligned_buckets_inside_the_window(f: &Fixture)
     );
     let warn_up = CountQuery {
         filters: Filters {
-            event_type: Some("tick".into()),
+            event_type: Some(TypeMatch::Exact("tick".into())),
             levels: Some(vec![Level::Warn, Level::Error, Level::Fatal]),
             ..Filters::default()
         },
@@ -69,7 +69,7 @@ pub async fn counts_fall_in_epoch_aligned_buckets_inside_the_window(f: &Fixture)
     // a data filter counts within its scan limit: 6 candidates in the window
     let data = |scan_limit| CountQuery {
         filters: Filters {
-            event_type: Some("tick".into()),
+            event_type: Some(TypeMatch::Exact("tick".into())),
             data: Some(json!({ "none": 1 })),
             ..Filters::default()
         },

@@ -6,6 +6,7 @@
 
 mod activity;
 mod counts;
+mod criteria;
 mod data_filters;
 mod messages;
 mod queries;
@@ -14,6 +15,7 @@ mod tail;
 
 pub use activity::*;
 pub use counts::*;
+pub use criteria::*;
 pub use data_filters::*;
 pub use messages::*;
 pub use queries::*;
@@ -23,6 +25,7 @@ pub use tail::*;
 use chrono::{Duration, SubsecRound, Utc};
 use serde_json::json;
 
+use crate::criteria::TypeMatch;
 use crate::event::{parse_batch, Level};
 use crate::store::{
     bucket_start, BucketCount, CountQuery, EventQuery, FacetQuery, Filters, IdentifierFilter,
@@ -55,6 +58,8 @@ macro_rules! log_store_suite {
             message_search_across_days,
             message_search_matches_every_substring_across_runs,
             data_filters_are_containment_within_a_scan_limit,
+            prefixes_players_data_conditions_and_exclusions_select_their_events,
+            counts_of_prefixes_and_exclusions_are_the_events_numbers,
             counts_fall_in_epoch_aligned_buckets_inside_the_window,
             counts_in_whole_slot_buckets_match_the_events_of_the_window,
             facets_count_the_newest_events_of_the_search,

@@ -64,7 +64,9 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.filters.event_type = Some("chat".into())))
+                .query(&q(
+                    |q| q.filters.event_type = Some(TypeMatch::Exact("chat".into()))
+                ))
                 .await
                 .unwrap()
         ),
@@ -73,7 +75,9 @@ pub async fn each_filter_narrows_the_search(f: &Fixture) {
     assert_eq!(
         msgs(
             store
-                .query(&q(|q| q.filters.event_type = Some("log".into())))
+                .query(&q(
+                    |q| q.filters.event_type = Some(TypeMatch::Exact("log".into()))
+                ))
                 .await
                 .unwrap()
         )

@@ -47,7 +47,7 @@ pub async fn counts_in_whole_slot_buckets_match_the_events_of_the_window(f: &Fix
     let filters = [
         Filters::default(),
         Filters {
-            event_type: Some("tick".into()),
+            event_type: Some(TypeMatch::Exact("tick".into())),
             ..Filters::default()
         },
         Filters {
@@ -60,7 +60,7 @@ pub async fn counts_in_whole_slot_buckets_match_the_events_of_the_window(f: &Fix
         },
         Filters {
             levels: Some(vec![Level::Info]),
-            event_type: Some("tick".into()),
+            event_type: Some(TypeMatch::Exact("tick".into())),
             resource: Some("a".into()),
             ..Filters::default()
         },
@@ -78,7 +78,7 @@ pub async fn counts_in_whole_slot_buckets_match_the_events_of_the_window(f: &Fix
                 let keep = at >= from
                     && at < to
                     && filter.levels.as_ref().is_none_or(|ls| ls.contains(level))
-                    && filter.event_type.as_deref().is_none_or(|x| x == *t)
+                    && filter.event_type.as_ref().is_none_or(|x| x.matches(t))
                     && filter.resource.as_deref().is_none_or(|x| Some(x) == *r);
                 if keep {
                     *want.entry((bucket_start(at, bucket), *level)).or_insert(0) += 1;

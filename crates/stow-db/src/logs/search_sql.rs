@@ -8,8 +8,9 @@ use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
 use diesel::sql_types::{Array, BigInt, Jsonb, Text, Timestamptz};
+use logs_core::criteria::{DataCondition, DataOp, PlayerMatch, TypeMatch};
 use logs_core::plan::Bounds;
-use logs_core::store::{Filters, Owner};
+use logs_core::store::{Filters, Owner, ServerId};
 use serde_json::Value;
 
 enum Bind {
@@ -110,12 +111,88 @@ impl Sql {
             }
         }
         if let Some(t) = &f.event_type {
-            self.push(" AND event_type = ").text(t.clone());
+            match t {
+                TypeMatch::Exact(t) => self.push(" AND event_type = ").text(t.clone()),
+                TypeMatch::Prefix(p) => self
+                    .push(" AND starts_with(event_type, ")
+                    .text(p.clone())
+                    .push(")"),
+            };
         }
         if let Some(r) = &f.resource {
             self.push(" AND resource = ").text(r.clone());
         }
+        let (exact, prefixes): (Vec<_>, Vec<_>) = f
+            .exclude
+            .event_types
+            .iter()
+            .partition(|t| matches!(t, TypeMatch::Exact(_)));
+        if !exact.is_empty() {
+            self.push(" AND event_type <> ALL(")
+                .texts(exact.iter().map(|t| t.as_written()).collect())
+                .push(")");
+        }
+        for p in prefixes {
+            if let TypeMatch::Prefix(p) = p {
+                self.push(" AND NOT starts_with(event_type, ")
+                    .text(p.clone())
+                    .push(")");
+            }
+        }
+        if !f.exclude.resources.is_empty() {
+            // an event without a resource is not excluded by any
+            self.push(" AND NOT coalesce(resource = ANY(")
+                .texts(f.exclude.resources.clone())
+                .push("), false)");
+        }
         self
+    }
+
+    /// Whether the event's player or target is `p`, by id (the `log_people` tokens) or by an
+    /// identifier written whole or without its kind (the `log_identity` indexes); each term is
+    /// one an index serves, so the `OR` is a bitmap union.
+    fn player(&mut self, server: &ServerId, p: &PlayerMatch) -> &mut Self {
+        self.push("(log_people(server_id, player_id, target_player_id) && ")
+            .texts(vec![
+                format!("p:{}:{}", server.as_str(), p.id),
+                format!("t:{}:{}", server.as_str(), p.id),
+            ]);
+        if let Some((kind, rest)) = &p.identifier {
+            for column in ["player_identifiers", "target_player_identifiers"] {
+                for value in [&p.id, rest] {
+                    self.push(&format!(" OR log_identity(server_id, {column}) @> "))
+                        .bind(Bind::Json(serde_json::json!({
+                            server.to_string(): { kind.clone(): value.clone() }
+                        })));
+                }
+            }
+        }
+        self.push(")")
+    }
+
+    /// `dataWhere`'s condition as a strict SQL/JSON path over `data` with the value as a
+    /// variable (`$v`), so no user text is parsed as a path: keys are quoted path strings.
+    /// Strict paths step through objects only; `jsonb_path_exists(…, silent => true)` answers
+    /// false for a missing key or a value of another type, as [`DataCondition::matches`] does.
+    fn data_condition(&mut self, c: &DataCondition) -> &mut Self {
+        let mut path = String::from("strict $");
+        for key in &c.path {
+            path.push('.');
+            // a JSON string literal is a valid SQL/JSON path string literal
+            path.push_str(&Value::String(key.clone()).to_string());
+        }
+        path.push_str(match c.op {
+            DataOp::Gt => " ? (@ > $v)",
+            DataOp::Ge => " ? (@ >= $v)",
+            DataOp::Lt => " ? (@ < $v)",
+            DataOp::Le => " ? (@ <= $v)",
+            DataOp::Prefix => " ? (@ starts with $v)",
+        });
+        self.push(" AND jsonb_path_exists(data, CAST(")
+            .text(path)
+            .push(" AS jsonpath), ")
+            .bind(Bind::Json(serde_json::json!({ "v": c.value })))
+            .push(", true)")
     }
 
     /// The search's conditions: the server and window of `bounds`, every filter, below
@@ -147,6 +224,10 @@ impl Sql {
                     format!("t:{}:{p}", server.as_str()),
                 ]);
         }
+        if let Some(p) = &f.player {
+            self.push(" AND ");
+            self.player(server, p);
+        }
         if let Some(i) = &f.identifier {
             // matches the `log_identity` indexes (migration 5): keyed by server and identifier
             let column = match i.owner {
@@ -159,6 +240,24 @@ impl Sql {
         }
         if let Some(d) = &f.data {
             self.push(" AND data @> ").bind(Bind::Json(d.clone()));
+        }
+        for c in &f.data_where {
+            self.data_condition(c);
+        }
+        let ex = &f.exclude;
+        for p in &ex.players {
+            // NULL identifiers make a term NULL: coalesce so the event is kept, not dropped
+            self.push(" AND NOT coalesce(");
+            self.player(server, p).push(", false)");
+        }
+        if let Some(m) = &ex.message {
+            self.push(" AND message NOT ILIKE ")
+                .text(format!("%{}%", like_escape(m)));
+        }
+        if let Some(d) = &ex.data {
+            self.push(" AND NOT coalesce(data @> ")
+                .bind(Bind::Json(d.clone()))
+                .push(", false)");
         }
         if let Some((t, id)) = after {
             // `occurred_at <= t` is implied by the next condition but, unlike that `OR`, it is
@@ -192,7 +291,6 @@ impl Sql {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logs_core::store::ServerId;
     use logs_core::Level;
 
     fn at(s: &str) -> DateTime<Utc> {
@@ -203,7 +301,7 @@ mod tests {
     fn every_filter_is_a_bound_condition() {
         let f = Filters {
             levels: Some(vec![Level::Warn, Level::Error]),
-            event_type: Some("chat".into()),
+            event_type: Some(TypeMatch::Exact("chat".into())),
             resource: Some("core".into()),
             message: Some("100%".into()),
             player_id: Some("p1".into()),
@@ -213,6 +311,7 @@ mod tests {
                 value: "x".into(),
             }),
             data: Some(serde_json::json!({ "item": "x" })),
+            ..Filters::default()
         };
         let (from, to) = (at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z"));
         let server = ServerId::new("s");
@@ -236,6 +335,58 @@ mod tests {
         let mut sql = Sql::default();
         sql.search(window, &one);
         assert!(sql.sql().ends_with("AND level = $4"), "{}", sql.sql());
+    }
+
+    #[test]
+    fn prefixes_players_data_conditions_and_exclusions_are_bound_conditions() {
+        let f = logs_core::search::validate_filters(&logs_core::search::SearchFields {
+            event_type: Some("admin.*".into()),
+            player: Some("license:abc".into()),
+            data_where: Some(vec![logs_core::criteria::DataConditionRequest {
+                path: "to.\"acc\"".into(),
+                op: DataOp::Prefix,
+                value: serde_json::json!("A"),
+            }]),
+            exclude: Some(logs_core::criteria::ExcludeRequest {
+                event_types: Some(vec!["chat".into(), "ac.*".into(), "log".into()]),
+                resources: Some(vec!["phone".into()]),
+                players: Some(vec!["12".into()]),
+                message: Some("50%".into()),
+                data: Some(serde_json::json!({ "bot": true })),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .unwrap();
+        let server = ServerId::new("s");
+        let window = Bounds::window(
+            &server,
+            (at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z")),
+        );
+        let mut sql = Sql::default();
+        sql.search(window, &f);
+        assert_eq!(
+            sql.sql(),
+            "server_id = $1 AND occurred_at >= $2 AND occurred_at < $3 \
+             AND starts_with(event_type, $4) AND event_type <> ALL($5) \
+             AND NOT starts_with(event_type, $6) AND NOT coalesce(resource = ANY($7), false) \
+             AND (log_people(server_id, player_id, target_player_id) && $8 \
+             OR log_identity(server_id, player_identifiers) @> $9 \
+             OR log_identity(server_id, player_identifiers) @> $10 \
+             OR log_identity(server_id, target_player_identifiers) @> $11 \
+             OR log_identity(server_id, target_player_identifiers) @> $12) \
+             AND jsonb_path_exists(data, CAST($13 AS jsonpath), $14, true) \
+             AND NOT coalesce((log_people(server_id, player_id, target_player_id) && $15), false) \
+             AND message NOT ILIKE $16 AND NOT coalesce(data @> $17, false)"
+        );
+        let path = match &sql.binds[12] {
+            Bind::Text(t) => t.clone(),
+            _ => panic!("the path is text"),
+        };
+        assert_eq!(path, r#"strict $."to"."\"acc\"" ? (@ starts with $v)"#);
+        let mut without = Sql::default();
+        without.search(window, &f.without_data());
+        assert!(!without.sql().contains("data"), "{}", without.sql());
     }
 
     /// A page after a cursor bounds `occurred_at` by a plain comparison, which Postgres uses

@@ -4,6 +4,7 @@
 
 mod access;
 mod counts;
+mod criteria;
 mod data;
 mod export;
 mod facets;

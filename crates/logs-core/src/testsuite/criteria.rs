@@ -1,0 +1,387 @@
+//! Search terms past exact equality: event type prefixes, a player by any identifier, `data`
+//! path conditions and exclusions, in pages and in counts.
+
+use super::*;
+use crate::criteria::{DataConditionRequest, DataOp, ExcludeRequest};
+use crate::search::{validate_filters, SearchFields};
+
+/// Eight events on server `a` (messages `e1`…`e8`, 40 to 33 minutes ago) and one on `b`.
+async fn seed_people(f: &Fixture) -> (EventQuery, chrono::DateTime<Utc>) {
+    let Seeded { now, ta, base } = seed(f).await;
+    let (_, tb) = targets(f);
+    let t = |mins: i64| (now - Duration::minutes(mins)).to_rfc3339();
+    ingest_json(f, &ta, json!({ "batch_id": "batch-people", "events": [
+        { "level": "info", "message": "e1", "event_type": "admin.kick", "occurred_at": t(40),
+          "player_id": "3", "player_identifiers": { "license": "license:aaa", "discord": "111" },
+          "target_player_id": "7", "target_player_identifiers": { "license": "bbb" },
+          "resource": "txadmin", "data": { "reason": "RDM" } },
+        { "level": "info", "message": "e2", "event_type": "admin.ban", "occurred_at": t(39),
+          "player_id": "3", "player_identifiers": { "license": "license:aaa" }, "resource": "txadmin" },
+        { "level": "info", "message": "e3", "event_type": "administrator", "occurred_at": t(38) },
+        { "level": "info", "message": "e4", "event_type": "bank.transfer", "occurred_at": t(37),
+          "player_id": "7", "player_identifiers": { "license": "bbb" }, "resource": "bank",
+          "data": { "amount": 150000, "to": { "account": "ACC-77" }, "we\"ird\\ey": 5, "ünï": "Ärger" } },
+        { "level": "info", "message": "e5", "event_type": "bank.transfer", "occurred_at": t(36),
+          "resource": "bank", "data": { "amount": 99999.5, "to": { "account": "XYZ" } } },
+        { "level": "info", "message": "e6", "event_type": "bank.transfer", "occurred_at": t(35),
+          "resource": "bank", "data": { "amount": "200000", "to": "ACC-1" } },
+        { "level": "error", "message": "e7 ECONNRESET while saving", "event_type": "chat",
+          "occurred_at": t(34) },
+        { "level": "info", "message": "e8", "event_type": "chat", "occurred_at": t(33),
+          "player_id": "license:ccc", "resource": "chat" },
+    ]}))
+    .await;
+    ingest_json(
+        f,
+        &tb,
+        json!({ "batch_id": "batch-people", "events": [
+            { "level": "info", "message": "e9", "event_type": "admin.kick", "occurred_at": t(40),
+              "player_identifiers": { "license": "license:aaa" } },
+        ]}),
+    )
+    .await;
+    let q = EventQuery {
+        from: now - Duration::minutes(41),
+        to: now - Duration::minutes(32),
+        ..base
+    };
+    (q, now)
+}
+
+fn tags(rows: Vec<crate::store::EventRow>) -> Vec<String> {
+    let mut v: Vec<String> = rows
+        .into_iter()
+        .map(|r| r.message.split(' ').next().unwrap_or_default().to_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn cond(path: &str, op: DataOp, value: serde_json::Value) -> Option<Vec<DataConditionRequest>> {
+    Some(vec![DataConditionRequest {
+        path: path.into(),
+        op,
+        value,
+    }])
+}
+
+/// Every search of the table, on the store and through [`Filters::matches`] (the tail's and the
+/// memory store's rule) alike.
+pub async fn prefixes_players_data_conditions_and_exclusions_select_their_events(f: &Fixture) {
+    let (q, _) = seed_people(f).await;
+    let ex = |e: ExcludeRequest| SearchFields {
+        exclude: Some(e),
+        ..Default::default()
+    };
+    let all = ["e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8"];
+    let but = |gone: &[&str]| -> Vec<&str> {
+        all.iter().copied().filter(|t| !gone.contains(t)).collect()
+    };
+    let cases: Vec<(SearchFields, Vec<&str>)> = vec![
+        (
+            SearchFields {
+                event_type: Some("admin.*".into()),
+                ..Default::default()
+            },
+            vec!["e1", "e2"],
+        ),
+        (
+            SearchFields {
+                event_type: Some("admin.".into()),
+                ..Default::default()
+            },
+            vec!["e1", "e2"],
+        ),
+        (
+            SearchFields {
+                event_type: Some("admin".into()),
+                ..Default::default()
+            },
+            vec![],
+        ),
+        (
+            SearchFields {
+                event_type: Some("admin*".into()),
+                ..Default::default()
+            },
+            vec!["e1", "e2", "e3"],
+        ),
+        (
+            SearchFields {
+                event_type: Some("bank.transfer".into()),
+                ..Default::default()
+            },
+            vec!["e4", "e5", "e6"],
+        ),
+        (
+            SearchFields {
+                player: Some("license:aaa".into()),
+                ..Default::default()
+            },
+            vec!["e1", "e2"],
+        ),
+        (
+            SearchFields {
+                player: Some("license:bbb".into()),
+                ..Default::default()
+            },
+            vec!["e1", "e4"],
+        ),
+        (
+            SearchFields {
+                player: Some("7".into()),
+                ..Default::default()
+            },
+            vec!["e1", "e4"],
+        ),
+        (
+            SearchFields {
+                player: Some("discord:111".into()),
+                ..Default::default()
+            },
+            vec!["e1"],
+        ),
+        (
+            SearchFields {
+                player: Some("license:ccc".into()),
+                ..Default::default()
+            },
+            vec!["e8"],
+        ),
+        (
+            SearchFields {
+                player: Some("aaa".into()),
+                ..Default::default()
+            },
+            vec![],
+        ),
+        (
+            SearchFields {
+                data_where: cond("amount", DataOp::Gt, json!(100000)),
+                ..Default::default()
+            },
+            vec!["e4"],
+        ),
+        (
+            SearchFields {
+                data_where: cond("amount", DataOp::Ge, json!(99999.5)),
+                ..Default::default()
+            },
+            vec!["e4", "e5"],
+        ),
+        (
+            SearchFields {
+                data_where: cond("amount", DataOp::Lt, json!(100000)),
+                ..Default::default()
+            },
+            vec!["e5"],
+        ),
+        (
+            SearchFields {
+                data_where: cond("amount", DataOp::Le, json!(1e9)),
+                ..Default::default()
+            },
+            vec!["e4", "e5"],
+        ),
+        (
+            SearchFields {
+                data_where: cond("to.account", DataOp::Prefix, json!("ACC")),
+                ..Default::default()
+            },
+            vec!["e4"],
+        ),
+        (
+            SearchFields {
+                data_where: cond("to", DataOp::Prefix, json!("ACC")),
+                ..Default::default()
+            },
+            vec!["e6"],
+        ),
+        (
+            SearchFields {
+                data_where: cond("we\"ird\\ey", DataOp::Ge, json!(5)),
+                ..Default::default()
+            },
+            vec!["e4"],
+        ),
+        (
+            SearchFields {
+                data_where: cond("ünï", DataOp::Prefix, json!("Är")),
+                ..Default::default()
+            },
+            vec!["e4"],
+        ),
+        (
+            SearchFields {
+                data_where: cond("reason.x", DataOp::Prefix, json!("R")),
+                ..Default::default()
+            },
+            vec![],
+        ),
+        (
+            SearchFields {
+                data_where: Some(vec![
+                    DataConditionRequest {
+                        path: "amount".into(),
+                        op: DataOp::Gt,
+                        value: json!(1),
+                    },
+                    DataConditionRequest {
+                        path: "to.account".into(),
+                        op: DataOp::Prefix,
+                        value: json!("X"),
+                    },
+                ]),
+                ..Default::default()
+            },
+            vec!["e5"],
+        ),
+        (
+            ex(ExcludeRequest {
+                event_types: Some(vec!["admin.*".into(), "chat".into()]),
+                ..Default::default()
+            }),
+            vec!["e3", "e4", "e5", "e6"],
+        ),
+        (
+            ex(ExcludeRequest {
+                resources: Some(vec!["bank".into(), "chat".into()]),
+                ..Default::default()
+            }),
+            vec!["e1", "e2", "e3", "e7"],
+        ),
+        (
+            ex(ExcludeRequest {
+                players: Some(vec!["license:aaa".into()]),
+                ..Default::default()
+            }),
+            but(&["e1", "e2"]),
+        ),
+        (
+            ex(ExcludeRequest {
+                players: Some(vec!["7".into(), "license:ccc".into()]),
+                ..Default::default()
+            }),
+            but(&["e1", "e4", "e8"]),
+        ),
+        (
+            ex(ExcludeRequest {
+                message: Some("econnreset".into()),
+                ..Default::default()
+            }),
+            but(&["e7"]),
+        ),
+        (
+            ex(ExcludeRequest {
+                data: Some(json!({ "to": { "account": "XYZ" } })),
+                ..Default::default()
+            }),
+            but(&["e5"]),
+        ),
+        (
+            ex(ExcludeRequest {
+                levels: Some(vec!["info".into()]),
+                ..Default::default()
+            }),
+            vec!["e7"],
+        ),
+        (
+            SearchFields {
+                event_type: Some("bank.*".into()),
+                exclude: Some(ExcludeRequest {
+                    data: Some(json!({ "amount": 150000 })),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            vec!["e5", "e6"],
+        ),
+    ];
+    for (fields, want) in cases {
+        let filters = validate_filters(&fields).unwrap();
+        let got = f
+            .store
+            .query(&EventQuery {
+                filters: filters.clone(),
+                ..q.clone()
+            })
+            .await
+            .unwrap();
+        assert!(
+            got.iter().all(|r| filters.matches(r)),
+            "{fields:?}: the store and the rule agree"
+        );
+        assert_eq!(tags(got), want, "{fields:?}");
+    }
+}
+
+/// Counts read from kept hourly counts (type prefixes and type or resource exclusions) and
+/// from the events (players, data conditions) give the events' numbers.
+pub async fn counts_of_prefixes_and_exclusions_are_the_events_numbers(f: &Fixture) {
+    let (q, now) = seed_people(f).await;
+    let hour = bucket_start(now, Duration::hours(1));
+    let count = |filters: Filters, bucket: Duration| CountQuery {
+        server_id: q.server_id.clone(),
+        from: hour - Duration::hours(3),
+        to: hour + Duration::hours(1),
+        filters,
+        bucket,
+        scan_limit: 1_000,
+    };
+    let cases: Vec<(SearchFields, i64)> = vec![
+        (
+            SearchFields {
+                event_type: Some("admin.*".into()),
+                ..Default::default()
+            },
+            2,
+        ),
+        (
+            SearchFields {
+                event_type: Some("bank.".into()),
+                ..Default::default()
+            },
+            3,
+        ),
+        (
+            SearchFields {
+                exclude: Some(ExcludeRequest {
+                    event_types: Some(vec!["admin.*".into(), "administrator".into()]),
+                    resources: Some(vec!["bank".into()]),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            // the seed's own four events (player.join, log, chat, log) are in the window too
+            2 + 4,
+        ),
+        (
+            SearchFields {
+                player: Some("license:bbb".into()),
+                ..Default::default()
+            },
+            2,
+        ),
+        (
+            SearchFields {
+                data_where: cond("amount", DataOp::Gt, json!(0)),
+                ..Default::default()
+            },
+            2,
+        ),
+    ];
+    for (fields, want) in cases {
+        let filters = validate_filters(&fields).unwrap();
+        for bucket in [Duration::hours(1), Duration::minutes(5)] {
+            let got: i64 = f
+                .store
+                .counts(&count(filters.clone(), bucket))
+                .await
+                .unwrap()
+                .iter()
+                .map(|c| c.count)
+                .sum();
+            assert_eq!(got, want, "{fields:?} in {bucket} buckets");
+        }
+    }
+}
