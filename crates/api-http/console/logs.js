@@ -43,7 +43,7 @@ export function logsView() {
     else if (params.get('minLevel')) f.minLevel = params.get('minLevel');
     if (params.get('eventType')) f.eventType = params.get('eventType');
     if (params.get('resource')) f.resource = params.get('resource');
-    if (params.get('player')) f.playerId = params.get('player');
+    if (params.get('player')) f.player = params.get('player');
     if (params.get('identifier')) f.identifier = params.get('identifier');
     if (params.get('message')) f.message = params.get('message');
     if (params.get('data')) f.data = params.get('data');
@@ -56,8 +56,7 @@ export function logsView() {
     const body = { serverId: flat.serverId, from: win.from, to: win.to };
     if (flat.levels) body.levels = flat.levels.split(',');
     if (flat.minLevel) body.minLevel = flat.minLevel;
-    for (const k of ['eventType', 'resource', 'playerId', 'message'])
-      if (flat[k]) body[k] = flat[k];
+    for (const k of ['eventType', 'resource', 'player', 'message']) if (flat[k]) body[k] = flat[k];
     if (flat.identifier) {
       const [owner, key, ...value] = flat.identifier.split(':');
       body.identifier = { owner, key, value: value.join(':') };
@@ -220,9 +219,9 @@ export function logsView() {
         spellcheck: 'false',
       });
     const inputs = {
-      eventType: input('eventType', 'player.join'),
+      eventType: input('eventType', 'admin.* or player.join'),
       resource: input('resource', 'qb-inventory'),
-      player: input('player', 'player id'),
+      player: input('player', 'id, license:…, discord:…'),
       identifier: input('identifier', 'player:license:license:abc'),
       message: input('message', 'text in the message'),
       data: input('data', '{"item": "WEAPON_PISTOL"}'),
@@ -267,8 +266,8 @@ export function logsView() {
         'div',
         { class: 'form-grid' },
         field('Message contains', inputs.message),
-        field('Player', inputs.player),
-        field('Event type', inputs.eventType),
+        field('Player', inputs.player, 'actor or target, by id or any identifier'),
+        field('Event type', inputs.eventType, 'end with * for every type under a prefix'),
       ),
       h(
         'details',
