@@ -1115,6 +1115,9 @@ def bench_explorer(dev_key):
         ("counts 7d", "/v1/logs/counts", week, 250),
         ("counts 7d eventType", "/v1/logs/counts", {**week, "eventType": "economy.transfer"}, 250),
         ("facets 24h", "/v1/logs/facets", day, None),
+        ("patterns 24h", "/v1/logs/patterns", day, None),
+        ("query 24h eventType prefix", "/v1/logs/query", {**day, "eventType": "economy.*"}, None),
+        ("query 24h dataWhere", "/v1/logs/query", {**day, "eventType": "economy.transfer", "dataWhere": [{"path": "amount", "op": ">", "value": 89000}]}, None),
         ("query 24h data filter", "/v1/logs/query", {**day, "data": {"amount": 4242}}, None),
         ("query 24h data filter + eventType", "/v1/logs/query", {**day, "eventType": "economy.transfer", "data": {"amount": 4242}}, None),
     ]
@@ -1135,6 +1138,7 @@ def bench_explorer(dev_key):
             ms.append(t)
         what = {"/v1/logs/counts": lambda d: f"{d['total']:,} events in {len(d['buckets'])} buckets of {d['interval']}",
                 "/v1/logs/facets": lambda d: f"{d['examined']:,} events examined, sampled {d['sampled']}",
+                "/v1/logs/patterns": lambda d: f"{len(d['patterns'])} patterns of {d['examined']:,} events, sampled {d['sampled']}",
                 "/v1/logs/query": lambda d: f"{len(d['events'])} events on the first page"}[path](data) if status == 200 else f"HTTP {status} {data.get('error', {}).get('code')}"
         rows.append({"case": name, "p50": round(pct(ms, 50), 1), "p95": round(pct(ms, 95), 1), "target": target, "answer": what})
         results.append({"name": "explorer_" + name.replace(" ", "_").replace("(", "").replace(")", "") + "_p95_ms", "value": round(pct(ms, 95), 1), "unit": "ms",

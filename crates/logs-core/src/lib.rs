@@ -8,6 +8,7 @@ pub mod event;
 pub mod facets;
 pub mod memory;
 pub mod params;
+pub mod patterns;
 pub mod plan;
 #[cfg(test)]
 mod proptests;

@@ -1,10 +1,11 @@
-//! The log explorer's reads on the API host (docs/api.md, section 6): query, counts, facets, export and
+//! The log explorer's reads on the API host (docs/api.md, section 6): query, counts, facets, patterns, export and
 //! tail, one file each, and what they share: the target server, the search with the plan's
 //! retention applied, the event as returned, and the mapping of search errors.
 
 pub mod counts;
 pub mod export;
 pub mod facets;
+pub mod patterns;
 pub mod query;
 pub mod slots;
 pub mod tail;
@@ -143,6 +144,12 @@ impl Searches for logs_core::counts::ValidCounts {
 }
 
 impl Searches for logs_core::facets::ValidFacets {
+    fn search(&self) -> &Search {
+        &self.search
+    }
+}
+
+impl Searches for logs_core::patterns::ValidPatterns {
     fn search(&self) -> &Search {
         &self.search
     }

@@ -6,10 +6,11 @@ use super::*;
 use auth_core::{AccountStore, Permission, PermissionSet, ServerScope};
 
 /// Every log read of the API host.
-const READS: [&str; 5] = [
+const READS: [&str; 6] = [
     "/v1/logs/query",
     "/v1/logs/counts",
     "/v1/logs/facets",
+    "/v1/logs/patterns",
     "/v1/logs/export",
     "/v1/logs/tail",
 ];

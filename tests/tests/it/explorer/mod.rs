@@ -8,6 +8,7 @@ mod criteria;
 mod data;
 mod export;
 mod facets;
+mod patterns;
 mod tail;
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};

@@ -1,0 +1,126 @@
+//! `POST /v1/logs/patterns`: a search's messages grouped into templates (numbers, ids and quoted
+//! values masked), most frequent first, over its newest events.
+
+use actix_web::{web, HttpResponse};
+use chrono::{DateTime, Utc};
+use logs_core::patterns::{tally, Pattern, PatternsRequest, SAMPLE, TREND_BUCKETS};
+use logs_core::store::EventQuery;
+use serde::Serialize;
+use stow_http::{current_request_id, ApiError, Auth};
+use utoipa::ToSchema;
+
+use super::{in_search_slot, open, search_error, Range};
+use crate::state::CdnState;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PatternBody {
+    /// The first line of the messages with numbers, ids and quoted values masked as `<*>`.
+    pub template: String,
+    /// `null` for events without a resource.
+    pub resource: Option<String>,
+    pub count: i64,
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+    /// The newest matching event's whole message.
+    pub example: String,
+    /// Events in each of `trendBuckets` equal parts of the window, oldest first.
+    pub trend: Vec<i64>,
+}
+
+impl From<Pattern> for PatternBody {
+    fn from(p: Pattern) -> Self {
+        PatternBody {
+            template: p.template,
+            resource: p.resource,
+            count: p.count,
+            first_seen: p.first_seen,
+            last_seen: p.last_seen,
+            example: p.example,
+            trend: p.trend,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PatternsResponse {
+    pub success: bool,
+    /// How many events were grouped.
+    pub examined: i64,
+    /// `true` when the groups are over part of the search: it has more than `sampleSize`
+    /// events (the newest were grouped), or a filter on `data` read its candidates within
+    /// `LOGS_DATA_SCAN_LIMIT`.
+    pub sampled: bool,
+    pub sample_size: usize,
+    pub trend_buckets: usize,
+    /// Most frequent first; ties by the most recently seen.
+    pub patterns: Vec<PatternBody>,
+    /// The effective window: `from` raised to now minus the plan's retention when older.
+    pub range: Range,
+    pub request_id: String,
+}
+
+/// A search's messages grouped into patterns.
+#[utoipa::path(
+    post, path = "/v1/logs/patterns", tag = "logs", security(("bearer" = [])),
+    request_body = PatternsRequest,
+    responses(
+        (status = 200, description = "Patterns, most frequent first (Cache-Control: private, no-store)", body = PatternsResponse),
+        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        stow_http::error::JsonBodyErrors,
+        super::LogReadErrors,
+        stow_http::error::KeyedRouteErrors,
+        stow_http::error::BodyRouteErrors,
+    )
+)]
+pub async fn patterns(
+    auth: Auth,
+    body: stow_http::Json<PatternsRequest>,
+    state: web::Data<CdnState>,
+) -> Result<HttpResponse, ApiError> {
+    let req = body.into_inner();
+    let opened = open(&state, &auth, req.server_id.as_deref(), || {
+        logs_core::patterns::validate(&req)
+    })
+    .await?;
+    let mut rows = if opened.empty() {
+        Vec::new()
+    } else {
+        let query = EventQuery {
+            server_id: opened.server.id.clone(),
+            from: opened.search.from,
+            to: opened.search.to,
+            filters: opened.search.filters.clone(),
+            after: None,
+            limit: SAMPLE + 1,
+            scan_limit: Some(state.config.data_scan_limit),
+            // whatever the scan limit let through is the sample: never too broad
+            enough: 0,
+        };
+        in_search_slot(&state, &auth, async {
+            state.stores.logs.query(&query).await.map_err(search_error)
+        })
+        .await?
+    };
+    let sampled = rows.len() > SAMPLE || opened.search.filters.scans_data();
+    rows.truncate(SAMPLE);
+    let patterns = tally(
+        &rows,
+        opened.search.from,
+        opened.search.to,
+        opened.valid.top,
+    );
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "private, no-store"))
+        .json(PatternsResponse {
+            success: true,
+            examined: rows.len() as i64,
+            sampled,
+            sample_size: SAMPLE,
+            trend_buckets: TREND_BUCKETS,
+            patterns: patterns.into_iter().map(PatternBody::from).collect(),
+            range: opened.range,
+            request_id: current_request_id(),
+        }))
+}
