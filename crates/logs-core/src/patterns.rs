@@ -115,17 +115,21 @@ pub fn template(message: &str) -> String {
     out
 }
 
-/// One group of a search's events.
-#[derive(Debug, Clone, PartialEq)]
+/// One group of a search's events, as answered.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Pattern {
+    /// The first line of the messages with numbers, ids and quoted values masked as `<*>`.
     pub template: String,
+    /// `null` for events without a resource.
     pub resource: Option<String>,
     pub count: i64,
     pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
-    /// The newest event's message.
+    /// The newest event's whole message.
     pub example: String,
-    /// Events per [`TREND_BUCKETS`] equal parts of the window, oldest first.
+    /// Events in each of `trendBuckets` ([`TREND_BUCKETS`]) equal parts of the window, oldest
+    /// first.
     pub trend: Vec<i64>,
 }
 

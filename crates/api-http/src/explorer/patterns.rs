@@ -2,7 +2,6 @@
 //! values masked), most frequent first, over its newest events.
 
 use actix_web::{web, HttpResponse};
-use chrono::{DateTime, Utc};
 use logs_core::patterns::{tally, Pattern, PatternsRequest, SAMPLE, TREND_BUCKETS};
 use logs_core::store::EventQuery;
 use serde::Serialize;
@@ -11,36 +10,6 @@ use utoipa::ToSchema;
 
 use super::{in_search_slot, open, search_error, Range};
 use crate::state::CdnState;
-
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PatternBody {
-    /// The first line of the messages with numbers, ids and quoted values masked as `<*>`.
-    pub template: String,
-    /// `null` for events without a resource.
-    pub resource: Option<String>,
-    pub count: i64,
-    pub first_seen: DateTime<Utc>,
-    pub last_seen: DateTime<Utc>,
-    /// The newest matching event's whole message.
-    pub example: String,
-    /// Events in each of `trendBuckets` equal parts of the window, oldest first.
-    pub trend: Vec<i64>,
-}
-
-impl From<Pattern> for PatternBody {
-    fn from(p: Pattern) -> Self {
-        PatternBody {
-            template: p.template,
-            resource: p.resource,
-            count: p.count,
-            first_seen: p.first_seen,
-            last_seen: p.last_seen,
-            example: p.example,
-            trend: p.trend,
-        }
-    }
-}
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -55,7 +24,7 @@ pub struct PatternsResponse {
     pub sample_size: usize,
     pub trend_buckets: usize,
     /// Most frequent first; ties by the most recently seen.
-    pub patterns: Vec<PatternBody>,
+    pub patterns: Vec<Pattern>,
     /// The effective window: `from` raised to now minus the plan's retention when older.
     pub range: Range,
     pub request_id: String,
@@ -119,7 +88,7 @@ pub async fn patterns(
             sampled,
             sample_size: SAMPLE,
             trend_buckets: TREND_BUCKETS,
-            patterns: patterns.into_iter().map(PatternBody::from).collect(),
+            patterns,
             range: opened.range,
             request_id: current_request_id(),
         }))
