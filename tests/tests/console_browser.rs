@@ -886,6 +886,84 @@ async fn logs_search_histogram_filters_and_export() {
     b.client.close().await.unwrap();
 }
 
+/// Top values beside the results filter or exclude with a click; exclusions show as chips that
+/// undo them; the patterns view groups messages and opens a pattern's events.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn logs_facets_exclusions_and_patterns() {
+    let (app, b, console) = signed_in().await;
+    let now = chrono::Utc::now();
+    let at = |i: i64| (now - chrono::Duration::minutes(i)).to_rfc3339();
+    let mut events: Vec<Value> = (0..6)
+        .map(|i| json!({ "level": "error", "event_type": "resource.error", "resource": "phone",
+                         "message": format!("read ECONNRESET at 10.0.0.{i}:30120"), "occurred_at": at(i + 1) }))
+        .collect();
+    events.extend((0..3).map(|i| json!({ "level": "info", "event_type": "player.join", "resource": "core",
+        "message": format!("Player {i} joined"), "player_id": format!("{i}"), "occurred_at": at(i + 10) })));
+    events.extend((0..2).map(|i| {
+        json!({ "level": "info", "event_type": "chat", "resource": "chat",
+        "message": format!("gg {i}"), "occurred_at": at(i + 20) })
+    }));
+    app.ingest_logs("console-facets", events).await;
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=1h"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 11")
+        .await;
+    b.until("document.querySelectorAll('#facets .facet-value').length > 0")
+        .await;
+    let resources = b
+        .js("return [...document.querySelectorAll('#facets .facet')].find(f => f.querySelector('h3').textContent === 'Resources')
+               .querySelector('li').innerText;")
+        .await;
+    assert!(
+        resources.as_str().unwrap().starts_with("phone"),
+        "the most frequent resource first: {resources}"
+    );
+    b.shoot_at("logs-facets", Some("#facets")).await;
+    // exclude the phone resource: its six events go, a chip says so and brings them back
+    b.click("#facets a.facet-exclude[aria-label='Exclude phone']")
+        .await;
+    b.until("location.search.includes('exclude=')").await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 5")
+        .await;
+    assert_eq!(b.text("#exclusions .chip").await, "not resource: phone ×");
+    b.until("document.querySelector('#total')?.innerText.startsWith('5 events')")
+        .await;
+    // a new search from the form keeps the exclusion
+    b.type_into("input[name=message]", "joined").await;
+    b.button("Search").await;
+    b.until("location.search.includes('message=joined') && location.search.includes('exclude=')")
+        .await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 3")
+        .await;
+    b.click("#exclusions .chip").await;
+    b.until("!location.search.includes('exclude=')").await;
+    // "Clear filters" keeps the range
+    b.button("Clear filters").await;
+    b.until("location.search === '?server=abc123&range=1h'")
+        .await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 11")
+        .await;
+    // patterns: six messages are one template; opening it searches its events
+    b.click("#view-patterns").await;
+    b.until("document.querySelectorAll('#pattern-rows tr').length === 3")
+        .await;
+    assert_eq!(
+        b.text("#pattern-rows tr td.msg").await,
+        "read ECONNRESET at <*>"
+    );
+    assert_eq!(b.text("#pattern-rows tr td.num").await, "6");
+    b.shoot_at("logs-patterns", Some("#patterns")).await;
+    b.click("#pattern-rows tr").await;
+    b.until("location.search.includes('resource=phone') && location.search.includes('message=read+ECONNRESET+at')")
+        .await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 6")
+        .await;
+    b.client.close().await.unwrap();
+}
+
 /// The live tail: a new event shows up; one that arrives while paused comes on resume, once.
 #[tokio::test]
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]

@@ -47,7 +47,42 @@ export function logsView() {
     if (params.get('identifier')) f.identifier = params.get('identifier');
     if (params.get('message')) f.message = params.get('message');
     if (params.get('data')) f.data = params.get('data');
+    if (params.get('exclude')) f.exclude = params.get('exclude');
     return f;
+  }
+
+  /**
+   * The exclusions of the URL (`exclude`, the API's JSON object).
+   * @returns {{levels?: string[], eventTypes?: string[], resources?: string[], players?: string[]}}
+   */
+  function exclusionsOf(params) {
+    try {
+      const x = JSON.parse(params.get('exclude') || '{}');
+      return x && typeof x === 'object' && !Array.isArray(x) ? x : {};
+    } catch {
+      return {};
+    }
+  }
+
+  /** The search's server and range without any filter ("Clear filters" keeps the range). */
+  function clearedOf(params) {
+    const next = new URLSearchParams();
+    for (const k of ['server', 'range', 'from', 'to'])
+      if (params.get(k)) next.set(k, params.get(k));
+    return next;
+  }
+
+  /** The URL of this search with `kind: value` added to (or removed from) its exclusions. */
+  function withExclusion(params, kind, value, add) {
+    const x = exclusionsOf(params);
+    const list = (x[kind] || []).filter((v) => v !== value);
+    if (add) list.push(value);
+    if (list.length) x[kind] = list;
+    else delete x[kind];
+    const next = new URLSearchParams(params);
+    if (Object.keys(x).length) next.set('exclude', JSON.stringify(x));
+    else next.delete('exclude');
+    return `/logs?${next}`;
   }
 
   /** The same search as a JSON body of query/counts. */
@@ -61,6 +96,7 @@ export function logsView() {
       const [owner, key, ...value] = flat.identifier.split(':');
       body.identifier = { owner, key, value: value.join(':') };
     }
+    if (flat.exclude) body.exclude = exclusionsOf(params);
     if (flat.data) {
       try {
         body.data = JSON.parse(flat.data);
@@ -147,9 +183,264 @@ export function logsView() {
           'Export CSV',
         ),
       ),
-      h('div', { id: 'results' }, h('p', { class: 'muted' }, 'Searching…')),
+      exclusionChips(params, navigate),
+      h(
+        'div',
+        { class: 'explorer' },
+        h(
+          'aside',
+          { id: 'facets', class: 'facets card', 'aria-label': 'Top values' },
+          h('p', { class: 'muted' }, 'Counting values…'),
+        ),
+        h(
+          'div',
+          { class: 'explorer-main' },
+          h(
+            'div',
+            { class: 'view-switch', role: 'tablist' },
+            h(
+              'button',
+              {
+                type: 'button',
+                role: 'tab',
+                id: 'view-events',
+                'aria-selected': 'true',
+                onclick: () => switchView('events'),
+              },
+              'Events',
+            ),
+            h(
+              'button',
+              {
+                type: 'button',
+                role: 'tab',
+                id: 'view-patterns',
+                'aria-selected': 'false',
+                onclick: () => switchView('patterns'),
+              },
+              'Patterns',
+            ),
+          ),
+          h('div', { id: 'results' }, h('p', { class: 'muted' }, 'Searching…')),
+          h('div', { id: 'patterns', hidden: true }),
+        ),
+      ),
     );
-    await Promise.all([histogram(body), results(body, false)]);
+    await Promise.all([histogram(body), results(body, false), facets(body)]);
+  }
+
+  /** The search's exclusions as chips, each removable. */
+  function exclusionChips(params, navigate) {
+    const x = exclusionsOf(params);
+    const names = { levels: 'level', eventTypes: 'type', resources: 'resource', players: 'player' };
+    const chips = Object.entries(names).flatMap(([kind, name]) =>
+      (x[kind] || []).map((v) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'chip',
+            title: `Show ${name} ${v} again`,
+            onclick: () => navigate(withExclusion(params, kind, v, false)),
+          },
+          `not ${name}: ${v} ×`,
+        ),
+      ),
+    );
+    return h('div', { class: 'chips', id: 'exclusions', hidden: !chips.length }, chips);
+  }
+
+  /** The top values of the search, each a click to filter to it or to exclude it. */
+  async function facets(body) {
+    const box = document.getElementById('facets');
+    /** @type {any} */
+    let f;
+    try {
+      f = await api('POST', '/logs/facets', { json: { ...body, top: 8 } });
+    } catch (err) {
+      box.replaceChildren(h('p', { class: 'muted small' }, sentence(err)));
+      return;
+    }
+    if (!view) return;
+    const params = view.params;
+    const group = (title, values, param, kind) =>
+      values.length
+        ? h(
+            'section',
+            { class: 'facet' },
+            h('h3', {}, title),
+            h(
+              'ul',
+              {},
+              values.map((v) => {
+                const only = new URLSearchParams(params);
+                if (param === 'levels') only.delete('minLevel');
+                only.set(param, v.value);
+                return h(
+                  'li',
+                  {},
+                  h(
+                    'a',
+                    {
+                      href: `/logs?${only}`,
+                      'data-link': true,
+                      class: 'facet-value',
+                      title: `Only ${v.value}`,
+                    },
+                    h('span', { class: 'facet-name' }, v.value),
+                    h('span', { class: 'facet-count muted' }, v.count.toLocaleString()),
+                  ),
+                  h(
+                    'a',
+                    {
+                      href: withExclusion(params, kind, v.value, true),
+                      'data-link': true,
+                      class: 'facet-exclude',
+                      title: `Exclude ${v.value}`,
+                      'aria-label': `Exclude ${v.value}`,
+                    },
+                    '−',
+                  ),
+                );
+              }),
+            ),
+          )
+        : null;
+    box.replaceChildren(
+      group('Event types', f.eventTypes, 'eventType', 'eventTypes'),
+      group('Resources', f.resources, 'resource', 'resources'),
+      group('Levels', f.levels, 'levels', 'levels'),
+      h(
+        'p',
+        { class: 'muted small' },
+        f.sampled
+          ? `Counted over the newest ${f.examined.toLocaleString()} events.`
+          : `Counted over all ${f.examined.toLocaleString()} events.`,
+      ),
+    );
+  }
+
+  function switchView(which) {
+    for (const v of ['events', 'patterns'])
+      document.getElementById(`view-${v}`).setAttribute('aria-selected', String(v === which));
+    document.getElementById('results').hidden = which !== 'events';
+    const box = document.getElementById('patterns');
+    box.hidden = which !== 'patterns';
+    if (which === 'patterns' && !box.dataset.loaded) patterns(view.body);
+  }
+
+  /** The longest run of words in a template: a message term that finds its events. */
+  function termOf(template) {
+    return template
+      .split('<*>')
+      .map((part) => part.replace(/["'`]/g, ' ').trim())
+      .reduce((a, b) => (b.length > a.length ? b : a), '')
+      .slice(0, 256);
+  }
+
+  /** A pattern's trend as a tiny bar chart (SVG attributes: the console's CSP allows no inline styles). */
+  function trendBars(trend) {
+    const ns = 'http://www.w3.org/2000/svg';
+    const svg = document.createElementNS(ns, 'svg');
+    const max = Math.max(1, ...trend);
+    svg.setAttribute('viewBox', `0 0 ${trend.length * 5} 18`);
+    svg.setAttribute('class', 'trend');
+    svg.setAttribute('aria-hidden', 'true');
+    trend.forEach((n, i) => {
+      if (!n) return;
+      const bh = Math.max(2, (n / max) * 18);
+      const r = document.createElementNS(ns, 'rect');
+      r.setAttribute('x', String(i * 5));
+      r.setAttribute('y', String(18 - bh));
+      r.setAttribute('width', '4');
+      r.setAttribute('height', String(bh));
+      svg.append(r);
+    });
+    return svg;
+  }
+
+  async function patterns(body) {
+    const box = document.getElementById('patterns');
+    box.replaceChildren(h('p', { class: 'muted' }, 'Grouping messages…'));
+    /** @type {any} */
+    let p;
+    try {
+      p = await api('POST', '/logs/patterns', { json: { ...body, top: 100 } });
+    } catch (err) {
+      box.replaceChildren(errorBox(sentence(err)));
+      return;
+    }
+    if (!view) return;
+    box.dataset.loaded = 'true';
+    if (!p.patterns.length) {
+      box.replaceChildren(
+        empty('No events match this search.', 'Widen the time range or clear filters.'),
+      );
+      return;
+    }
+    const open = (pattern) => {
+      const next = new URLSearchParams(view.params);
+      const term = termOf(pattern.template);
+      if (term) next.set('message', term);
+      if (pattern.resource) next.set('resource', pattern.resource);
+      view.navigate(`/logs?${next}`);
+    };
+    box.replaceChildren(
+      h(
+        'p',
+        { class: 'muted small' },
+        `${p.patterns.length} pattern${p.patterns.length === 1 ? '' : 's'} in ${
+          p.sampled ? 'the newest ' : ''
+        }${p.examined.toLocaleString()} events. Numbers, ids and quoted values show as <*>.`,
+      ),
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'events patterns' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { class: 'num' }, 'Count'),
+              h('th', {}, 'Pattern'),
+              h('th', { class: 'hide-narrow' }, 'Resource'),
+              h('th', { class: 'hide-narrow' }, 'Last seen'),
+              h('th', { class: 'hide-narrow' }, 'Trend'),
+            ),
+          ),
+          h(
+            'tbody',
+            { id: 'pattern-rows' },
+            p.patterns.map((pattern) =>
+              h(
+                'tr',
+                {
+                  tabindex: '0',
+                  title: `Example: ${pattern.example}`,
+                  onclick: () => open(pattern),
+                  onkeydown: (k) => {
+                    if (k.key === 'Enter') open(pattern);
+                  },
+                },
+                h('td', { class: 'num' }, pattern.count.toLocaleString()),
+                h('td', { class: 'msg mono' }, pattern.template),
+                h('td', { class: 'hide-narrow' }, pattern.resource || ''),
+                h(
+                  'td',
+                  { class: 'hide-narrow nowrap', title: when(pattern.lastSeen) },
+                  shortTime(pattern.lastSeen),
+                ),
+                h('td', { class: 'hide-narrow' }, trendBars(pattern.trend)),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   function searchForm(params, servers, navigate) {
@@ -251,6 +542,8 @@ export function logsView() {
           if (levels.length) next.set('levels', levels.join(','));
           else if (minLevel.value) next.set('minLevel', minLevel.value);
           for (const k of FILTERS) if (inputs[k].value.trim()) next.set(k, inputs[k].value.trim());
+          // exclusions are made from the values beside the results; a new search keeps them
+          if (params.get('exclude')) next.set('exclude', params.get('exclude'));
           navigate(`/logs?${next}`);
         },
       },
@@ -291,7 +584,7 @@ export function logsView() {
         h(
           'a',
           {
-            href: `/logs?server=${encodeURIComponent(params.get('server') || '')}`,
+            href: `/logs?${clearedOf(params)}`,
             'data-link': true,
             class: 'button ghost',
           },
