@@ -82,6 +82,25 @@ pub async fn resolve(
     Ok(server)
 }
 
+/// Every server whose logs the caller may read, in the order the organization lists them: the
+/// bound server for a server key, else the organization's servers inside the key's server scope;
+/// servers whose Logs source is inactive are left out (a read of one alone is refused).
+pub async fn readable(
+    accounts: &dyn AccountStore,
+    ctx: &AuthContext,
+) -> Result<Vec<Server>, Denied> {
+    if !ctx.plan.logs_enabled {
+        return Err(Denied::PlanWithoutLogs);
+    }
+    let scope = ctx.log_scope();
+    Ok(accounts
+        .list_servers(&ctx.org.id)
+        .await?
+        .into_iter()
+        .filter(|s| s.logs_active && scope.includes(&s.id))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +241,22 @@ mod tests {
             resolve(&store, &global, Some("second")).await.unwrap().id,
             second.id
         );
+        let ids = |v: Vec<Server>| v.into_iter().map(|s| s.cfx_id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(readable(&store, &global).await.unwrap()),
+            ["Abc123", "Second"]
+        );
+        assert_eq!(ids(readable(&store, &scoped).await.unwrap()), ["Abc123"]);
+        assert_eq!(ids(readable(&store, &bound).await.unwrap()), ["Abc123"]);
+        store
+            .set_logs_active("second", false, &crate::audit::Audit::operator("test"))
+            .await
+            .unwrap();
+        assert_eq!(
+            ids(readable(&store, &global).await.unwrap()),
+            ["Abc123"],
+            "an inactive source is left out"
+        );
         store
             .set_org_plan(&org.id, "free", &crate::audit::Audit::operator("test"))
             .await
@@ -231,5 +266,6 @@ mod tests {
             resolve(&store, &free, Some("abc123")).await,
             Err(Denied::PlanWithoutLogs)
         );
+        assert_eq!(readable(&store, &free).await, Err(Denied::PlanWithoutLogs));
     }
 }

@@ -113,21 +113,31 @@ impl PlayerMatch {
     }
 
     pub fn matches(&self, r: &EventRow) -> bool {
-        let id = Some(&self.id);
-        if r.player_id.as_ref() == id || r.target_player_id.as_ref() == id {
+        self.is_actor(r) || self.is_target(r)
+    }
+
+    /// Whether the event's player (`player_id`, `player_identifiers`) is this one.
+    pub fn is_actor(&self, r: &EventRow) -> bool {
+        self.names(&r.player_id, &r.player_identifiers)
+    }
+
+    /// Whether the event's target (`target_player_id`, `target_player_identifiers`) is this one.
+    pub fn is_target(&self, r: &EventRow) -> bool {
+        self.names(&r.target_player_id, &r.target_player_identifiers)
+    }
+
+    fn names(&self, id: &Option<String>, identifiers: &Option<Value>) -> bool {
+        if id.as_ref() == Some(&self.id) {
             return true;
         }
         let Some((kind, rest)) = &self.identifier else {
             return false;
         };
-        [&r.player_identifiers, &r.target_player_identifiers]
-            .into_iter()
-            .any(|map| {
-                map.as_ref()
-                    .and_then(|m| m.get(kind))
-                    .and_then(Value::as_str)
-                    .is_some_and(|v| v == self.id || v == rest)
-            })
+        identifiers
+            .as_ref()
+            .and_then(|m| m.get(kind))
+            .and_then(Value::as_str)
+            .is_some_and(|v| v == self.id || v == rest)
     }
 }
 

@@ -10,6 +10,7 @@ pub mod memory;
 pub mod params;
 pub mod patterns;
 pub mod plan;
+pub mod player;
 #[cfg(test)]
 mod proptests;
 pub mod query;

@@ -1,11 +1,12 @@
-//! The log explorer's reads on the API host (docs/api.md, section 6): query, counts, facets, patterns, export and
-//! tail, one file each, and what they share: the target server, the search with the plan's
+//! The log explorer's reads on the API host (docs/api.md, section 6): query, counts, facets,
+//! patterns, player, export and tail, one file each, and what they share: the target server, the search with the plan's
 //! retention applied, the event as returned, and the mapping of search errors.
 
 pub mod counts;
 pub mod export;
 pub mod facets;
 pub mod patterns;
+pub mod player;
 pub mod query;
 pub mod slots;
 pub mod tail;
@@ -13,6 +14,7 @@ pub mod tail;
 use actix_web::web;
 use auth_core::{Permission, Server};
 use chrono::{DateTime, SecondsFormat, Utc};
+use logs_core::plan::Position;
 use logs_core::search::Search;
 use logs_core::store::{EventRow, SearchError};
 use serde::Serialize;
@@ -89,28 +91,42 @@ pub(crate) async fn target_server(
     auth: &Auth,
     named: Option<&str>,
 ) -> Result<Server, ApiError> {
-    use auth_core::log_access::{self, Denied};
-    log_access::resolve(state.stores.accounts.as_ref(), auth, named)
+    auth_core::log_access::resolve(state.stores.accounts.as_ref(), auth, named)
         .await
-        .map_err(|d| match d {
-            Denied::NoServerNamed => ApiError::invalid_request(
-                "`serverId` (the server join code) is required for a global key",
-            ),
-            Denied::OtherServer => forbidden("this key is bound to another server"),
-            Denied::OutOfScope(code) => forbidden(&format!(
-                "{} may read the logs of named servers only, and `{code}` is not one of them",
-                auth.holder()
-            )),
-            Denied::UnknownServer(code) => ApiError::new(
-                Code::NotFound,
-                format!("no registered server with join code `{code}` in this organization"),
-            ),
-            Denied::PlanWithoutLogs => forbidden("the organization's plan does not include Logs"),
-            Denied::SourceInactive | Denied::BoundServerGone(_) => {
-                forbidden("the Logs source of this server is not active")
-            }
-            Denied::Store(e) => e.into(),
-        })
+        .map_err(|d| denied(auth, d))
+}
+
+/// Every server whose logs `auth` may read (active Logs sources only).
+pub(crate) async fn readable_servers(
+    state: &CdnState,
+    auth: &Auth,
+) -> Result<Vec<Server>, ApiError> {
+    auth_core::log_access::readable(state.stores.accounts.as_ref(), auth)
+        .await
+        .map_err(|d| denied(auth, d))
+}
+
+fn denied(auth: &Auth, d: auth_core::log_access::Denied) -> ApiError {
+    use auth_core::log_access::Denied;
+    match d {
+        Denied::NoServerNamed => ApiError::invalid_request(
+            "`serverId` (the server join code) is required for a global key",
+        ),
+        Denied::OtherServer => forbidden("this key is bound to another server"),
+        Denied::OutOfScope(code) => forbidden(&format!(
+            "{} may read the logs of named servers only, and `{code}` is not one of them",
+            auth.holder()
+        )),
+        Denied::UnknownServer(code) => ApiError::new(
+            Code::NotFound,
+            format!("no registered server with join code `{code}` in this organization"),
+        ),
+        Denied::PlanWithoutLogs => forbidden("the organization's plan does not include Logs"),
+        Denied::SourceInactive | Denied::BoundServerGone(_) => {
+            forbidden("the Logs source of this server is not active")
+        }
+        Denied::Store(e) => e.into(),
+    }
 }
 
 /// What every log read may answer besides its own errors (OpenAPI).
@@ -202,6 +218,57 @@ pub(crate) async fn open<T: Searches>(
         valid,
         search,
     })
+}
+
+/// The signed cursors of one paged read, bound to its search `digest` and the organization.
+pub(crate) struct Cursors {
+    keys: auth_core::signing::SigningKeys,
+    org: String,
+    digest: String,
+    now: DateTime<Utc>,
+    ttl: chrono::Duration,
+}
+
+impl Cursors {
+    pub async fn new(state: &CdnState, auth: &Auth, digest: String) -> Result<Self, ApiError> {
+        Ok(Cursors {
+            keys: state.signing_keys().await?,
+            org: auth.org.id.as_str().to_owned(),
+            digest,
+            now: Utc::now(),
+            ttl: chrono::Duration::from_std(state.config.cursor_ttl)
+                .unwrap_or(chrono::Duration::minutes(15)),
+        })
+    }
+
+    /// Where the page after `cursor` starts (`None` without one); 400 `INVALID_CURSOR` or
+    /// `CURSOR_EXPIRED`.
+    pub fn position(&self, cursor: Option<&str>) -> Result<Option<Position>, ApiError> {
+        use logs_core::query::{read_cursor, CursorError};
+        cursor
+            .map(|c| {
+                read_cursor(&self.keys, &self.org, &self.digest, c, self.now).map_err(|e| {
+                    let code = match e {
+                        CursorError::Invalid => Code::InvalidCursor,
+                        CursorError::Expired => Code::CursorExpired,
+                    };
+                    ApiError::new(code, e.to_string())
+                })
+            })
+            .transpose()
+    }
+
+    /// The cursor after `last`, when there is more.
+    pub fn next(&self, has_more: bool, last: Option<&EventRow>) -> Option<String> {
+        let last = last.filter(|_| has_more)?;
+        Some(logs_core::query::make_cursor(
+            &self.keys,
+            &self.org,
+            &self.digest,
+            (last.occurred_at, last.id),
+            self.now + self.ttl,
+        ))
+    }
 }
 
 pub(crate) fn search_error(e: SearchError) -> ApiError {

@@ -1,14 +1,13 @@
 //! `POST /v1/logs/query`: filtered, cursor-paginated search over a bounded window.
 
 use actix_web::{web, HttpResponse};
-use chrono::{Duration, Utc};
-use logs_core::query::{make_cursor, read_cursor, search_digest, CursorError, QueryRequest};
+use logs_core::query::{search_digest, QueryRequest};
 use logs_core::store::EventQuery;
 use serde::Serialize;
-use stow_http::{current_request_id, ApiError, Auth, Code};
+use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open, search_error, EventOut, Range};
+use super::{in_search_slot, open, search_error, Cursors, EventOut, Range};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -54,18 +53,8 @@ pub async fn query(
     .await?;
     // the window as asked (retention aside): what a cursor is bound to
     let valid = &opened.valid;
-    let now = Utc::now();
-    let search = search_digest(&opened.server.cfx_id, valid);
-    let keys = state.signing_keys().await?;
-    let after = match &req.cursor {
-        None => None,
-        Some(c) => Some(read_cursor(&keys, &auth.org.id, &search, c, now).map_err(
-            |e| match e {
-                CursorError::Invalid => ApiError::new(Code::InvalidCursor, e.to_string()),
-                CursorError::Expired => ApiError::new(Code::CursorExpired, e.to_string()),
-            },
-        )?),
-    };
+    let cursors = Cursors::new(&state, &auth, search_digest(&opened.server.cfx_id, valid)).await?;
+    let after = cursors.position(req.cursor.as_deref())?;
     let mut rows = if opened.empty() {
         Vec::new()
     } else {
@@ -90,16 +79,7 @@ pub async fn query(
     };
     let has_more = rows.len() > valid.limit;
     rows.truncate(valid.limit);
-    let next_cursor = match (has_more, rows.last()) {
-        (true, Some(last)) => Some(make_cursor(
-            &keys,
-            &auth.org.id,
-            &search,
-            (last.occurred_at, last.id),
-            now + Duration::from_std(state.config.cursor_ttl).unwrap_or(Duration::minutes(15)),
-        )),
-        _ => None,
-    };
+    let next_cursor = cursors.next(has_more, rows.last());
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "private, no-store"))
         .json(QueryResponse {

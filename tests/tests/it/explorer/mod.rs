@@ -9,6 +9,7 @@ mod data;
 mod export;
 mod facets;
 mod patterns;
+mod player;
 mod tail;
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
