@@ -964,6 +964,85 @@ async fn logs_facets_exclusions_and_patterns() {
     b.client.close().await.unwrap();
 }
 
+/// A player id in the results opens the player view: names, identifiers (each a link to the
+/// same player by it), sessions and one timeline across servers.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn the_player_view_shows_one_player_across_servers() {
+    let (app, b, console) = signed_in().await;
+    app.second_server("other1").await;
+    let now = chrono::Utc::now();
+    let at = |i: i64| (now - chrono::Duration::minutes(i)).to_rfc3339();
+    let jay = json!({ "license": "license:abc", "discord": "discord:77" });
+    app.ingest_logs(
+        "console-player-1",
+        vec![
+            json!({ "level": "info", "event_type": "player.join", "message": "Jay joined", "occurred_at": at(50),
+                    "player_id": "12", "player_identifiers": jay, "data": { "playerName": "Jay" } }),
+            json!({ "level": "warn", "event_type": "admin.kick", "message": "Jay was kicked for RDM", "occurred_at": at(30),
+                    "player_id": "3", "target_player_id": "12", "target_player_identifiers": { "license": "abc" } }),
+            json!({ "level": "info", "event_type": "player.leave", "message": "Jay left", "occurred_at": at(29),
+                    "player_id": "12", "player_identifiers": jay }),
+        ],
+    )
+    .await;
+    let res = app
+        .client
+        .post(format!("{}/v1/servers/other1/logs", app.logs))
+        .bearer_auth(&app.dev_key)
+        .json(&json!({ "batch_id": "console-player-2", "events": [
+            { "level": "info", "event_type": "player.join", "message": "Jay joined other1", "occurred_at": at(10),
+              "player_id": "40", "player_identifiers": jay } ] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=1h"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 3")
+        .await;
+    b.click("#event-rows a[href='/players/12']").await;
+    b.until("location.pathname === '/players/12'").await;
+    b.until("document.querySelectorAll('#player-rows tr').length === 3")
+        .await;
+    // on abc123 the in-game id 12 is Jay; the identifiers lead across servers
+    b.click(".player-summary a[href='/players/license%3Aabc']")
+        .await;
+    b.until("location.pathname === '/players/license%3Aabc'")
+        .await;
+    b.until("document.querySelectorAll('#player-rows tr').length === 4")
+        .await;
+    assert_eq!(
+        b.text("#player-rows tr td:nth-child(2)").await,
+        "other1",
+        "the newest event, on the other server"
+    );
+    let kicked = b
+        .js("return [...document.querySelectorAll('#player-rows tr')].find(r => r.innerText.includes('kicked')).children[4].innerText;")
+        .await;
+    assert_eq!(kicked, json!("target"));
+    let names = b.text(".player-summary").await;
+    assert_eq!(
+        b.js("return document.querySelectorAll(\".player-summary a[href='/players/license%3Aabc']\").length;")
+            .await,
+        json!(1),
+        "both forms of the license are one identifier"
+    );
+    assert!(
+        names.contains("Jay") && names.contains("discord:77"),
+        "{names}"
+    );
+    assert_eq!(
+        b.js("return document.querySelectorAll('#sessions tbody tr').length;")
+            .await,
+        json!(2)
+    );
+    b.shoot("player").await;
+    b.client.close().await.unwrap();
+}
+
 /// The live tail: a new event shows up; one that arrives while paused comes on resume, once.
 #[tokio::test]
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]

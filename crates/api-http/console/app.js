@@ -18,6 +18,7 @@ import { logsView } from './logs.js';
 import { membersView } from './members.js';
 import { keysView } from './keys.js';
 import { auditView } from './audit.js';
+import { playersView } from './players.js';
 import { accountView } from './account.js';
 
 /** Each page's view, made anew for every visit: `render(root, ctx)`, then `leave()`. */
@@ -392,11 +393,14 @@ async function route() {
     path = '/overview';
     history.replaceState(null, '', '/overview');
   }
+  // a player's page (/players/<id or identifier>) belongs to the logs
+  const players = path.startsWith('/players/') && path.length > '/players/'.length;
   for (const a of document.querySelectorAll('#nav a')) {
-    if (a.getAttribute('href') === path) a.setAttribute('aria-current', 'page');
+    const here = a.getAttribute('href') === (players ? '/logs' : path);
+    if (here) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  const make = views[path];
+  const make = players ? playersView : views[path];
   const root = main();
   root.replaceChildren();
   if (!make) {

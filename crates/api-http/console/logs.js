@@ -4,6 +4,7 @@
 // /v1/logs/query, /counts, /export and /tail.
 import { api, query, sentence, retryable } from './api.js';
 import { h, toast, when, shortTime, errorBox, empty, dialog, field } from './ui.js';
+import { playerLink } from './players.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'];
 const PRESETS = [
@@ -733,7 +734,11 @@ export function logsView() {
       h('td', {}, h('span', { class: `lvl ${e.level}` }, e.level)),
       h('td', { class: 'hide-narrow' }, e.event_type || ''),
       h('td', { class: 'hide-narrow' }, e.resource || ''),
-      h('td', { class: 'hide-narrow' }, e.player_id || ''),
+      h(
+        'td',
+        { class: 'hide-narrow', onclick: (ev) => ev.stopPropagation() },
+        e.player_id ? playerLink(e.player_id) : '',
+      ),
       h('td', { class: 'msg' }, e.message || ''),
     );
   }

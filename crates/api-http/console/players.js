@@ -1,0 +1,305 @@
+// @ts-check
+// The player view (/players/<id or identifier>?range=30d): one player across every server the
+// key may read — names, identifiers, sessions, event types — and their timeline, newest first.
+// Built on POST /v1/logs/player.
+import { api, sentence, retryable } from './api.js';
+import { h, when, shortTime, errorBox, empty } from './ui.js';
+
+/** @type {[string, string, number][]} */
+const RANGES = [
+  ['24h', '24 h', 1],
+  ['7d', '7 days', 7],
+  ['30d', '30 days', 30],
+  ['90d', '90 days', 90],
+];
+
+/** The console's link to a player (an id or an identifier). */
+export function playerHref(player) {
+  return `/players/${encodeURIComponent(player)}`;
+}
+
+/** A player id or identifier as a link to the player view. */
+export function playerLink(player, label = player) {
+  return h(
+    'a',
+    { href: playerHref(player), 'data-link': true, title: `Player view of ${player}` },
+    label,
+  );
+}
+
+/** The identifier as a search names it: `kind:value` (the value may be stored without its kind). */
+function identifierOf(kind, value) {
+  return value.startsWith(`${kind}:`) ? value : `${kind}:${value}`;
+}
+
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return '';
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return h ? `${h} h ${m} min` : `${m} min`;
+}
+
+/** The player page: one visit's state (the timeline's cursor). */
+export function playersView() {
+  /** @type {{ body: any, cursor: string | null } | null} */
+  let view = null;
+
+  async function render(root, { params }) {
+    const player = decodeURIComponent(location.pathname.slice('/players/'.length));
+    document.title = `${player} · Players · Stowage console`;
+    const range = RANGES.find((r) => r[0] === params.get('range')) || RANGES[2];
+    const to = new Date();
+    const from = new Date(to.getTime() - range[2] * 86400000);
+    view = {
+      body: { player, from: from.toISOString(), to: to.toISOString(), limit: 50 },
+      cursor: null,
+    };
+    root.append(
+      h(
+        'div',
+        { class: 'row' },
+        h('h1', {}, 'Player ', h('span', { class: 'mono' }, player)),
+        h(
+          'nav',
+          { class: 'ranges', 'aria-label': 'Time range' },
+          RANGES.map(([v, label]) =>
+            h(
+              'a',
+              {
+                href: `${playerHref(player)}?range=${v}`,
+                'data-link': true,
+                class: 'button ghost',
+                'aria-current': v === range[0] ? 'page' : false,
+              },
+              label,
+            ),
+          ),
+        ),
+      ),
+    );
+    /** @type {any} */
+    let page;
+    try {
+      page = await api('POST', '/logs/player', { json: view.body });
+    } catch (err) {
+      root.append(errorBox(sentence(err), retryable(err) ? () => location.reload() : undefined));
+      return;
+    }
+    if (!view) return;
+    const s = page.summary;
+    if (!s || s.examined === 0) {
+      root.append(
+        empty(
+          `No events of ${player} in the last ${range[1]}.`,
+          page.servers.length
+            ? `Looked on ${page.servers.join(', ')}. Try a longer range, or another of the player's identifiers.`
+            : 'This key may not read the logs of any server with an active Logs source.',
+        ),
+      );
+      return;
+    }
+    root.append(summary(player, s, page.servers), timeline(page));
+  }
+
+  function summary(player, s, servers) {
+    // `license:abc` and `abc` under `license` are one identifier: counted together
+    /** @type {Map<string, number>} */
+    const counts = new Map();
+    for (const [kind, values] of Object.entries(s.identifiers))
+      for (const v of values) {
+        const id = identifierOf(kind, v.value);
+        counts.set(id, (counts.get(id) || 0) + v.count);
+      }
+    const ids = [...counts].map(([id, count]) =>
+      h('li', {}, playerLink(id), h('span', { class: 'muted' }, ` ${count.toLocaleString()}`)),
+    );
+    const seenWith = (title, list, render) =>
+      h(
+        'section',
+        { class: 'card' },
+        h('h2', {}, title),
+        list.length
+          ? h(
+              'ul',
+              { class: 'plain' },
+              list.map((v) => h('li', {}, render(v))),
+            )
+          : h('p', { class: 'muted' }, 'None seen.'),
+      );
+    const searchAll = `/logs?server=${encodeURIComponent(servers[0] || '')}&range=7d&player=${encodeURIComponent(player)}`;
+    return h(
+      'div',
+      { class: 'player-summary' },
+      h(
+        'section',
+        { class: 'card' },
+        h('h2', {}, 'Seen'),
+        h(
+          'dl',
+          { class: 'facts' },
+          h('dt', {}, 'First'),
+          h('dd', {}, when(s.firstSeen)),
+          h('dt', {}, 'Last'),
+          h('dd', {}, when(s.lastSeen)),
+          h('dt', {}, 'Events'),
+          h('dd', {}, `${s.examined.toLocaleString()}${s.sampled ? ' (the newest)' : ''}`),
+          h('dt', {}, 'Servers'),
+          h('dd', {}, s.servers.map((v) => `${v.value} (${v.count})`).join(', ')),
+        ),
+        h(
+          'a',
+          { href: searchAll, 'data-link': true, class: 'button ghost' },
+          'Search their events',
+        ),
+      ),
+      seenWith('Names', s.names, (v) => [v.value, h('span', { class: 'muted' }, ` ${v.count}`)]),
+      h(
+        'section',
+        { class: 'card' },
+        h('h2', {}, 'Identifiers'),
+        ids.length ? h('ul', { class: 'plain' }, ids) : h('p', { class: 'muted' }, 'None seen.'),
+      ),
+      seenWith('Event types', s.eventTypes.slice(0, 10), (v) => [
+        v.value,
+        h('span', { class: 'muted' }, ` ${v.count}`),
+      ]),
+      h(
+        'section',
+        { class: 'card wide' },
+        h('h2', {}, 'Sessions'),
+        s.sessions.length
+          ? h(
+              'div',
+              { class: 'table-wrap' },
+              h(
+                'table',
+                { class: 'events', id: 'sessions' },
+                h(
+                  'thead',
+                  {},
+                  h(
+                    'tr',
+                    {},
+                    h('th', {}, 'Server'),
+                    h('th', {}, 'Joined'),
+                    h('th', {}, 'Left'),
+                    h('th', {}, 'Duration'),
+                  ),
+                ),
+                h(
+                  'tbody',
+                  {},
+                  s.sessions
+                    .slice(0, 20)
+                    .map((x) =>
+                      h(
+                        'tr',
+                        {},
+                        h('td', {}, x.serverId),
+                        h('td', {}, x.joinedAt ? when(x.joinedAt) : '—'),
+                        h('td', {}, x.leftAt ? when(x.leftAt) : 'still on, or not seen'),
+                        h('td', {}, duration(x.durationSeconds)),
+                      ),
+                    ),
+                ),
+              ),
+            )
+          : h('p', { class: 'muted' }, 'No joins or leaves in this range.'),
+      ),
+    );
+  }
+
+  /** Whether `id`/`identifiers` (one side of an event) name `player`. */
+  function names(player, id, identifiers) {
+    if (id === player) return true;
+    return Object.entries(identifiers || {}).some(
+      ([kind, v]) => v === player || `${kind}:${v}` === player,
+    );
+  }
+
+  function row(e) {
+    const player = view?.body.player;
+    const role = names(player, e.player_id, e.player_identifiers) ? 'actor' : 'target';
+    return h(
+      'tr',
+      {},
+      h('td', { class: 'nowrap', title: when(e.occurred_at) }, shortTime(e.occurred_at)),
+      h('td', {}, e.server_id),
+      h('td', {}, h('span', { class: `lvl ${e.level}` }, e.level)),
+      h('td', { class: 'hide-narrow' }, e.event_type),
+      h('td', { class: 'hide-narrow' }, role),
+      h('td', { class: 'msg' }, e.message),
+    );
+  }
+
+  function timeline(page) {
+    const rows = h('tbody', { id: 'player-rows' }, page.events.map(row));
+    const box = h(
+      'section',
+      { class: 'card wide' },
+      h('h2', {}, 'Timeline'),
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'events' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', {}, 'Time'),
+              h('th', {}, 'Server'),
+              h('th', {}, 'Level'),
+              h('th', { class: 'hide-narrow' }, 'Type'),
+              h('th', { class: 'hide-narrow' }, 'As'),
+              h('th', {}, 'Message'),
+            ),
+          ),
+          rows,
+        ),
+      ),
+    );
+    const more = (cursor) => {
+      if (!cursor || !view) return;
+      view.cursor = cursor;
+      box.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'more',
+            onclick: async (ev) => {
+              const button = /** @type {HTMLButtonElement} */ (ev.currentTarget);
+              button.disabled = true;
+              try {
+                /** @type {any} */
+                const next = await api('POST', '/logs/player', {
+                  json: { ...view?.body, cursor: view?.cursor },
+                });
+                button.remove();
+                rows.append(...next.events.map(row));
+                more(next.pagination.nextCursor);
+              } catch (err) {
+                button.disabled = false;
+                box.append(errorBox(sentence(err)));
+              }
+            },
+          },
+          'Load more',
+        ),
+      );
+    };
+    more(page.pagination.nextCursor);
+    return box;
+  }
+
+  return {
+    render,
+    leave() {
+      view = null;
+    },
+  };
+}
