@@ -1043,6 +1043,72 @@ async fn the_player_view_shows_one_player_across_servers() {
     b.client.close().await.unwrap();
 }
 
+/// An event's detail reads as fields: the message first with its line breaks, `data` as a tree
+/// whose leaves filter or exclude, a player link, and the events around it.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn an_event_reads_as_fields_with_its_data_and_neighbours() {
+    let (app, b, console) = signed_in().await;
+    let now = chrono::Utc::now();
+    let at = |s: i64| (now - chrono::Duration::seconds(s)).to_rfc3339();
+    app.ingest_logs(
+        "console-detail",
+        vec![
+            json!({ "level": "error", "event_type": "economy.transfer", "resource": "bank", "occurred_at": at(300),
+                    "message": "SCRIPT ERROR: transfer failed\n  at bank/server.lua:42\n  at citizen:/scripting",
+                    "player_id": "12", "player_identifiers": { "license": "license:abc" },
+                    "data": { "amount": 150000, "to": { "account": "ACC-7" } } }),
+            json!({ "level": "info", "message": "just before", "occurred_at": at(330) }),
+            json!({ "level": "info", "message": "just after", "occurred_at": at(270) }),
+            json!({ "level": "info", "message": "long before", "occurred_at": at(1500) }),
+        ],
+    )
+    .await;
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=1h"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 4")
+        .await;
+    b.js("[...document.querySelectorAll('#event-rows tr')].find(r => r.innerText.includes('SCRIPT ERROR')).click(); return true;")
+        .await;
+    let message = b.text("dialog .event-detail .message").await;
+    assert_eq!(
+        message, "SCRIPT ERROR: transfer failed\n  at bank/server.lua:42\n  at citizen:/scripting",
+        "line breaks shown, not escaped"
+    );
+    let tree = b.text("dialog ul.tree").await;
+    assert!(tree.contains("account: \"ACC-7\""), "{tree}");
+    assert!(b
+        .text("dialog .event-detail dl")
+        .await
+        .contains("license:abc"));
+    b.shoot("logs-event-detail").await;
+    // a leaf of the data filters the search to events whose data holds it
+    b.js("[...document.querySelectorAll('dialog ul.tree li')].find(l => l.innerText.startsWith('account')).querySelector('a').click(); return true;")
+        .await;
+    b.until("!document.querySelector('dialog[open]') && new URLSearchParams(location.search).get('data') === '{\"to\":{\"account\":\"ACC-7\"}}'")
+        .await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 1")
+        .await;
+    // the events around it: the same server, a minute either side, no filters
+    b.js("document.querySelector('#event-rows tr td.msg').click(); return true;")
+        .await;
+    b.click("dialog #around").await;
+    b.until("location.search.includes('range=custom') && !location.search.includes('data=')")
+        .await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 3")
+        .await;
+    let around = b
+        .js("return [...document.querySelectorAll('#event-rows td.msg')].map(t => t.innerText.slice(0, 12));")
+        .await;
+    assert_eq!(
+        around,
+        json!(["just after", "SCRIPT ERROR", "just before"])
+    );
+    b.client.close().await.unwrap();
+}
+
 /// The live tail: a new event shows up; one that arrives while paused comes on resume, once.
 #[tokio::test]
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
