@@ -839,7 +839,8 @@ async fn logs_search_histogram_filters_and_export() {
     b.client.back().await.unwrap();
     b.until("document.querySelectorAll('#event-rows tr').length === 100")
         .await;
-    // a filter: minimum level warn (the form puts the search in the URL)
+    // a filter: warn and above ticks the level boxes, the one level control (the form puts the
+    // search in the URL)
     b.client
         .find(Locator::Css("select[name=minLevel]"))
         .await
@@ -847,15 +848,20 @@ async fn logs_search_histogram_filters_and_export() {
         .select_by_value("warn")
         .await
         .unwrap();
+    assert_eq!(
+        b.js("return [...document.querySelectorAll('input[name=level]:checked')].map(i => i.value).join(',');")
+            .await,
+        json!("warn,error,fatal")
+    );
     b.button("Search").await;
-    b.until("location.search.includes('minLevel=warn')").await;
+    b.until("new URLSearchParams(location.search).get('levels') === 'warn,error,fatal' && !location.search.includes('minLevel')").await;
     b.until("document.querySelectorAll('#event-rows tr').length === 6")
         .await;
     let filtered_url = b.client.current_url().await.unwrap();
-    // open an event
-    b.click("#event-rows tr").await;
+    // open an event (its message: the player cell is a link of its own)
+    b.click("#event-rows tr td.msg").await;
     let detail = b
-        .until("document.querySelector('dialog pre')?.innerText")
+        .until("document.querySelector('dialog pre')?.textContent")
         .await;
     assert!(
         detail.as_str().unwrap().contains("\"event_id\""),
@@ -871,9 +877,9 @@ async fn logs_search_histogram_filters_and_export() {
     b.until("document.querySelectorAll('#event-rows tr').length === 6")
         .await;
     assert_eq!(
-        b.js("return document.querySelector('select[name=minLevel]').value;")
+        b.js("return [...document.querySelectorAll('input[name=level]:checked')].map(i => i.value).join(',');")
             .await,
-        json!("warn")
+        json!("warn,error,fatal")
     );
     // export downloads the current search (the session's cookie goes with the link)
     b.click("#export-ndjson").await;
@@ -961,6 +967,21 @@ async fn logs_facets_exclusions_and_patterns() {
         .await;
     b.until("document.querySelectorAll('#event-rows tr').length === 6")
         .await;
+    // the last server and preset range come back when a link names none
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=6h"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 11")
+        .await;
+    b.client.goto(&format!("{console}/logs")).await.unwrap();
+    b.until("document.querySelector('select[name=range]')?.value === '6h'")
+        .await;
+    assert_eq!(
+        b.js("return document.querySelector('select[name=server]').value;")
+            .await,
+        json!("abc123")
+    );
     b.client.close().await.unwrap();
 }
 
@@ -1102,10 +1123,7 @@ async fn an_event_reads_as_fields_with_its_data_and_neighbours() {
     let around = b
         .js("return [...document.querySelectorAll('#event-rows td.msg')].map(t => t.innerText.slice(0, 12));")
         .await;
-    assert_eq!(
-        around,
-        json!(["just after", "SCRIPT ERROR", "just before"])
-    );
+    assert_eq!(around, json!(["just after", "SCRIPT ERROR", "just before"]));
     b.client.close().await.unwrap();
 }
 

@@ -65,6 +65,30 @@ export function logsView() {
     }
   }
 
+  /** The server and preset range last searched in this browser (`localStorage`). */
+  function rememberedSearch() {
+    try {
+      return JSON.parse(localStorage.getItem('stowage.logs') || '{}') || {};
+    } catch {
+      return {};
+    }
+  }
+
+  function remember(params) {
+    const range = params.get('range');
+    try {
+      localStorage.setItem(
+        'stowage.logs',
+        JSON.stringify({
+          server: params.get('server'),
+          range: PRESETS.some((p) => p[0] === range) ? range : rememberedSearch().range,
+        }),
+      );
+    } catch {
+      /* storage refused (private mode): nothing remembered */
+    }
+  }
+
   /** The search's server and range without any filter ("Clear filters" keeps the range). */
   function clearedOf(params) {
     const next = new URLSearchParams();
@@ -126,6 +150,12 @@ export function logsView() {
     if (!serverList) serverList = (await api('GET', '/overview')).servers;
     const servers = serverList;
     if (me.server && !params.get('server')) params.set('server', me.server.cfxId);
+    // the last server and preset range of this browser, when the URL names none
+    const remembered = rememberedSearch();
+    if (!params.get('server') && servers.some((s) => s.cfxId === remembered.server))
+      params.set('server', remembered.server);
+    if (!params.get('range') && PRESETS.some((p) => p[0] === remembered.range))
+      params.set('range', remembered.range);
     if (!params.get('server') && servers.length)
       params.set('server', (servers.find((s) => s.logsActive) || servers[0]).cfxId);
     if (!servers.length) {
@@ -138,6 +168,7 @@ export function logsView() {
       return;
     }
     view = { params, navigate, body: null, cursor: null, tail: null, lastId: null };
+    remember(params);
     root.append(searchForm(params, servers, navigate));
     let win;
     let body;
@@ -161,11 +192,14 @@ export function logsView() {
           h('h2', {}, 'Events over time'),
           h('span', { id: 'total', class: 'muted' }),
         ),
-        h('div', { id: 'histogram', class: 'histogram' }, h('p', { class: 'muted' }, 'Counting…')),
         h(
-          'p',
-          { class: 'muted small' },
-          'Drag across the chart (or click a bar) to zoom into that span.',
+          'div',
+          {
+            id: 'histogram',
+            class: 'histogram',
+            title: 'Drag across the chart (or click a bar) to zoom into that span.',
+          },
+          h('p', { class: 'muted' }, 'Counting…'),
         ),
       ),
       h(
@@ -485,7 +519,14 @@ export function logsView() {
     range.addEventListener('change', () => {
       custom.hidden = range.value !== 'custom';
     });
-    const chosen = (params.get('levels') || '').split(',').filter(Boolean);
+    // one level control: the boxes are the search's levels; "and above" only ticks boxes, so the
+    // two can never disagree (a link's `minLevel` arrives as the boxes it means)
+    const min = params.get('minLevel');
+    const chosen = params.get('levels')
+      ? params.get('levels').split(',').filter(Boolean)
+      : min
+        ? LEVELS.slice(Math.max(0, LEVELS.indexOf(min)))
+        : [];
     const levelBoxes = LEVELS.map((l) =>
       h(
         'label',
@@ -496,11 +537,19 @@ export function logsView() {
     );
     const minLevel = h(
       'select',
-      { name: 'minLevel' },
-      h('option', { value: '' }, 'any'),
-      LEVELS.map((l) =>
-        h('option', { value: l, selected: params.get('minLevel') === l }, `${l} and above`),
-      ),
+      {
+        name: 'minLevel',
+        'aria-label': 'Tick this level and the more severe ones',
+        onchange: () => {
+          const at = LEVELS.indexOf(minLevel.value);
+          for (const box of levelBoxes) {
+            const input = box.querySelector('input');
+            input.checked = at >= 0 && LEVELS.indexOf(input.value) >= at;
+          }
+        },
+      },
+      h('option', { value: '' }, 'and above…'),
+      LEVELS.map((l) => h('option', { value: l }, `${l} and above`)),
     );
     const input = (name, placeholder) =>
       h('input', {
@@ -540,28 +589,42 @@ export function logsView() {
             .map((l) => l.querySelector('input'))
             .filter((i) => i.checked)
             .map((i) => i.value);
-          if (levels.length) next.set('levels', levels.join(','));
-          else if (minLevel.value) next.set('minLevel', minLevel.value);
+          // every box ticked is every level: no filter
+          if (levels.length && levels.length < LEVELS.length) next.set('levels', levels.join(','));
           for (const k of FILTERS) if (inputs[k].value.trim()) next.set(k, inputs[k].value.trim());
           // exclusions are made from the values beside the results; a new search keeps them
           if (params.get('exclude')) next.set('exclude', params.get('exclude'));
           navigate(`/logs?${next}`);
         },
       },
-      h('div', { class: 'form-grid' }, field('Server', server), field('Time range', range), custom),
-      h(
-        'fieldset',
-        { class: 'levels' },
-        h('legend', {}, 'Levels'),
-        levelBoxes,
-        field('Or minimum level', minLevel),
-      ),
       h(
         'div',
-        { class: 'form-grid' },
+        { class: 'search-row' },
+        field('Server', server),
+        field('Time range', range),
         field('Message contains', inputs.message),
-        field('Player', inputs.player, 'actor or target, by id or any identifier'),
-        field('Event type', inputs.eventType, 'end with * for every type under a prefix'),
+        field('Player', inputs.player),
+        field('Event type', inputs.eventType),
+      ),
+      h('div', { class: 'search-row' }, custom),
+      h(
+        'div',
+        { class: 'search-foot' },
+        h('fieldset', { class: 'levels' }, h('legend', {}, 'Levels'), levelBoxes, minLevel),
+        h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'submit', class: 'primary' }, 'Search'),
+          h(
+            'a',
+            {
+              href: `/logs?${clearedOf(params)}`,
+              'data-link': true,
+              class: 'button ghost',
+            },
+            'Clear filters',
+          ),
+        ),
       ),
       h(
         'details',
@@ -576,20 +639,6 @@ export function logsView() {
           field('Resource', inputs.resource),
           field('Identifier', inputs.identifier, 'owner:key:value'),
           field('Data contains', inputs.data, 'a JSON object'),
-        ),
-      ),
-      h(
-        'div',
-        { class: 'actions' },
-        h('button', { type: 'submit', class: 'primary' }, 'Search'),
-        h(
-          'a',
-          {
-            href: `/logs?${clearedOf(params)}`,
-            'data-link': true,
-            class: 'button ghost',
-          },
-          'Clear filters',
         ),
       ),
     );
