@@ -595,6 +595,11 @@ async fn a_member_turns_on_two_step_sign_in() {
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
 async fn sign_in_and_the_overview() {
     let (app, b, console) = started().await;
+    app.ingest_logs(
+        "overview-errors",
+        vec![json!({ "level": "error", "message": "boom", "occurred_at": chrono::Utc::now().to_rfc3339() })],
+    )
+    .await;
     // sign in
     b.client.goto(&format!("{console}/")).await.unwrap();
     b.until("document.querySelector('input[name=password]')")
@@ -606,7 +611,26 @@ async fn sign_in_and_the_overview() {
     b.sign_in(&console, &app.dev_key).await;
     b.text("main h1").await;
     b.until("document.querySelector('.stat')").await;
+    // the errors of the last 24 hours, a link to them
+    assert_eq!(b.text("main a.errors").await, "1");
+    assert!(b
+        .js("return document.querySelector('main a.errors').getAttribute('href');")
+        .await
+        .as_str()
+        .unwrap()
+        .ends_with("range=24h&levels=error,fatal"));
     b.shoot("overview").await;
+    // at phone width "Search logs" stays on screen
+    b.client.set_window_size(PHONE.0, PHONE.1).await.unwrap();
+    let inside = b
+        .js("const a = [...document.querySelectorAll('main a')].find(a => a.innerText === 'Search logs');
+             const r = a.getBoundingClientRect(); return r.right <= window.innerWidth && r.width > 0;")
+        .await;
+    assert_eq!(inside, json!(true), "Search logs at phone width");
+    b.client
+        .set_window_size(DESKTOP.0, DESKTOP.1)
+        .await
+        .unwrap();
     // page weight and first render of a fresh load (docs/benchmarks.md quotes these)
     b.client.goto(&format!("{console}/overview")).await.unwrap();
     let rendered = b

@@ -60,14 +60,43 @@ async function render(root, { me }) {
     );
   } else {
     const canLogs = me.permissions.logs.includes('read');
+    const search = (s, extra = '') =>
+      `/logs?server=${encodeURIComponent(s.cfxId)}&range=24h${extra}`;
+    // "Search logs" right after the name, so a phone shows it without scrolling sideways
     root.append(
       table(
-        ['Server', 'Join code', 'Logs source', 'Last events', ''],
+        ['Server', '', 'Errors (24 h)', 'Last events', 'Join code', 'Logs source'],
         o.servers.map((s) =>
           h(
             'tr',
             {},
-            h('td', {}, s.name || '—'),
+            h('td', {}, s.name || s.cfxId),
+            h(
+              'td',
+              {},
+              canLogs && s.logsActive
+                ? h('a', { href: search(s), 'data-link': true }, 'Search logs')
+                : '',
+            ),
+            h(
+              'td',
+              { class: 'num' },
+              s.errorsLast24h === null || s.errorsLast24h === undefined
+                ? '—'
+                : s.errorsLast24h > 0 && canLogs
+                  ? h(
+                      'a',
+                      {
+                        href: search(s, '&levels=error,fatal'),
+                        'data-link': true,
+                        class: 'errors',
+                        title: 'Search these errors',
+                      },
+                      s.errorsLast24h.toLocaleString(),
+                    )
+                  : '0',
+            ),
+            h('td', {}, s.lastEventAt ? when(s.lastEventAt) : 'none yet'),
             h('td', {}, h('code', {}, s.cfxId)),
             h(
               'td',
@@ -75,18 +104,6 @@ async function render(root, { me }) {
               s.logsActive
                 ? h('span', { class: 'pill ok' }, 'active')
                 : h('span', { class: 'pill' }, 'inactive'),
-            ),
-            h('td', {}, s.lastEventAt ? when(s.lastEventAt) : 'none yet'),
-            h(
-              'td',
-              {},
-              canLogs && s.logsActive
-                ? h(
-                    'a',
-                    { href: `/logs?server=${encodeURIComponent(s.cfxId)}`, 'data-link': true },
-                    'Search logs',
-                  )
-                : '',
             ),
           ),
         ),

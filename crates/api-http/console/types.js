@@ -60,6 +60,7 @@
  * @property {string | null} name
  * @property {boolean} logsActive
  * @property {string | null} [lastEventAt]
+ * @property {number | null} [errorsLast24h]
  */
 
 /**

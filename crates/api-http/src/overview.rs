@@ -4,7 +4,8 @@
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 use auth_core::Permission;
-use logs_core::ServerId;
+use logs_core::store::{CountQuery, Filters};
+use logs_core::{Level, ServerId};
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
@@ -48,6 +49,9 @@ pub struct OverviewServer {
     pub logs_active: bool,
     /// When the server's newest batch of events was accepted; null before the first.
     pub last_event_at: Option<String>,
+    /// Events of level `error` or `fatal` that occurred in the 24 hours before the request;
+    /// null for a key without `logs:read` or a plan without Logs.
+    pub errors_last_24h: Option<i64>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -103,6 +107,30 @@ pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResp
     } else {
         Default::default()
     };
+    let mut errors = std::collections::HashMap::new();
+    if ctx.key.permissions.contains(Permission::LogsRead) && ctx.plan.logs_enabled {
+        for id in &ids {
+            // answered from the counts ingestion keeps per 15 minutes and level
+            let q = CountQuery {
+                server_id: id.clone(),
+                from: now - chrono::Duration::hours(24),
+                to: now,
+                filters: Filters {
+                    levels: Some(vec![Level::Error, Level::Fatal]),
+                    ..Filters::default()
+                },
+                bucket: chrono::Duration::hours(24),
+                scan_limit: 0,
+            };
+            let counts = state
+                .stores
+                .logs
+                .counts(&q)
+                .await
+                .map_err(crate::explorer::search_error)?;
+            errors.insert(id.clone(), counts.iter().map(|c| c.count).sum::<i64>());
+        }
+    }
     let plan = &ctx.plan;
     let body = OverviewResponse {
         success: true,
@@ -130,6 +158,7 @@ pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResp
                 last_event_at: last
                     .get(&s.id.clone())
                     .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+                errors_last_24h: errors.get(&s.id).copied(),
                 id: s.id.into_string(),
                 cfx_id: s.cfx_id,
                 name: s.name,

@@ -402,14 +402,23 @@ async fn the_overview_shows_plan_usage_and_servers_within_the_keys_reach() {
     assert_eq!(before["servers"][0]["cfxId"], "abc123");
     assert_eq!(before["servers"][0]["logsActive"], true);
     assert_eq!(before["servers"][0]["lastEventAt"], Value::Null);
+    assert_eq!(before["servers"][0]["errorsLast24h"], 0);
+    let ago = |h: i64| (chrono::Utc::now() - chrono::Duration::hours(h)).to_rfc3339();
     app.ingest_logs(
         "overview-batch-1",
-        vec![json!({ "level": "info", "message": "hi", "occurred_at": chrono::Utc::now().to_rfc3339() })],
+        vec![
+            json!({ "level": "info", "message": "hi", "occurred_at": ago(0) }),
+            json!({ "level": "error", "message": "one", "occurred_at": ago(1) }),
+            json!({ "level": "fatal", "message": "two", "occurred_at": ago(23) }),
+            json!({ "level": "warn", "message": "not an error", "occurred_at": ago(2) }),
+            json!({ "level": "error", "message": "too old", "occurred_at": ago(25) }),
+        ],
     )
     .await;
     let after: Value = app.get("/v1/overview", &app.server_key).json_body().await;
     assert!(after["servers"][0]["lastEventAt"].is_string(), "{after}");
-    assert_eq!(after["usage"]["logEvents"], 1);
+    assert_eq!(after["servers"][0]["errorsLast24h"], 2, "{after}");
+    assert_eq!(after["usage"]["logEvents"], 5);
     assert_eq!(after["servers"].as_array().unwrap().len(), 1);
 }
 
