@@ -848,6 +848,16 @@ async fn logs_search_histogram_filters_and_export() {
         per_level,
         json!({ "debug": 103, "info": 3, "warn": 3, "error": 3 })
     );
+    // the axis has ticks inside the window, the scale the tallest bucket's count
+    let ticks = b
+        .js("return document.querySelectorAll('#histogram .axis .tick').length;")
+        .await;
+    assert!((2..=9).contains(&ticks.as_i64().unwrap()), "{ticks}");
+    assert_eq!(
+        b.js("return Number(document.querySelector('#histogram .scale span').innerText) > 0;")
+            .await,
+        json!(true)
+    );
     b.shoot("logs").await;
     b.button("Load more").await;
     b.until("document.querySelectorAll('#event-rows tr').length === 112 && !document.querySelector('#results .more')")
@@ -1179,6 +1189,10 @@ async fn logs_live_tail_pauses_and_resumes() {
     )
     .await;
     b.until("document.querySelector('#event-rows tr td.msg')?.innerText === 'tail marker'")
+        .await;
+    // the histogram follows the tail: its total counts the new event
+    assert!(b.text("#total").await.starts_with("1 event "));
+    b.until("document.querySelector('#total')?.innerText.startsWith('2 events')")
         .await;
     b.shoot_at("logs-tail", Some("#tail-toggle")).await;
     b.click("#tail-toggle").await;

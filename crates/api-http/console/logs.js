@@ -22,6 +22,7 @@ export function logsView() {
 
   function leave() {
     if (view && view.tail) view.tail.close();
+    if (view && view.histogramTimer) clearTimeout(view.histogramTimer);
     view = null;
   }
 
@@ -167,7 +168,15 @@ export function logsView() {
       );
       return;
     }
-    view = { params, navigate, body: null, cursor: null, tail: null, lastId: null };
+    view = {
+      params,
+      navigate,
+      body: null,
+      cursor: null,
+      tail: null,
+      lastId: null,
+      histogramTimer: null,
+    };
     remember(params);
     root.append(searchForm(params, servers, navigate));
     let win;
@@ -759,13 +768,62 @@ export function logsView() {
       { class: 'legend' },
       LEVELS.map((l) => h('span', { class: `key ${l}` }, l)),
     );
-    const axis = h(
+    const scale = h(
       'div',
-      { class: 'axis muted small' },
-      h('span', {}, when(c.range.from)),
-      h('span', {}, when(c.range.to)),
+      { class: 'scale muted small', 'aria-hidden': 'true' },
+      h('span', {}, max.toLocaleString()),
+      h('span', {}, '0'),
     );
-    box.replaceChildren(svg, axis, legend);
+    box.replaceChildren(h('div', { class: 'plot' }, scale, svg), axis(c), legend);
+  }
+
+  /** Ticks under the histogram: hours (or minutes) within a day, days over longer ranges. */
+  function axis(c) {
+    const from = Date.parse(c.range.from);
+    const to = Date.parse(c.range.to);
+    const span = Math.max(1, to - from);
+    const MIN = 60000;
+    const steps = [5, 15, 30, 60, 180, 360, 720, 1440, 2880, 10080].map((m) => m * MIN);
+    // at most about eight ticks, on local clock boundaries
+    const step = steps.find((s) => span / s <= 8) || steps[steps.length - 1];
+    const days = step >= 1440 * MIN;
+    const first = new Date(from);
+    if (days) first.setHours(0, 0, 0, 0);
+    else
+      first.setMinutes((Math.floor(first.getMinutes() / (step / MIN)) * (step / MIN)) % 60, 0, 0);
+    const ticks = [];
+    for (let t = first.getTime(); t <= to; t += step) {
+      if (t < from) continue;
+      const d = new Date(t);
+      const label = days
+        ? d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })
+        : d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+      const tick = h('span', { class: 'tick', title: when(d.toISOString()) }, label);
+      // CSSOM, not a style attribute: the console's CSP allows no inline styles
+      tick.style.left = `${((t - from) / span) * 100}%`;
+      ticks.push(tick);
+    }
+    return h(
+      'div',
+      {
+        class: 'axis muted small',
+        'aria-label': `From ${when(c.range.from)} to ${when(c.range.to)}`,
+      },
+      ticks,
+    );
+  }
+
+  /** While a live tail runs, the histogram follows it (at most every five seconds). */
+  function refreshHistogram() {
+    if (!view || view.histogramTimer) return;
+    view.histogramTimer = setTimeout(() => {
+      if (!view) return;
+      view.histogramTimer = null;
+      const params = view.params;
+      // a preset range moves with the clock; a custom one stays as chosen
+      const win = params.get('range') === 'custom' ? {} : windowOf(params);
+      histogram({ ...view.body, ...win });
+    }, 5000);
   }
 
   function eventRow(e, fresh) {
@@ -1083,6 +1141,7 @@ export function logsView() {
       rows.closest('table').hidden = false;
       document.querySelector('#results .empty')?.remove();
       rows.prepend(eventRow(e, true));
+      refreshHistogram();
     });
     source.addEventListener('gap', () =>
       toast(
