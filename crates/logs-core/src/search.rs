@@ -67,6 +67,9 @@ macro_rules! search_request {
         pub struct $name {
             /// The server's join code; required for a global key, optional for a server-bound one.
             pub server_id: Option<String>,
+            /// Instead of `serverId`: several servers' join codes (1 to 50), or `["*"]` for every
+            /// server the key may read whose Logs source is active.
+            pub server_ids: Option<Vec<String>>,
             /// Start of the window, inclusive (RFC 3339).
             pub from: Option<String>,
             /// End of the window, exclusive (RFC 3339).

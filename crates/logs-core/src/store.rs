@@ -170,6 +170,32 @@ impl Facets {
         }
     }
 
+    /// Several servers' facets as one: counts added value by value, then the `top` again. Each
+    /// server's lists hold its own top values only, so a value just outside every server's top
+    /// is missing from the sum (the answer says so as `sampled` when any server sampled).
+    pub fn merge(all: Vec<Facets>, top: usize) -> Facets {
+        use std::collections::HashMap;
+        let mut maps: [HashMap<String, i64>; 3] = Default::default();
+        let (mut examined, mut sampled) = (0, false);
+        for f in all {
+            examined += f.examined;
+            sampled |= f.sampled;
+            for (map, list) in maps.iter_mut().zip([f.levels, f.event_types, f.resources]) {
+                for (v, n) in list {
+                    *map.entry(v).or_default() += n;
+                }
+            }
+        }
+        let [levels, event_types, resources] = maps.map(|m| Self::top(m, top));
+        Facets {
+            examined,
+            sampled,
+            levels,
+            event_types,
+            resources,
+        }
+    }
+
     /// The `top` most frequent of `counts`, most frequent first, ties by value.
     pub fn top(counts: impl IntoIterator<Item = (String, i64)>, top: usize) -> Vec<(String, i64)> {
         let mut v: Vec<_> = counts.into_iter().collect();
@@ -253,4 +279,33 @@ pub fn bucket_start(t: DateTime<Utc>, bucket: chrono::Duration) -> DateTime<Utc>
 /// A server-made event id: a ULID (sortable, 26 characters, valid as an event id).
 pub fn new_event_id() -> String {
     ulid::Ulid::new().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Facets;
+
+    #[test]
+    fn facets_of_several_servers_add_up_value_by_value() {
+        let f = |examined, sampled, types: &[(&str, i64)]| Facets {
+            examined,
+            sampled,
+            event_types: types.iter().map(|(v, n)| (v.to_string(), *n)).collect(),
+            ..Facets::default()
+        };
+        let merged = Facets::merge(
+            vec![
+                f(10, false, &[("chat", 6), ("join", 4)]),
+                f(7, true, &[("join", 5), ("kick", 2)]),
+            ],
+            2,
+        );
+        assert_eq!(merged.examined, 17);
+        assert!(merged.sampled);
+        assert_eq!(
+            merged.event_types,
+            [("join".to_string(), 9), ("chat".to_string(), 6)]
+        );
+        assert_eq!(Facets::merge(vec![], 5), Facets::default());
+    }
 }

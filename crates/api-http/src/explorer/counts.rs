@@ -7,7 +7,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open, search_error, ts, Range};
+use super::{in_search_slot, open_many, search_error, ts, Range};
 use crate::state::CdnState;
 
 /// Events per level in one bucket.
@@ -75,25 +75,41 @@ pub async fn counts(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let opened = open(&state, &auth, req.server_id.as_deref(), || {
-        logs_core::counts::validate(&req)
-    })
+    let opened = open_many(
+        &state,
+        &auth,
+        req.server_id.as_deref(),
+        req.server_ids.as_deref(),
+        || logs_core::counts::validate(&req),
+    )
     .await?;
     let bucket = opened.valid.bucket;
     let (from, to) = (opened.search.from, opened.search.to);
     let rows = if opened.empty() {
         Vec::new()
     } else {
-        let query = CountQuery {
-            server_id: opened.server.id.clone(),
-            from,
-            to,
-            filters: opened.search.filters.clone(),
-            bucket,
-            scan_limit: state.config.data_scan_limit,
-        };
         in_search_slot(&state, &auth, async {
-            state.stores.logs.counts(&query).await.map_err(search_error)
+            // several servers: their counts add up bucket by bucket (in `fill`)
+            let mut rows = Vec::new();
+            for server in &opened.servers {
+                let query = CountQuery {
+                    server_id: server.id.clone(),
+                    from,
+                    to,
+                    filters: opened.search.filters.clone(),
+                    bucket,
+                    scan_limit: state.config.data_scan_limit,
+                };
+                rows.extend(
+                    state
+                        .stores
+                        .logs
+                        .counts(&query)
+                        .await
+                        .map_err(search_error)?,
+                );
+            }
+            Ok(rows)
         })
         .await?
     };

@@ -7,7 +7,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open, search_error, Range};
+use super::{in_search_slot, open_many, search_error, Range};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -61,24 +61,39 @@ pub async fn facets(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let opened = open(&state, &auth, req.server_id.as_deref(), || {
-        logs_core::facets::validate(&req)
-    })
+    let opened = open_many(
+        &state,
+        &auth,
+        req.server_id.as_deref(),
+        req.server_ids.as_deref(),
+        || logs_core::facets::validate(&req),
+    )
     .await?;
     let top = opened.valid.top;
     let facets = if opened.empty() {
         Facets::default()
     } else {
-        let query = FacetQuery {
-            server_id: opened.server.id.clone(),
-            from: opened.search.from,
-            to: opened.search.to,
-            filters: opened.search.filters.clone(),
-            sample: SAMPLE,
-            top,
-        };
         in_search_slot(&state, &auth, async {
-            state.stores.logs.facets(&query).await.map_err(search_error)
+            let mut all = Vec::with_capacity(opened.servers.len());
+            for server in &opened.servers {
+                let query = FacetQuery {
+                    server_id: server.id.clone(),
+                    from: opened.search.from,
+                    to: opened.search.to,
+                    filters: opened.search.filters.clone(),
+                    sample: SAMPLE,
+                    top,
+                };
+                all.push(
+                    state
+                        .stores
+                        .logs
+                        .facets(&query)
+                        .await
+                        .map_err(search_error)?,
+                );
+            }
+            Ok(Facets::merge(all, top))
         })
         .await?
     };

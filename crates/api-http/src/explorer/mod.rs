@@ -271,6 +271,87 @@ impl Cursors {
     }
 }
 
+/// Servers one read may name in `serverIds`.
+pub const MAX_SERVER_IDS: usize = 50;
+
+/// A read over one or several servers: `serverId` (one; what a server key defaults to) or
+/// `serverIds` (join codes, or `["*"]` for every server the key may read whose Logs source is
+/// active), each checked as `serverId` is.
+pub(crate) struct OpenedMany<T> {
+    pub servers: Vec<Server>,
+    /// Whether the servers were named by `serverIds` (the cursor binds the list then).
+    pub many: bool,
+    pub valid: T,
+    pub search: Search,
+    pub range: Range,
+}
+
+impl<T> OpenedMany<T> {
+    /// No event can be in the window, or no server to read.
+    pub fn empty(&self) -> bool {
+        self.search.is_empty() || self.servers.is_empty()
+    }
+}
+
+/// [`open`] for the reads that take `serverIds` as well as `serverId`.
+pub(crate) async fn open_many<T: Searches>(
+    state: &CdnState,
+    auth: &Auth,
+    server_id: Option<&str>,
+    server_ids: Option<&[String]>,
+    validate: impl FnOnce() -> Result<T, String>,
+) -> Result<OpenedMany<T>, ApiError> {
+    let Some(codes) = server_ids else {
+        let one = open(state, auth, server_id, validate).await?;
+        return Ok(OpenedMany {
+            servers: vec![one.server],
+            many: false,
+            valid: one.valid,
+            search: one.search,
+            range: one.range,
+        });
+    };
+    auth.require(Permission::LogsRead)?;
+    if server_id.is_some() {
+        return Err(ApiError::invalid_request(
+            "`serverId` and `serverIds` are alternatives; send one of them",
+        ));
+    }
+    if codes.is_empty() || codes.len() > MAX_SERVER_IDS {
+        return Err(ApiError::invalid_request(format!(
+            "`serverIds` must name 1 to {MAX_SERVER_IDS} servers, or be [\"*\"] for every server the key may read (got {})",
+            codes.len()
+        )));
+    }
+    let servers = if codes.len() == 1 && codes[0] == "*" {
+        readable_servers(state, auth).await?
+    } else {
+        let mut servers: Vec<Server> = Vec::with_capacity(codes.len());
+        for code in codes {
+            let s = target_server(state, auth, Some(code)).await?;
+            if !servers.iter().any(|x| x.id == s.id) {
+                servers.push(s);
+            }
+        }
+        servers
+    };
+    let valid = validate().map_err(ApiError::invalid_request)?;
+    let search = valid
+        .search()
+        .clone()
+        .within_retention(auth.plan.retention_days, Utc::now());
+    Ok(OpenedMany {
+        range: Range {
+            from: ts(search.from),
+            to: ts(search.to),
+        },
+        servers,
+        many: true,
+        valid,
+        search,
+    })
+}
+
 pub(crate) fn search_error(e: SearchError) -> ApiError {
     match e {
         SearchError::TooBroad { .. } => ApiError::new(Code::SearchTooBroad, e.to_string()),

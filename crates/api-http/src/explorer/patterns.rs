@@ -3,12 +3,13 @@
 
 use actix_web::{web, HttpResponse};
 use logs_core::patterns::{tally, Pattern, PatternsRequest, SAMPLE, TREND_BUCKETS};
+use logs_core::player::merge_pages;
 use logs_core::store::EventQuery;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open, search_error, Range};
+use super::{in_search_slot, open_many, search_error, Range};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -49,26 +50,42 @@ pub async fn patterns(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let opened = open(&state, &auth, req.server_id.as_deref(), || {
-        logs_core::patterns::validate(&req)
-    })
+    let opened = open_many(
+        &state,
+        &auth,
+        req.server_id.as_deref(),
+        req.server_ids.as_deref(),
+        || logs_core::patterns::validate(&req),
+    )
     .await?;
     let mut rows = if opened.empty() {
         Vec::new()
     } else {
-        let query = EventQuery {
-            server_id: opened.server.id.clone(),
-            from: opened.search.from,
-            to: opened.search.to,
-            filters: opened.search.filters.clone(),
-            after: None,
-            limit: SAMPLE + 1,
-            scan_limit: Some(state.config.data_scan_limit),
-            // whatever the scan limit let through is the sample: never too broad
-            enough: 0,
-        };
         in_search_slot(&state, &auth, async {
-            state.stores.logs.query(&query).await.map_err(search_error)
+            let mut pages = Vec::with_capacity(opened.servers.len());
+            for server in &opened.servers {
+                let query = EventQuery {
+                    server_id: server.id.clone(),
+                    from: opened.search.from,
+                    to: opened.search.to,
+                    filters: opened.search.filters.clone(),
+                    after: None,
+                    limit: SAMPLE + 1,
+                    scan_limit: Some(state.config.data_scan_limit),
+                    // whatever the scan limit let through is the sample: never too broad
+                    enough: 0,
+                };
+                pages.push(
+                    state
+                        .stores
+                        .logs
+                        .query(&query)
+                        .await
+                        .map_err(search_error)?,
+                );
+            }
+            // several servers: the newest of all of them
+            Ok(merge_pages(pages, SAMPLE + 1))
         })
         .await?
     };

@@ -1,13 +1,14 @@
 //! `POST /v1/logs/query`: filtered, cursor-paginated search over a bounded window.
 
 use actix_web::{web, HttpResponse};
+use logs_core::player::merge_pages;
 use logs_core::query::{search_digest, QueryRequest};
 use logs_core::store::EventQuery;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open, search_error, Cursors, EventOut, Range};
+use super::{in_search_slot, open_many, search_error, Cursors, EventOut, Range};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -47,33 +48,57 @@ pub async fn query(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let opened = open(&state, &auth, req.server_id.as_deref(), || {
-        logs_core::query::validate(&req)
-    })
+    let opened = open_many(
+        &state,
+        &auth,
+        req.server_id.as_deref(),
+        req.server_ids.as_deref(),
+        || logs_core::query::validate(&req),
+    )
     .await?;
-    // the window as asked (retention aside): what a cursor is bound to
+    // the window as asked (retention aside): what a cursor is bound to, with the server, or
+    // with the list of servers `serverIds` named
     let valid = &opened.valid;
-    let cursors = Cursors::new(&state, &auth, search_digest(&opened.server.cfx_id, valid)).await?;
+    let bound = if opened.many {
+        let mut ids: Vec<&str> = opened.servers.iter().map(|s| s.id.as_str()).collect();
+        ids.sort_unstable();
+        search_digest(&format!("servers:{}", ids.join(",")), valid)
+    } else {
+        search_digest(&opened.servers[0].cfx_id, valid)
+    };
+    let cursors = Cursors::new(&state, &auth, bound).await?;
     let after = cursors.position(req.cursor.as_deref())?;
     let mut rows = if opened.empty() {
         Vec::new()
     } else {
-        let query = EventQuery {
-            server_id: opened.server.id.clone(),
-            from: opened.search.from,
-            to: opened.search.to,
-            filters: opened.search.filters.clone(),
-            after,
-            limit: valid.limit + 1,
-            scan_limit: Some(state.config.data_scan_limit),
-            enough: valid.limit,
-        };
         in_search_slot(&state, &auth, async {
             let started = std::time::Instant::now();
-            let rows = state.stores.logs.query(&query).await.map_err(search_error);
+            let mut pages = Vec::with_capacity(opened.servers.len());
+            for server in &opened.servers {
+                let query = EventQuery {
+                    server_id: server.id.clone(),
+                    from: opened.search.from,
+                    to: opened.search.to,
+                    filters: opened.search.filters.clone(),
+                    after,
+                    limit: valid.limit + 1,
+                    scan_limit: Some(state.config.data_scan_limit),
+                    enough: valid.limit,
+                };
+                pages.push(
+                    state
+                        .stores
+                        .logs
+                        .query(&query)
+                        .await
+                        .map_err(search_error)?,
+                );
+            }
             metrics::histogram!("logs_query_duration_seconds")
                 .record(started.elapsed().as_secs_f64());
-            rows
+            // several servers: their pages merged newest first (event ids are unique across
+            // servers, so one `(occurred_at, id)` cursor continues all of them)
+            Ok(merge_pages(pages, valid.limit + 1))
         })
         .await?
     };

@@ -5,18 +5,6 @@
 use super::*;
 use auth_core::ServerScope;
 
-async fn ingest_on(app: &TestApp, server: &str, batch: &str, events: Vec<Value>) {
-    let res = app
-        .client
-        .post(format!("{}/v1/servers/{server}/logs", app.logs))
-        .bearer_auth(&app.dev_key)
-        .json(&json!({ "batch_id": batch, "events": events }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 202, "{:?}", res.text().await);
-}
-
 fn day() -> Value {
     json!({ "from": ago(24 * 60), "to": at(Utc::now() + Duration::minutes(5)) })
 }
