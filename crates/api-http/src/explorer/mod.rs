@@ -106,6 +106,23 @@ pub(crate) async fn readable_servers(
         .map_err(|d| denied(auth, d))
 }
 
+/// The servers of join codes `codes`, each checked as `serverId` is, once each (codes that
+/// differ only in case name one server), in the order named.
+pub(crate) async fn named_servers(
+    state: &CdnState,
+    auth: &Auth,
+    codes: &[String],
+) -> Result<Vec<Server>, ApiError> {
+    let mut servers: Vec<Server> = Vec::with_capacity(codes.len());
+    for code in codes {
+        let s = target_server(state, auth, Some(code)).await?;
+        if !servers.iter().any(|x| x.id == s.id) {
+            servers.push(s);
+        }
+    }
+    Ok(servers)
+}
+
 fn denied(auth: &Auth, d: auth_core::log_access::Denied) -> ApiError {
     use auth_core::log_access::Denied;
     match d {
@@ -326,14 +343,7 @@ pub(crate) async fn open_many<T: Searches>(
     let servers = if codes.len() == 1 && codes[0] == "*" {
         readable_servers(state, auth).await?
     } else {
-        let mut servers: Vec<Server> = Vec::with_capacity(codes.len());
-        for code in codes {
-            let s = target_server(state, auth, Some(code)).await?;
-            if !servers.iter().any(|x| x.id == s.id) {
-                servers.push(s);
-            }
-        }
-        servers
+        named_servers(state, auth, codes).await?
     };
     let valid = validate().map_err(ApiError::invalid_request)?;
     let search = valid

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use super::query::Pagination;
 use super::{
-    in_search_slot, readable_servers, search_error, target_server, ts, Cursors, EventOut, Range,
+    in_search_slot, named_servers, readable_servers, search_error, ts, Cursors, EventOut, Range,
 };
 use crate::state::CdnState;
 
@@ -56,16 +56,7 @@ pub async fn player(
     auth.require(Permission::LogsRead)?;
     let valid = logs_core::player::validate(&req).map_err(ApiError::invalid_request)?;
     let servers = match &req.server_ids {
-        Some(codes) => {
-            let mut servers = Vec::with_capacity(codes.len());
-            for code in codes {
-                let s = target_server(&state, &auth, Some(code)).await?;
-                if !servers.iter().any(|x: &auth_core::Server| x.id == s.id) {
-                    servers.push(s);
-                }
-            }
-            servers
-        }
+        Some(codes) => named_servers(&state, &auth, codes).await?,
         None => readable_servers(&state, &auth).await?,
     };
     let now = Utc::now();
