@@ -4,23 +4,10 @@ use serde_json::json;
 
 fn row() -> EventRow {
     EventRow {
-        id: 1,
-        event_id: "e".into(),
-        cfx_id: "c".into(),
-        batch_id: "b".into(),
-        level: "info".into(),
         event_type: "admin.kick".into(),
-        occurred_at: chrono::DateTime::UNIX_EPOCH,
-        ingested_at: chrono::DateTime::UNIX_EPOCH,
         player_id: Some("12".into()),
-        target_player_id: None,
-        player_identifiers: None,
-        target_player_identifiers: None,
-        resource: None,
-        trace_id: None,
-        environment: None,
         message: "Kicked".into(),
-        data: None,
+        ..EventRow::fixture(1)
     }
 }
 

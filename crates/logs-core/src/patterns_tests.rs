@@ -60,23 +60,12 @@ fn templates_are_cut_at_their_limit() {
 
 fn row(id: i64, at: DateTime<Utc>, message: &str, resource: Option<&str>) -> EventRow {
     EventRow {
-        id,
-        event_id: format!("e{id}"),
-        cfx_id: "c".into(),
-        batch_id: "b".into(),
         level: "error".into(),
-        event_type: "log".into(),
         occurred_at: at,
         ingested_at: at,
-        player_id: None,
-        target_player_id: None,
-        player_identifiers: None,
-        target_player_identifiers: None,
         resource: resource.map(str::to_owned),
-        trace_id: None,
-        environment: None,
         message: message.into(),
-        data: None,
+        ..EventRow::fixture(id)
     }
 }
 

@@ -8,23 +8,11 @@ fn at(mins: i64) -> DateTime<Utc> {
 
 fn row(id: i64, server: &str, mins: i64, event_type: &str) -> EventRow {
     EventRow {
-        id,
-        event_id: format!("e{id}"),
         cfx_id: server.into(),
-        batch_id: "b".into(),
-        level: "info".into(),
         event_type: event_type.into(),
         occurred_at: at(mins),
         ingested_at: at(mins),
-        player_id: None,
-        target_player_id: None,
-        player_identifiers: None,
-        target_player_identifiers: None,
-        resource: None,
-        trace_id: None,
-        environment: None,
-        message: "m".into(),
-        data: None,
+        ..EventRow::fixture(id)
     }
 }
 

@@ -62,6 +62,33 @@ pub struct EventRow {
     pub data: Option<Value>,
 }
 
+#[cfg(test)]
+impl EventRow {
+    /// An `info` event of type `log` with id `id`, message "m" and nothing else set, at the
+    /// epoch, on server `c`: unit tests set what they look at over it.
+    pub(crate) fn fixture(id: i64) -> EventRow {
+        EventRow {
+            id,
+            event_id: format!("e{id}"),
+            cfx_id: "c".into(),
+            batch_id: "b".into(),
+            level: "info".into(),
+            event_type: "log".into(),
+            occurred_at: DateTime::UNIX_EPOCH,
+            ingested_at: DateTime::UNIX_EPOCH,
+            player_id: None,
+            target_player_id: None,
+            player_identifiers: None,
+            target_player_identifiers: None,
+            resource: None,
+            trace_id: None,
+            environment: None,
+            message: "m".into(),
+            data: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Owner {
