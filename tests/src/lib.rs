@@ -376,6 +376,39 @@ impl TestApp {
         n.n
     }
 
+    /// What ingestion keeps beside the events of `abc123`, rebuilt from its events as the
+    /// migrations build them: the hourly and 15-minute counts, and the runs of words (50 events
+    /// a run, in time order) of the events of batch `history`. For fixtures that write events
+    /// older than ingestion accepts (seven days) straight into `log_events` with that batch id.
+    pub async fn rebuild_log_summaries(&self) {
+        use diesel::sql_types::Text;
+        use diesel_async::RunQueryDsl;
+        let mut conn = self.db.conn().await.unwrap();
+        for sql in [
+            "DELETE FROM log_counts_hourly WHERE server_id = $1",
+            "DELETE FROM log_level_counts_15m WHERE server_id = $1",
+            "INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n) \
+             SELECT server_id, date_trunc('hour', occurred_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', \
+             level, event_type, coalesce(resource, ''), count(*) FROM log_events WHERE server_id = $1 \
+             GROUP BY 1, 2, 3, 4, 5",
+            "INSERT INTO log_level_counts_15m (server_id, slot, level, n) \
+             SELECT server_id, date_bin(interval '15 minutes', occurred_at, timestamptz '1970-01-01 00:00:00+00'), \
+             level, count(*) FROM log_events WHERE server_id = $1 GROUP BY 1, 2, 3",
+            "INSERT INTO log_runs (server_id, occurred_from, occurred_to, words) \
+             SELECT server_id, min(occurred_at), max(occurred_at), log_run_words(array_agg(message)) \
+             FROM (SELECT server_id, occurred_at, message, \
+                   (row_number() OVER (ORDER BY occurred_at, id) - 1) / 50 AS run \
+                   FROM log_events WHERE server_id = $1 AND batch_id = 'history') e \
+             GROUP BY server_id, run",
+        ] {
+            diesel::sql_query(sql)
+                .bind::<Text, _>(self.server.id.as_str())
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+    }
+
     /// Ingests one batch on `abc123` with the developer key; asserts the 202.
     pub async fn ingest_logs(&self, batch_id: &str, events: Vec<Value>) {
         self.ingest_logs_at(&self.logs, batch_id, events).await;

@@ -1,7 +1,8 @@
 // @ts-check
 // The log explorer: the whole search lives in the URL (/logs?server=…&range=1h&minLevel=warn…),
 // so a link reproduces it and the back button returns to the previous one. Built on
-// /v1/logs/query, /counts, /export and /tail.
+// /v1/logs/search (the query over any window within retention), /counts, /facets, /patterns,
+// /export and /tail.
 import { api, query, sentence, retryable } from './api.js';
 import { h, toast, when, shortTime, errorBox, empty, dialog, field, copy } from './ui.js';
 import { playerLink } from './players.js';
@@ -13,12 +14,21 @@ const PRESETS = [
   ['6h', '6 hours', 360],
   ['24h', '24 hours', 1440],
   ['7d', '7 days', 10080],
+  ['30d', '30 days', 43200],
+  ['90d', '90 days', 129600],
 ];
 const FILTERS = ['eventType', 'resource', 'player', 'identifier', 'message', 'data'];
 /** The logs page: one instance per visit, its state its own (`leave` stops its tail). */
 export function logsView() {
   let view = null;
   let serverList = null;
+  // the plan's retention in minutes: the longest window a search can cover
+  let keptMinutes = PRESETS[PRESETS.length - 1][2];
+
+  /** The presets the plan keeps events for (a longer one would search what is gone). */
+  function presets() {
+    return PRESETS.filter((p, i) => i === 0 || p[2] <= keptMinutes);
+  }
 
   function leave() {
     if (view && view.tail) view.tail.close();
@@ -36,6 +46,36 @@ export function logsView() {
     );
     const to = new Date();
     return { from: new Date(to.getTime() - preset[2] * 60000).toISOString(), to: to.toISOString() };
+  }
+
+  /**
+   * The URL of the search over a longer range, or null when it covers all the plan keeps: a
+   * preset grows to the next one; a custom range doubles around its middle (never past now, never
+   * older than the plan keeps).
+   */
+  function zoomedOut(params) {
+    const range = params.get('range') || '1h';
+    const next = new URLSearchParams(params);
+    next.delete('cursor');
+    const preset = PRESETS.find((p) => p[0] === range);
+    if (range !== 'custom' && preset) {
+      const longer = presets().find((p) => p[2] > preset[2]);
+      if (!longer) return null;
+      next.set('range', longer[0]);
+      return next;
+    }
+    const win = windowOf(params);
+    const [from, to] = [Date.parse(win.from), Date.parse(win.to)];
+    const now = Date.now();
+    const oldest = now - keptMinutes * 60000;
+    if (from <= oldest && to >= now - 60000) return null;
+    const span = Math.min((to - from) * 2, keptMinutes * 60000);
+    const end = Math.min(now, (from + to) / 2 + span / 2);
+    const start = Math.max(oldest, end - span);
+    next.set('range', 'custom');
+    next.set('from', new Date(start).toISOString());
+    next.set('to', new Date(end).toISOString());
+    return next;
   }
 
   /** The search fields of the URL, flattened as the export and tail take them. */
@@ -148,14 +188,18 @@ export function logsView() {
       return;
     }
     // the server list is read once per page load, not before every search
-    if (!serverList) serverList = (await api('GET', '/overview')).servers;
+    if (!serverList) {
+      const overview = await api('GET', '/overview');
+      serverList = overview.servers;
+      keptMinutes = overview.plan.retentionDays * 1440;
+    }
     const servers = serverList;
     if (me.server && !params.get('server')) params.set('server', me.server.cfxId);
     // the last server and preset range of this browser, when the URL names none
     const remembered = rememberedSearch();
     if (!params.get('server') && servers.some((s) => s.cfxId === remembered.server))
       params.set('server', remembered.server);
-    if (!params.get('range') && PRESETS.some((p) => p[0] === remembered.range))
+    if (!params.get('range') && presets().some((p) => p[0] === remembered.range))
       params.set('range', remembered.range);
     if (!params.get('server') && servers.length)
       params.set('server', (servers.find((s) => s.logsActive) || servers[0]).cfxId);
@@ -200,6 +244,21 @@ export function logsView() {
           { class: 'row' },
           h('h2', {}, 'Events over time'),
           h('span', { id: 'total', class: 'muted' }),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'ghost small',
+              id: 'zoom-out',
+              disabled: !zoomedOut(params),
+              title: 'Twice the time range (up to what the plan keeps)',
+              onclick: () => {
+                const next = zoomedOut(params);
+                if (next) navigate(`/logs?${next}`);
+              },
+            },
+            'Zoom out',
+          ),
         ),
         h(
           'div',
@@ -502,7 +561,7 @@ export function logsView() {
     const range = h(
       'select',
       { name: 'range' },
-      PRESETS.map(([v, label]) =>
+      presets().map(([v, label]) =>
         h('option', { value: v, selected: (params.get('range') || '1h') === v }, `Last ${label}`),
       ),
       h('option', { value: 'custom', selected: params.get('range') === 'custom' }, 'Custom'),
@@ -513,9 +572,12 @@ export function logsView() {
             .toISOString()
             .slice(0, 16)
         : '';
+    // the oldest instant the plan keeps: a custom range cannot start before it
+    const kept = new Date(Date.now() - keptMinutes * 60000).toISOString();
     const from = h('input', {
       type: 'datetime-local',
       name: 'from',
+      min: local(kept),
       value: local(params.get('from')),
     });
     const to = h('input', { type: 'datetime-local', name: 'to', value: local(params.get('to')) });
@@ -881,7 +943,7 @@ export function logsView() {
     /** @type {import('./types.js').EventPage} */
     let page;
     try {
-      page = await api('POST', '/logs/query', {
+      page = await api('POST', '/logs/search', {
         json: { ...body, limit: 100, cursor: more ? view.cursor : undefined },
       });
     } catch (err) {

@@ -33,6 +33,7 @@ stow_http::api_routes! {
     "/v1/presigned-url" => { get: presigned::create }
     "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
     "/v1/logs/query" => { post: explorer::query::query }
+    "/v1/logs/search" => { post: explorer::search::search }
     "/v1/logs/counts" => { post: explorer::counts::counts }
     "/v1/logs/facets" => { post: explorer::facets::facets }
     "/v1/logs/patterns" => { post: explorer::patterns::patterns }
@@ -90,6 +91,7 @@ mod tests {
                 "/v1/logs/patterns",
                 "/v1/logs/player",
                 "/v1/logs/query",
+                "/v1/logs/search",
                 "/v1/logs/tail",
                 "/v1/members",
                 "/v1/members/invitations",

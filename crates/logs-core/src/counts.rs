@@ -3,7 +3,8 @@
 //! Buckets are aligned to multiples of their length since 1970-01-01T00:00:00Z, so an hour
 //! starts at :00 and a day at UTC midnight whatever the request's offsets; the first and last
 //! may be partial (they count only events inside the window). `auto` picks the shortest of
-//! [`STEPS`] that gives at most [`AUTO_BUCKETS`] buckets.
+//! [`STEPS`] that gives at most [`AUTO_BUCKETS`] buckets. Any window: the plan's retention bounds
+//! it, and the bucket length is chosen for the window that is searched ([`ValidCounts::bucket`]).
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -12,16 +13,17 @@ use crate::store::{bucket_start, BucketCount};
 #[cfg(test)]
 use crate::Level;
 
-pub const MAX_RANGE_DAYS: i64 = 7;
 /// The most buckets an answer may have (an explicit interval that would give more is refused).
 pub const MAX_BUCKETS: i64 = 1_000;
 /// The most buckets `auto` gives.
 pub const AUTO_BUCKETS: i64 = 120;
 /// The intervals `auto` chooses from, in seconds.
-pub const STEPS: [i64; 18] = [
+pub const STEPS: [i64; 20] = [
     1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200,
-    86_400,
+    86_400, 172_800, 604_800,
 ];
+/// The longest bucket.
+pub const MAX_INTERVAL_SECONDS: i64 = 7 * 86_400;
 
 crate::search_request! {
     /// `POST /v1/logs/counts`.
@@ -35,7 +37,40 @@ crate::search_request! {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidCounts {
     pub search: Search,
-    pub bucket: Duration,
+    pub interval: Interval,
+}
+
+/// The bucket length asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interval {
+    Auto,
+    Seconds(i64),
+}
+
+impl ValidCounts {
+    /// The bucket length for the window `[from, to)` that is searched (the request's, with
+    /// `from` raised to the plan's retention): `auto` picks the shortest of [`STEPS`] giving at
+    /// most [`AUTO_BUCKETS`] buckets; an explicit interval giving more than [`MAX_BUCKETS`] is
+    /// refused, naming both.
+    pub fn bucket(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Duration, String> {
+        let seconds = match self.interval {
+            Interval::Auto => STEPS
+                .into_iter()
+                .find(|s| bucket_count(from, to, *s) <= AUTO_BUCKETS)
+                .unwrap_or(MAX_INTERVAL_SECONDS),
+            Interval::Seconds(seconds) => {
+                let n = bucket_count(from, to, seconds);
+                if n > MAX_BUCKETS {
+                    return Err(format!(
+                        "`interval` {} gives {n} buckets over this range; at most {MAX_BUCKETS} are allowed (use a longer interval or `auto`)",
+                        interval_name(seconds)
+                    ));
+                }
+                seconds
+            }
+        };
+        Ok(Duration::seconds(seconds))
+    }
 }
 
 /// `"15m"` → 900 seconds.
@@ -128,31 +163,19 @@ fn bucket_count(from: DateTime<Utc>, to: DateTime<Utc>, seconds: i64) -> i64 {
 }
 
 pub fn validate(req: &CountsRequest) -> Result<ValidCounts, String> {
-    let search = validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
-    let seconds = match req.interval.as_deref() {
-        None | Some("auto") => STEPS
-            .into_iter()
-            .find(|s| bucket_count(search.from, search.to, *s) <= AUTO_BUCKETS)
-            .unwrap_or(86_400),
-        Some(text) => {
-            let seconds = parse_interval(text)
-                .filter(|s| (1..=7 * 86_400).contains(s))
+    let search = validate_search(&req.search(), RangeLimit::None)?;
+    let interval = match req.interval.as_deref() {
+        None | Some("auto") => Interval::Auto,
+        Some(text) => Interval::Seconds(
+            parse_interval(text)
+                .filter(|s| (1..=MAX_INTERVAL_SECONDS).contains(s))
                 .ok_or_else(|| {
                     format!("`interval` must be `auto` or a whole number of s, m, h or d from 1s to 7d, e.g. 15m (got {text:?})")
-                })?;
-            let n = bucket_count(search.from, search.to, seconds);
-            if n > MAX_BUCKETS {
-                return Err(format!(
-                    "`interval` {text} gives {n} buckets over this range; at most {MAX_BUCKETS} are allowed (use a longer interval or `auto`)"
-                ));
-            }
-            seconds
-        }
+                })?,
+        ),
     };
-    Ok(ValidCounts {
-        search,
-        bucket: Duration::seconds(seconds),
-    })
+    // the bucket count is checked on the window searched (`bucket`), after retention
+    Ok(ValidCounts { search, interval })
 }
 
 #[cfg(test)]
@@ -281,7 +304,7 @@ mod tests {
             ("2026-11-20T10:00:00Z", "2026-11-20T10:00:01Z", 1),
         ] {
             let v = validate(&req(from, to, None)).unwrap();
-            assert_eq!(v.bucket.num_seconds(), want, "{from}..{to}");
+            assert_eq!(bucket(&v).unwrap().num_seconds(), want, "{from}..{to}");
             assert_eq!(validate(&req(from, to, Some("auto"))).unwrap(), v);
         }
         // a week of 2 hours: 84 buckets; not aligned, one more
@@ -293,24 +316,58 @@ mod tests {
         assert_eq!(n, 85);
     }
 
+    /// The bucket of `v` over its own window.
+    fn bucket(v: &ValidCounts) -> Result<Duration, String> {
+        v.bucket(v.search.from, v.search.to)
+    }
+
+    fn counts(from: &str, to: &str, interval: Option<&str>) -> Result<Duration, String> {
+        bucket(&validate(&req(from, to, interval))?)
+    }
+
     #[test]
     fn explicit_intervals_are_bounded_by_the_bucket_count() {
         // 1000 minutes: N - 1, N, N + 1 buckets
         let from = "2026-11-20T00:00:00Z";
-        assert!(validate(&req(from, "2026-11-20T16:39:00Z", Some("1m"))).is_ok());
-        assert!(validate(&req(from, "2026-11-20T16:40:00Z", Some("1m"))).is_ok());
-        let e = validate(&req(from, "2026-11-20T16:40:01Z", Some("1m"))).unwrap_err();
+        assert!(counts(from, "2026-11-20T16:39:00Z", Some("1m")).is_ok());
+        assert!(counts(from, "2026-11-20T16:40:00Z", Some("1m")).is_ok());
+        let e = counts(from, "2026-11-20T16:40:01Z", Some("1m")).unwrap_err();
         assert!(
-            e.contains("gives 1001 buckets") && e.contains("at most 1000"),
+            e.contains("`interval` 1m gives 1001 buckets") && e.contains("at most 1000"),
             "{e}"
         );
         for bad in ["0s", "8d", "fast"] {
-            let e = validate(&req(from, "2026-11-21T00:00:00Z", Some(bad))).unwrap_err();
+            let e = counts(from, "2026-11-21T00:00:00Z", Some(bad)).unwrap_err();
             assert!(e.contains("`interval` must be"), "{e}");
         }
-        assert!(validate(&req(from, "2026-11-27T00:00:01Z", Some("1d")))
-            .unwrap_err()
-            .contains("at most 7 days"));
+        // the bound is on the window searched: retention can bring a long one within it
+        let long = validate(&req(from, "2026-12-20T00:00:00Z", Some("15m"))).unwrap();
+        assert!(bucket(&long).unwrap_err().contains("gives 2880 buckets"));
+        assert_eq!(
+            long.bucket(at("2026-12-19T00:00:00Z"), at("2026-12-20T00:00:00Z")),
+            Ok(Duration::minutes(15))
+        );
+    }
+
+    #[test]
+    fn windows_longer_than_a_week_are_counted_in_longer_buckets() {
+        // 30 days: 6 hours (120 buckets); 90 days: days (90); a year: weeks (53)
+        for (from, to, want) in [
+            ("2026-10-21T00:00:00Z", "2026-11-20T00:00:00Z", 21_600),
+            ("2026-08-22T00:00:00Z", "2026-11-20T00:00:00Z", 86_400),
+            ("2025-11-20T00:00:00Z", "2026-11-20T00:00:00Z", 604_800),
+        ] {
+            assert_eq!(
+                counts(from, to, None).unwrap().num_seconds(),
+                want,
+                "{from}..{to}"
+            );
+        }
+        // a day as an interval over 90 days: 90 buckets
+        assert_eq!(
+            counts("2026-08-22T00:00:00Z", "2026-11-20T00:00:00Z", Some("1d")),
+            Ok(Duration::days(1))
+        );
     }
 
     #[test]
@@ -323,7 +380,7 @@ mod tests {
         .unwrap();
         assert_eq!(v.search.from, at("2026-11-20T08:30:00Z"));
         assert_eq!(
-            bucket_starts(v.search.from, v.search.to, v.bucket),
+            bucket_starts(v.search.from, v.search.to, bucket(&v).unwrap()),
             [
                 at("2026-11-20T08:00:00Z"),
                 at("2026-11-20T09:00:00Z"),

@@ -1,10 +1,10 @@
 //! `POST /v1/logs/facets`: the most frequent levels, event types and resources of a search,
 //! for an explorer's suggestions. Counted over the newest [`SAMPLE`] events matching every
 //! filter but `data` (all of them when there are no more); the answer says when it sampled.
+//! Any window: the plan's retention bounds it.
 
 use crate::search::{validate_search, RangeLimit, Search};
 
-pub const MAX_RANGE_DAYS: i64 = 7;
 /// How many of the newest events facets are counted over.
 pub const SAMPLE: usize = 50_000;
 pub const DEFAULT_TOP: usize = 10;
@@ -25,7 +25,7 @@ pub struct ValidFacets {
 }
 
 pub fn validate(req: &FacetsRequest) -> Result<ValidFacets, String> {
-    let search = validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
+    let search = validate_search(&req.search(), RangeLimit::None)?;
     let top = match req.top {
         None => DEFAULT_TOP,
         Some(n) if (1..=MAX_TOP as i64).contains(&n) => n as usize,

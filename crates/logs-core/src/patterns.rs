@@ -9,7 +9,6 @@ use chrono::{DateTime, Utc};
 use crate::search::{validate_search, RangeLimit, Search};
 use crate::store::EventRow;
 
-pub const MAX_RANGE_DAYS: i64 = 7;
 /// How many of the search's newest events are grouped.
 pub const SAMPLE: usize = 10_000;
 pub const DEFAULT_TOP: usize = 50;
@@ -36,7 +35,7 @@ pub struct ValidPatterns {
 }
 
 pub fn validate(req: &PatternsRequest) -> Result<ValidPatterns, String> {
-    let search = validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
+    let search = validate_search(&req.search(), RangeLimit::None)?;
     let top = match req.top {
         None => DEFAULT_TOP,
         Some(n) if (1..=MAX_TOP as i64).contains(&n) => n as usize,

@@ -32,8 +32,15 @@ pub struct ValidQuery {
     pub limit: usize,
 }
 
+/// A query of `POST /v1/logs/query`: a window of at most [`MAX_RANGE_DAYS`] (pinned).
 pub fn validate(req: &QueryRequest) -> Result<ValidQuery, String> {
-    let search = validate_search(&req.search(), RangeLimit::Days(MAX_RANGE_DAYS))?;
+    validate_within(req, RangeLimit::Days(MAX_RANGE_DAYS))
+}
+
+/// The same request with the window bounded by `range` (`POST /v1/logs/search`: any window,
+/// the plan's retention bounds it).
+pub fn validate_within(req: &QueryRequest, range: RangeLimit) -> Result<ValidQuery, String> {
+    let search = validate_search(&req.search(), range)?;
     let limit = match req.limit {
         None => DEFAULT_LIMIT,
         Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => n as usize,

@@ -439,7 +439,7 @@ pub fn validate_search(s: &SearchFields, range: RangeLimit) -> Result<Search, St
     if let RangeLimit::Days(days) = range {
         if to - from > Duration::days(days) {
             return Err(format!(
-                "the range from `from` to `to` must be at most {days} days"
+                "the range from `from` to `to` must be at most {days} days (POST /v1/logs/search takes any range within the plan's retention)"
             ));
         }
     }

@@ -275,6 +275,7 @@ async fn a_moderator_of_one_server_reads_only_that_servers_logs_and_changes_noth
     let window = |server: &str| json!({ "serverId": server, "from": (now - chrono::Duration::hours(1)).to_rfc3339(), "to": now.to_rfc3339() });
     for path in [
         "/v1/logs/query",
+        "/v1/logs/search",
         "/v1/logs/counts",
         "/v1/logs/facets",
         "/v1/logs/patterns",

@@ -83,8 +83,11 @@ pub async fn counts(
         || logs_core::counts::validate(&req),
     )
     .await?;
-    let bucket = opened.valid.bucket;
     let (from, to) = (opened.search.from, opened.search.to);
+    let bucket = opened
+        .valid
+        .bucket(from, to)
+        .map_err(ApiError::invalid_request)?;
     let rows = if opened.empty() {
         Vec::new()
     } else {

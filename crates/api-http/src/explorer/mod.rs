@@ -1,5 +1,5 @@
-//! The log explorer's reads on the API host (docs/api.md, section 6): query, counts, facets,
-//! patterns, player, export and tail, one file each, and what they share: the target server, the search with the plan's
+//! The log explorer's reads on the API host (docs/api.md, section 6): query, search, counts,
+//! facets, patterns, player, export and tail, one file each, and what they share: the target server, the search with the plan's
 //! retention applied, the event as returned, and the mapping of search errors.
 
 pub mod counts;
@@ -8,6 +8,7 @@ pub mod facets;
 pub mod patterns;
 pub mod player;
 pub mod query;
+pub mod search;
 pub mod slots;
 pub mod tail;
 

@@ -1,8 +1,10 @@
-//! `POST /v1/logs/query`: filtered, cursor-paginated search over a bounded window.
+//! `POST /v1/logs/query`: filtered, cursor-paginated search over a window of at most seven days
+//! (pinned); [`run`] also serves `POST /v1/logs/search`, the same search over any window.
 
 use actix_web::{web, HttpResponse};
 use logs_core::player::merge_pages;
 use logs_core::query::{search_digest, QueryRequest};
+use logs_core::search::RangeLimit;
 use logs_core::store::EventQuery;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
@@ -47,13 +49,28 @@ pub async fn query(
     body: stow_http::Json<QueryRequest>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = body.into_inner();
+    run(
+        auth,
+        body.into_inner(),
+        state,
+        RangeLimit::Days(logs_core::query::MAX_RANGE_DAYS),
+    )
+    .await
+}
+
+/// One page of the search `req` over a window bounded by `range`.
+pub(crate) async fn run(
+    auth: Auth,
+    req: QueryRequest,
+    state: web::Data<CdnState>,
+    range: RangeLimit,
+) -> Result<HttpResponse, ApiError> {
     let opened = open_many(
         &state,
         &auth,
         req.server_id.as_deref(),
         req.server_ids.as_deref(),
-        || logs_core::query::validate(&req),
+        || logs_core::query::validate_within(&req, range),
     )
     .await?;
     // the window as asked (retention aside): what a cursor is bound to, with the server, or

@@ -6,8 +6,9 @@ use super::*;
 use auth_core::{AccountStore, Permission, PermissionSet, ServerScope};
 
 /// Every log read of the API host.
-const READS: [&str; 6] = [
+const READS: [&str; 7] = [
     "/v1/logs/query",
+    "/v1/logs/search",
     "/v1/logs/counts",
     "/v1/logs/facets",
     "/v1/logs/patterns",

@@ -8,6 +8,7 @@ mod criteria;
 mod data;
 mod export;
 mod facets;
+mod long_ranges;
 mod patterns;
 mod player;
 mod servers;
