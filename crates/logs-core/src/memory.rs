@@ -12,9 +12,9 @@ use crate::event::{Batch, Level};
 use crate::slots::{ExportGuard, Lease, LeaseKind, LeaseRequest, ReadSlotStore};
 use crate::store::OrgId;
 use crate::store::{
-    bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets,
-    Filters, IngestOutcome, IngestTarget, LogStore, SearchError, ServerId, TailPage, TailPosition,
-    TailQuery,
+    bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetFields,
+    FacetQuery, Facets, Filters, IngestOutcome, IngestTarget, LogStore, SearchError, ServerId,
+    TailPage, TailPosition, TailQuery,
 };
 
 /// digest, accepted events, ingested at
@@ -184,13 +184,7 @@ impl LogStore for MemoryLogs {
             .into_iter()
             .take(q.sample)
             .filter(|r| q.filters.matches(r))
-            .map(|r| {
-                (
-                    r.level.as_str(),
-                    r.event_type.as_str(),
-                    r.resource.as_deref(),
-                )
-            });
+            .map(FacetFields::from);
         Ok(Facets::tally(rows, sampled, q.top))
     }
 

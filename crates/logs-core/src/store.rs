@@ -165,28 +165,58 @@ pub struct Facets {
     pub levels: Vec<(String, i64)>,
     pub event_types: Vec<(String, i64)>,
     pub resources: Vec<(String, i64)>,
+    /// Player ids, each counted once per event where it is the actor or the target (so a
+    /// count is what a `playerId` search of the sample finds).
+    pub players: Vec<(String, i64)>,
+}
+
+/// What facets count of one event.
+#[derive(Debug, Clone, Copy)]
+pub struct FacetFields<'a> {
+    pub level: &'a str,
+    pub event_type: &'a str,
+    pub resource: Option<&'a str>,
+    pub player_id: Option<&'a str>,
+    pub target_player_id: Option<&'a str>,
+}
+
+impl<'a> From<&'a EventRow> for FacetFields<'a> {
+    fn from(r: &'a EventRow) -> Self {
+        FacetFields {
+            level: &r.level,
+            event_type: &r.event_type,
+            resource: r.resource.as_deref(),
+            player_id: r.player_id.as_deref(),
+            target_player_id: r.target_player_id.as_deref(),
+        }
+    }
 }
 
 impl Facets {
-    /// Facets of the rows (`level, event_type, resource` each) of the sample; `sampled` when
-    /// the search had events beyond it.
+    /// Facets of the events of the sample; `sampled` when the search had events beyond it.
     pub fn tally<'a>(
-        rows: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>,
+        rows: impl IntoIterator<Item = FacetFields<'a>>,
         sampled: bool,
         top: usize,
     ) -> Self {
         use std::collections::HashMap;
-        let mut maps: [HashMap<&str, i64>; 3] = Default::default();
+        let mut maps: [HashMap<&str, i64>; 4] = Default::default();
         let mut examined = 0;
-        for (level, event_type, resource) in rows {
+        for row in rows {
             examined += 1;
-            *maps[0].entry(level).or_default() += 1;
-            *maps[1].entry(event_type).or_default() += 1;
-            if let Some(r) = resource {
+            *maps[0].entry(row.level).or_default() += 1;
+            *maps[1].entry(row.event_type).or_default() += 1;
+            if let Some(r) = row.resource {
                 *maps[2].entry(r).or_default() += 1;
             }
+            if let Some(p) = row.player_id {
+                *maps[3].entry(p).or_default() += 1;
+            }
+            if let Some(t) = row.target_player_id.filter(|t| Some(*t) != row.player_id) {
+                *maps[3].entry(t).or_default() += 1;
+            }
         }
-        let [levels, event_types, resources] =
+        let [levels, event_types, resources, players] =
             maps.map(|m| Self::top(m.into_iter().map(|(k, v)| (k.to_owned(), v)), top));
         Facets {
             examined,
@@ -194,6 +224,7 @@ impl Facets {
             levels,
             event_types,
             resources,
+            players,
         }
     }
 
@@ -202,24 +233,28 @@ impl Facets {
     /// is missing from the sum (the answer says so as `sampled` when any server sampled).
     pub fn merge(all: Vec<Facets>, top: usize) -> Facets {
         use std::collections::HashMap;
-        let mut maps: [HashMap<String, i64>; 3] = Default::default();
+        let mut maps: [HashMap<String, i64>; 4] = Default::default();
         let (mut examined, mut sampled) = (0, false);
         for f in all {
             examined += f.examined;
             sampled |= f.sampled;
-            for (map, list) in maps.iter_mut().zip([f.levels, f.event_types, f.resources]) {
+            for (map, list) in
+                maps.iter_mut()
+                    .zip([f.levels, f.event_types, f.resources, f.players])
+            {
                 for (v, n) in list {
                     *map.entry(v).or_default() += n;
                 }
             }
         }
-        let [levels, event_types, resources] = maps.map(|m| Self::top(m, top));
+        let [levels, event_types, resources, players] = maps.map(|m| Self::top(m, top));
         Facets {
             examined,
             sampled,
             levels,
             event_types,
             resources,
+            players,
         }
     }
 

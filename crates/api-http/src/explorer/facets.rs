@@ -37,6 +37,9 @@ pub struct FacetsResponse {
     pub event_types: Vec<FacetValue>,
     /// Events without a resource are not counted here.
     pub resources: Vec<FacetValue>,
+    /// Player ids (`player_id` and `target_player_id`), each counted once per event it is in:
+    /// the events a `playerId` search of the sample finds.
+    pub players: Vec<FacetValue>,
     /// The effective window: `from` raised to now minus the plan's retention when older.
     pub range: Range,
     pub request_id: String,
@@ -107,6 +110,7 @@ pub async fn facets(
             levels: values(facets.levels),
             event_types: values(facets.event_types),
             resources: values(facets.resources),
+            players: values(facets.players),
             range: opened.range,
             request_id: current_request_id(),
         }))

@@ -101,7 +101,7 @@ pub async fn counts_fall_in_epoch_aligned_buckets_inside_the_window(f: &Fixture)
 
 /// Facets are the most frequent values of the search's newest `sample` events.
 pub async fn facets_count_the_newest_events_of_the_search(f: &Fixture) {
-    let Seeded { base, .. } = seed(f).await;
+    let Seeded { base, ta, .. } = seed(f).await;
     let store = f.store.as_ref();
     let q = FacetQuery {
         server_id: base.server_id.clone(),
@@ -125,6 +125,8 @@ pub async fn facets_count_the_newest_events_of_the_search(f: &Fixture) {
         pairs(&[("log", 2), ("chat", 1), ("player.join", 1)])
     );
     assert_eq!(all.resources, pairs(&[("core", 1), ("es_extended", 1)]));
+    // p1 joined and was the chat's target; p2 sent it
+    assert_eq!(all.players, pairs(&[("p1", 2), ("p2", 1)]));
     // the newest three: chat and warn (8 minutes ago), the script error (9)
     let newest = store
         .facets(&FacetQuery {
@@ -174,4 +176,16 @@ pub async fn facets_count_the_newest_events_of_the_search(f: &Fixture) {
         (1, true),
         "the two newest are the warning and the chat"
     );
+    // a player who is both the actor and the target of an event is counted once for it: the
+    // count is the events a `playerId` search finds
+    ingest_json(
+        f,
+        &ta,
+        json!({ "batch_id": "batch-self", "events": [
+            { "level": "info", "event_type": "heal", "message": "p3 healed themself", "player_id": "p3", "target_player_id": "p3" },
+            { "level": "info", "event_type": "heal", "message": "p3 healed p1", "player_id": "p3", "target_player_id": "p1" } ] }),
+    )
+    .await;
+    let players = store.facets(&q).await.unwrap().players;
+    assert_eq!(players, pairs(&[("p1", 3), ("p3", 2), ("p2", 1)]));
 }

@@ -265,14 +265,18 @@ pub async fn facets(conn: &mut Conn, q: &FacetQuery) -> Result<Facets, SearchErr
     let window = Bounds::window(&q.server_id, (q.from, q.to));
     let floor = nth_candidate(conn, window, &within, &q.filters, q.sample).await?;
     let mut sql = Sql::new(
-        "WITH s AS MATERIALIZED (SELECT level, event_type, resource FROM log_events WHERE ",
+        "WITH s AS MATERIALIZED (SELECT level, event_type, resource, player_id, target_player_id \
+         FROM log_events WHERE ",
     );
     sql.search(window.floor(floor), &q.filters)
         .within(&within)
         .push(
             ") SELECT 0 AS facet, level AS value, count(*) AS n FROM s GROUP BY level \
              UNION ALL SELECT 1, event_type, count(*) FROM s GROUP BY event_type \
-             UNION ALL SELECT 2, resource, count(*) FROM s WHERE resource IS NOT NULL GROUP BY resource",
+             UNION ALL SELECT 2, resource, count(*) FROM s WHERE resource IS NOT NULL GROUP BY resource \
+             UNION ALL SELECT 3, p, count(*) FROM s CROSS JOIN LATERAL (VALUES (player_id), \
+               (CASE WHEN target_player_id IS DISTINCT FROM player_id THEN target_player_id END)) v(p) \
+             WHERE p IS NOT NULL GROUP BY p",
         );
     let rows: Vec<FacetRow> = sql.into_query().load(conn).await.map_err(db_error)?;
     let facet = |i: i32| {
@@ -289,6 +293,7 @@ pub async fn facets(conn: &mut Conn, q: &FacetQuery) -> Result<Facets, SearchErr
         levels: facet(0),
         event_types: facet(1),
         resources: facet(2),
+        players: facet(3),
     })
 }
 
