@@ -926,6 +926,106 @@ async fn logs_search_histogram_filters_and_export() {
     b.client.close().await.unwrap();
 }
 
+/// A long range: the 90-day preset (the `pro` plan keeps 90 days) finds an event of 40 days ago
+/// and counts it; "Zoom out" widens the range a step at a time up to what the plan keeps; and at
+/// 1280×800 the first results show without scrolling.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn logs_long_ranges_zoom_out_and_results_above_the_fold() {
+    use diesel::sql_types::{Text, Timestamptz};
+    use diesel_async::RunQueryDsl;
+    let (app, b, console) = signed_in().await;
+    let now = chrono::Utc::now();
+    let events: Vec<Value> = (0..30)
+        .map(|i| (i, ["info", "warn", "error"][i % 3]))
+        .map(|(i, level)| json!({ "level": level, "event_type": "player.join", "resource": "core",
+                         "message": format!("Player {i} joined"), "player_id": format!("{i}"),
+                         "occurred_at": (now - chrono::Duration::minutes(i as i64 + 1)).to_rfc3339() }))
+        .collect();
+    app.ingest_logs("console-recent", events).await;
+    // an event of 40 days ago, older than ingestion accepts: written as a long-lived server's
+    // table holds it, with what ingestion keeps beside it
+    let mut conn = app.db.conn().await.unwrap();
+    diesel::sql_query(
+        "INSERT INTO log_events (org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, \
+         event_type, occurred_at, message) VALUES ($1, $2, 'abc123', 'history', now(), 'old-1', \
+         'error', 'admin.ban', $3, 'banned forty days ago')",
+    )
+    .bind::<Text, _>(app.org.id.as_str())
+    .bind::<Text, _>(app.server.id.as_str())
+    .bind::<Timestamptz, _>(now - chrono::Duration::days(40))
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    app.rebuild_log_summaries().await;
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=1h"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 30")
+        .await;
+    b.shoot("logs-first-screen").await;
+    // the results start on the first screen: the first rows are visible without scrolling
+    let fold = b
+        .js("const rows = document.querySelectorAll('#event-rows tr');
+             return [rows[0].getBoundingClientRect().top, rows[4].getBoundingClientRect().bottom, innerWidth, innerHeight];")
+        .await;
+    let fold: Vec<f64> = serde_json::from_value(fold).unwrap();
+    assert!(fold[2] >= 1200.0, "a desktop window: {fold:?}");
+    assert!(fold[1] <= fold[3], "five rows above the fold: {fold:?}");
+    // the presets reach as far as the plan keeps
+    let presets = b
+        .js("return [...document.querySelectorAll('select[name=range] option')].map(o => o.value);")
+        .await;
+    assert_eq!(
+        presets,
+        json!(["15m", "1h", "6h", "24h", "7d", "30d", "90d", "custom"])
+    );
+    // zoom out: a preset grows to the next one
+    b.click("#zoom-out").await;
+    b.until("new URLSearchParams(location.search).get('range') === '6h'")
+        .await;
+    b.until("document.querySelector('#total')?.innerText.startsWith('30 events')")
+        .await;
+    // 90 days: the old event is searched and counted, in day buckets
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=90d"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 31")
+        .await;
+    assert_eq!(
+        b.text("#event-rows tr:last-child td.msg").await,
+        "banned forty days ago"
+    );
+    let total = b.until("document.querySelector('#total')?.innerText").await;
+    assert_eq!(total, json!("31 events · 1d buckets"));
+    assert_eq!(
+        b.js("return document.querySelector('#zoom-out').disabled;")
+            .await,
+        json!(true),
+        "nothing older is kept"
+    );
+    b.shoot("logs-90-days").await;
+    // a custom range doubles around its middle
+    let from =
+        (now - chrono::Duration::hours(4)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let to = (now - chrono::Duration::hours(2)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    b.client
+        .goto(&format!(
+            "{console}/logs?server=abc123&range=custom&from={from}&to={to}"
+        ))
+        .await
+        .unwrap();
+    b.until("document.querySelector('#total')?.innerText").await;
+    b.click("#zoom-out").await;
+    let widened = b
+        .until("location.search.includes('range=custom') && (Date.parse(new URLSearchParams(location.search).get('to')) - Date.parse(new URLSearchParams(location.search).get('from'))) / 3600000")
+        .await;
+    assert_eq!(widened, json!(4));
+    b.client.close().await.unwrap();
+}
+
 /// Top values beside the results filter or exclude with a click; exclusions show as chips that
 /// undo them; the patterns view groups messages and opens a pattern's events.
 #[tokio::test]
@@ -984,6 +1084,21 @@ async fn logs_facets_exclusions_and_patterns() {
     b.button("Clear filters").await;
     b.until("location.search === '?server=abc123&range=1h'")
         .await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 11")
+        .await;
+    // the players who acted or were acted on: a click searches one of them
+    let players = b
+        .until("[...document.querySelectorAll('#facets .facet')].find(f => f.querySelector('h3').textContent === 'Players')
+                  ?.querySelectorAll('.facet-name').length")
+        .await;
+    assert_eq!(players, json!(3));
+    b.click("#facets a.facet-value[title='Only 1']").await;
+    b.until("new URLSearchParams(location.search).get('player') === '1'")
+        .await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 1")
+        .await;
+    assert_eq!(b.text("#event-rows td.msg").await, "Player 1 joined");
+    b.client.back().await.unwrap();
     b.until("document.querySelectorAll('#event-rows tr').length === 11")
         .await;
     // patterns: six messages are one template; opening it searches its events

@@ -8,6 +8,7 @@ import { h, toast, when, shortTime, errorBox, empty, dialog, field, copy } from 
 import { playerLink } from './players.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'];
+/** @type {[string, string, number][]} value, label, minutes */
 const PRESETS = [
   ['15m', '15 min', 15],
   ['1h', '1 hour', 60],
@@ -177,9 +178,11 @@ export function logsView() {
 
   async function render(root, { me, params, navigate }) {
     document.title = 'Logs · Stowage console';
-    root.append(h('h1', {}, 'Logs'));
+    // the heading stands alone only when there is no search form (it sits in the form's summary)
+    const title = h('h1', {}, 'Logs');
     if (!me.permissions.logs.includes('read')) {
       root.append(
+        title,
         empty(
           'This key cannot read logs.',
           'Sign in with a key that has logs:read to search server events.',
@@ -205,6 +208,7 @@ export function logsView() {
       params.set('server', (servers.find((s) => s.logsActive) || servers[0]).cfxId);
     if (!servers.length) {
       root.append(
+        title,
         empty(
           'No server sends logs yet.',
           'Register a server and activate its Logs source (stowctl), then send events with the FiveMesh SDK.',
@@ -241,14 +245,20 @@ export function logsView() {
         { class: 'card histogram-card' },
         h(
           'div',
-          { class: 'row' },
+          { class: 'histogram-head' },
           h('h2', {}, 'Events over time'),
           h('span', { id: 'total', class: 'muted' }),
+          h(
+            'div',
+            { class: 'legend' },
+            LEVELS.map((l) => h('span', { class: `key ${l}` }, l)),
+          ),
+          h('span', { class: 'spacer' }),
           h(
             'button',
             {
               type: 'button',
-              class: 'ghost small',
+              class: 'ghost compact',
               id: 'zoom-out',
               disabled: !zoomedOut(params),
               title: 'Twice the time range (up to what the plan keeps)',
@@ -270,22 +280,6 @@ export function logsView() {
           h('p', { class: 'muted' }, 'Counting…'),
         ),
       ),
-      h(
-        'div',
-        { class: 'toolbar' },
-        h('button', { type: 'button', id: 'tail-toggle', onclick: toggleTail }, 'Live tail'),
-        h('span', { id: 'tail-state', class: 'muted', role: 'status' }),
-        h(
-          'a',
-          { class: 'button ghost', id: 'export-ndjson', href: exportLink('ndjson'), download: '' },
-          'Export NDJSON',
-        ),
-        h(
-          'a',
-          { class: 'button ghost', id: 'export-csv', href: exportLink('csv'), download: '' },
-          'Export CSV',
-        ),
-      ),
       exclusionChips(params, navigate),
       h(
         'div',
@@ -300,28 +294,51 @@ export function logsView() {
           { class: 'explorer-main' },
           h(
             'div',
-            { class: 'view-switch', role: 'tablist' },
+            { class: 'results-head' },
             h(
-              'button',
+              'div',
+              { class: 'view-switch', role: 'tablist' },
+              h(
+                'button',
+                {
+                  type: 'button',
+                  role: 'tab',
+                  id: 'view-events',
+                  'aria-selected': 'true',
+                  onclick: () => switchView('events'),
+                },
+                'Events',
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  role: 'tab',
+                  id: 'view-patterns',
+                  'aria-selected': 'false',
+                  onclick: () => switchView('patterns'),
+                },
+                'Patterns',
+              ),
+            ),
+            // what acts on the events: the live tail and the exports
+            h('span', { class: 'spacer' }),
+            h('button', { type: 'button', id: 'tail-toggle', onclick: toggleTail }, 'Live tail'),
+            h('span', { id: 'tail-state', class: 'muted', role: 'status' }),
+            h(
+              'a',
               {
-                type: 'button',
-                role: 'tab',
-                id: 'view-events',
-                'aria-selected': 'true',
-                onclick: () => switchView('events'),
+                class: 'button ghost',
+                id: 'export-ndjson',
+                href: exportLink('ndjson'),
+                download: '',
               },
-              'Events',
+              'Export NDJSON',
             ),
             h(
-              'button',
-              {
-                type: 'button',
-                role: 'tab',
-                id: 'view-patterns',
-                'aria-selected': 'false',
-                onclick: () => switchView('patterns'),
-              },
-              'Patterns',
+              'a',
+              { class: 'button ghost', id: 'export-csv', href: exportLink('csv'), download: '' },
+              'Export CSV',
             ),
           ),
           h('div', { id: 'results' }, h('p', { class: 'muted' }, 'Searching…')),
@@ -409,10 +426,15 @@ export function logsView() {
             ),
           )
         : null;
-    box.replaceChildren(
+    // a facet without values is left out (`replaceChildren` would write a null as text)
+    const groups = [
       group('Event types', f.eventTypes, 'eventType', 'eventTypes'),
       group('Resources', f.resources, 'resource', 'resources'),
+      group('Players', f.players, 'player', 'players'),
       group('Levels', f.levels, 'levels', 'levels'),
+    ].filter(Boolean);
+    box.replaceChildren(
+      ...groups,
       h(
         'p',
         { class: 'muted small' },
@@ -683,6 +705,21 @@ export function logsView() {
         { class: 'search-foot' },
         h('fieldset', { class: 'levels' }, h('legend', {}, 'Levels'), levelBoxes, minLevel),
         h(
+          'details',
+          {
+            class: 'more-filters',
+            open: ['resource', 'identifier', 'data'].some((k) => params.get(k)),
+          },
+          h('summary', {}, 'More filters'),
+          h(
+            'div',
+            { class: 'form-grid' },
+            field('Resource', inputs.resource),
+            field('Identifier', inputs.identifier, 'owner:key:value'),
+            field('Data contains', inputs.data, 'a JSON object'),
+          ),
+        ),
+        h(
           'div',
           { class: 'actions' },
           h('button', { type: 'submit', class: 'primary' }, 'Search'),
@@ -697,21 +734,6 @@ export function logsView() {
           ),
         ),
       ),
-      h(
-        'details',
-        {
-          class: 'more-filters',
-          open: ['resource', 'identifier', 'data'].some((k) => params.get(k)),
-        },
-        h('summary', {}, 'More filters: resource, identifier, data'),
-        h(
-          'div',
-          { class: 'form-grid' },
-          field('Resource', inputs.resource),
-          field('Identifier', inputs.identifier, 'owner:key:value'),
-          field('Data contains', inputs.data, 'a JSON object'),
-        ),
-      ),
     );
     // on a phone the results matter more than the form: it starts folded, naming the search
     const summary = [
@@ -722,10 +744,11 @@ export function logsView() {
     ]
       .filter(Boolean)
       .join(' · ');
+    // the page's heading shares the summary's line: the first screen is for results
     return h(
       'details',
       { class: 'search-panel', open: window.matchMedia('(min-width: 721px)').matches },
-      h('summary', {}, h('strong', {}, 'Search'), ` ${summary}`),
+      h('summary', {}, h('h1', {}, 'Logs'), h('strong', {}, 'Search'), ` ${summary}`),
       form,
     );
   }
@@ -825,18 +848,13 @@ export function logsView() {
       next.set('to', to.toISOString());
       view.navigate(`/logs?${next}`);
     });
-    const legend = h(
-      'div',
-      { class: 'legend' },
-      LEVELS.map((l) => h('span', { class: `key ${l}` }, l)),
-    );
     const scale = h(
       'div',
       { class: 'scale muted small', 'aria-hidden': 'true' },
       h('span', {}, max.toLocaleString()),
       h('span', {}, '0'),
     );
-    box.replaceChildren(h('div', { class: 'plot' }, scale, svg), axis(c), legend);
+    box.replaceChildren(h('div', { class: 'plot' }, scale, svg), axis(c));
   }
 
   /** Ticks under the histogram: hours (or minutes) within a day, days over longer ranges. */
