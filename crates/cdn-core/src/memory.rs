@@ -14,6 +14,7 @@ use crate::folder_move::{self, FolderMove, MoveBatch};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
 use crate::path::{is_hidden, ObjectKey};
 use crate::placeholder::{removed_entry, set_entry, Placeholder, PlaceholderStore, Put};
+use crate::search::SearchQuery;
 use crate::store::{
     deleted_entry, moved_entry, ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed,
 };
@@ -124,6 +125,21 @@ impl ObjectRecordStore for MemoryObjectRecords {
             .take(q.limit)
             .cloned()
             .collect())
+    }
+
+    async fn search(
+        &self,
+        org_id: &OrgId,
+        q: &SearchQuery,
+    ) -> Result<Vec<ObjectRecord>, StoreError> {
+        let rows = lock(&self.rows);
+        let mut found: Vec<&ObjectRecord> = rows
+            .iter()
+            .filter(|((org, _), r)| org == org_id && q.matches(r) && q.is_after(r))
+            .map(|(_, r)| r)
+            .collect();
+        found.sort_by(|a, b| q.compare(a, b));
+        Ok(found.into_iter().take(q.limit).cloned().collect())
     }
 
     async fn list_folder(

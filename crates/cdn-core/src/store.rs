@@ -10,6 +10,7 @@ use crate::folder::{FolderEntry, FolderQuery};
 use crate::folder_move::{FolderMove, MoveBatch};
 use crate::metadata::Metadata;
 use crate::path::ObjectKey;
+use crate::search::SearchQuery;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectRecord {
@@ -89,6 +90,14 @@ pub trait ObjectRecordStore: Send + Sync {
         &self,
         org_id: &OrgId,
         query: &ListQuery,
+    ) -> Result<Vec<ObjectRecord>, StoreError>;
+    /// One page of a search ([`crate::search`]): up to `query.limit` of the objects it
+    /// matches ([`SearchQuery::matches`]) after `query.after`, in its order
+    /// ([`SearchQuery::compare`]).
+    async fn search(
+        &self,
+        org_id: &OrgId,
+        query: &SearchQuery,
     ) -> Result<Vec<ObjectRecord>, StoreError>;
     /// One page of `query.folder`'s folder view ([`crate::folder`]): objects directly inside and
     /// sub-folders, each once, in sort-key order; hidden (dot-named) and denied entries never.

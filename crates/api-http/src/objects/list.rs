@@ -68,18 +68,7 @@ pub async fn list(
     auth.require(Permission::CdnRead)?;
     let folder = normalize_folder(params.path.as_deref().unwrap_or(""))
         .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid path: {e}")))?;
-    let scope = auth.key.path_scope();
-    if !scope.allows_listing(&folder) {
-        let msg = if params.path.is_none() {
-            "this key is restricted to specific path prefixes; pass `path`".to_owned()
-        } else {
-            format!(
-                "path `{folder}` is outside the paths {} may read",
-                auth.holder()
-            )
-        };
-        return Err(ApiError::new(Code::PathNotAllowed, msg));
-    }
+    let scope = super::readable_folder(&auth, &folder, params.path.is_some())?;
     let limit = listing::parse_limit(params.limit.as_deref()).map_err(ApiError::invalid_request)?;
     let folder_view = match params.delimiter.as_deref() {
         None => false,

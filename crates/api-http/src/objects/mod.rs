@@ -1,5 +1,5 @@
-//! `/v1/objects*`, one module per operation beside its wire types: list, upload (multipart,
-//! Base64, bulk), details, delete, bulk delete, folder delete, move, purge. What several of them share is here.
+//! `/v1/objects*`, one module per operation beside its wire types: list, search, upload
+//! (multipart, Base64, bulk), details, delete, bulk delete, folder delete, move, purge. What several of them share is here.
 
 mod base64_upload;
 mod bulk;
@@ -10,6 +10,7 @@ mod details;
 mod list;
 mod move_objects;
 mod purge;
+mod search;
 mod upload;
 
 pub use base64_upload::*;
@@ -21,6 +22,7 @@ pub use details::*;
 pub use list::*;
 pub use move_objects::*;
 pub use purge::*;
+pub use search::*;
 pub use upload::*;
 
 use actix_web::http::StatusCode;
@@ -35,6 +37,28 @@ use crate::form::{read_form, FormLimits};
 use crate::idempotency;
 use crate::pipeline::{Existing, UploadPolicy};
 use crate::state::CdnState;
+
+/// The key's paths, when it may read `folder` (`named`: the request sent a `path`); else 403
+/// `PATH_NOT_ALLOWED` saying why.
+pub(crate) fn readable_folder(
+    auth: &Auth,
+    folder: &str,
+    named: bool,
+) -> Result<auth_core::PathScope, ApiError> {
+    let scope = auth.key.path_scope();
+    if scope.allows_listing(folder) {
+        return Ok(scope);
+    }
+    let msg = if named {
+        format!(
+            "path `{folder}` is outside the paths {} may read",
+            auth.holder()
+        )
+    } else {
+        "this key is restricted to specific path prefixes; pass `path`".to_owned()
+    };
+    Err(ApiError::new(stow_http::Code::PathNotAllowed, msg))
+}
 
 pub fn key_policy(auth: &Auth) -> UploadPolicy {
     UploadPolicy {

@@ -7,12 +7,14 @@ mod audit;
 mod idempotency;
 mod placeholders;
 mod records;
+mod search;
 mod upload_urls;
 
 pub use audit::*;
 pub use idempotency::*;
 pub use placeholders::*;
 pub use records::*;
+pub use search::*;
 pub use upload_urls::*;
 
 use auth_core::{KeyId, OrgId};
@@ -88,6 +90,8 @@ macro_rules! cdn_store_suite {
             records_delete_many_in_one_step,
             records_rename_atomically_and_replace_only_when_asked,
             records_folder_move_batches_skip_taken_destinations,
+            records_search_finds_paths_by_text_and_objects_by_metadata,
+            records_search_sorts_both_ways_with_pages_that_never_repeat,
             idempotency_scope_includes_route_and_credential,
             idempotency_completion_is_the_owners_and_kept_as_bytes,
             idempotency_release_is_the_owners,

@@ -4,6 +4,7 @@ mod folder_view;
 mod idempotency;
 mod placeholders;
 mod records;
+mod search;
 mod upload_urls;
 
 pub use idempotency::PgIdempotency;

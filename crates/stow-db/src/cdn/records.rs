@@ -6,6 +6,7 @@ use auth_core::{OrgId, StoreError};
 use cdn_core::folder::{FolderEntry, FolderQuery};
 use cdn_core::folder_move::{FolderMove, MoveBatch};
 use cdn_core::metadata::Metadata;
+use cdn_core::search::SearchQuery;
 use cdn_core::store::{
     deleted_entry, moved_entry, ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed,
 };
@@ -71,6 +72,45 @@ impl PgObjectRecords {
 /// (`'0'` follows `'/'` in byte order; keys use the "C" collation).
 fn folder_upper_bound(folder: &str) -> String {
     format!("{folder}0")
+}
+
+/// `query` kept to the keys a listing of `folder` may show: inside it (or its own key), not
+/// under a `denied` prefix, no dot-prefixed segment.
+pub(super) fn visible_in<'a, ST>(
+    mut query: objects::BoxedQuery<'a, diesel::pg::Pg, ST>,
+    folder: &str,
+    denied: &[String],
+) -> objects::BoxedQuery<'a, diesel::pg::Pg, ST> {
+    if !folder.is_empty() {
+        // the folder's own key or a key inside it; the outer range (from the folder's key to
+        // past its last key) is what the index scan is bounded by, the inner choice is checked
+        // on the few keys in between (`shots-old`, `shots.png`)
+        query = query
+            .filter(objects::key.ge(folder.to_owned()))
+            .filter(objects::key.lt(folder_upper_bound(folder)))
+            .filter(
+                objects::key
+                    .eq(folder.to_owned())
+                    .or(objects::key.ge(format!("{folder}/"))),
+            );
+    }
+    for d in denied {
+        let d = d.trim_matches('/');
+        if d.is_empty() {
+            continue;
+        }
+        query = query.filter(
+            objects::key.ne(d.to_owned()).and(
+                objects::key
+                    .lt(format!("{d}/"))
+                    .or(objects::key.ge(folder_upper_bound(d))),
+            ),
+        );
+    }
+    // dot-prefixed segments are refused on upload; this keeps any such row out of listings
+    query
+        .filter(objects::key.not_like(".%"))
+        .filter(objects::key.not_like("%/.%"))
 }
 
 /// Inserts the row unless its key has one; whether it did.
@@ -238,41 +278,21 @@ impl ObjectRecordStore for PgObjectRecords {
             .order(objects::key.asc())
             .limit(q.limit as i64)
             .into_boxed();
-        if !q.folder.is_empty() {
-            // the folder's own key or a key inside it; the outer range (from the folder's key to
-            // past its last key) is what the index scan is bounded by, the inner choice is
-            // checked on the few keys in between (`shots-old`, `shots.png`)
-            query = query
-                .filter(objects::key.ge(q.folder.clone()))
-                .filter(objects::key.lt(folder_upper_bound(&q.folder)))
-                .filter(
-                    objects::key
-                        .eq(q.folder.clone())
-                        .or(objects::key.ge(format!("{}/", q.folder))),
-                );
-        }
+        query = visible_in(query, &q.folder, &q.denied);
         if let Some(after) = &q.after {
             query = query.filter(objects::key.gt(after.clone()));
         }
-        for d in &q.denied {
-            let d = d.trim_matches('/');
-            if d.is_empty() {
-                continue;
-            }
-            query = query.filter(
-                objects::key.ne(d.to_owned()).and(
-                    objects::key
-                        .lt(format!("{d}/"))
-                        .or(objects::key.ge(folder_upper_bound(d))),
-                ),
-            );
-        }
-        // dot-prefixed segments are refused on upload; this keeps any such row out of listings
-        query = query
-            .filter(objects::key.not_like(".%"))
-            .filter(objects::key.not_like("%/.%"));
         let rows: Vec<ObjectRow> = query.load(&mut conn).await.map_err(db_error)?;
         Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    async fn search(
+        &self,
+        org_id: &OrgId,
+        query: &SearchQuery,
+    ) -> Result<Vec<ObjectRecord>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        super::search::search(&mut conn, org_id, query).await
     }
 
     async fn list_folder(

@@ -17,6 +17,7 @@ mod moves;
 mod placeholders;
 mod purge;
 mod races;
+mod search;
 mod upload;
 
 pub(crate) fn file_part(bytes: Vec<u8>, name: &str) -> Part {
