@@ -1167,6 +1167,30 @@ async fn the_player_view_shows_one_player_across_servers() {
         .await
         .unwrap();
     assert_eq!(res.status(), 202);
+    // screenshots whose metadata names Jay by either identifier, and one of someone else
+    for (name, metadata) in [
+        ("jay-1.png", r#"{"license":"license:abc"}"#),
+        ("jay-2.png", r#"{"discord":"discord:77"}"#),
+        ("mia.png", r#"{"license":"license:def"}"#),
+    ] {
+        let form = reqwest::multipart::Form::new()
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(PNG.to_vec())
+                    .file_name(name)
+                    .mime_str("image/png")
+                    .unwrap(),
+            )
+            .text("path", "screenshots")
+            .text("metadata", metadata);
+        let res = app
+            .post("/v1/objects", &app.dev_key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+    }
     b.client
         .goto(&format!("{console}/logs?server=abc123&range=1h"))
         .await
@@ -1209,7 +1233,16 @@ async fn the_player_view_shows_one_player_across_servers() {
             .await,
         json!(2)
     );
+    // the files that name Jay, newest first, as pictures that load from public delivery
+    b.until("document.querySelectorAll('#player-files .tile img').length === 2 && [...document.querySelectorAll('#player-files .tile img')].every(i => i.complete && i.naturalWidth > 0)")
+        .await;
+    assert_eq!(
+        b.js("return [...document.querySelectorAll('#player-files .tile img')].map(i => i.alt);")
+            .await,
+        json!(["screenshots/jay-2.png", "screenshots/jay-1.png"])
+    );
     b.shoot("player").await;
+    b.shoot_at("player-files", Some("#player-files")).await;
     b.client.close().await.unwrap();
 }
 

@@ -1,9 +1,9 @@
 // @ts-check
 // The player view (/players/<id or identifier>?range=30d): one player across every server the
 // key may read — names, identifiers, sessions, event types — and their timeline, newest first.
-// Built on POST /v1/logs/player.
+// Built on POST /v1/logs/player; the files that name the player on POST /v1/objects/search.
 import { api, sentence, retryable } from './api.js';
-import { h, when, shortTime, errorBox, empty } from './ui.js';
+import { h, when, shortTime, errorBox, empty, thumbnailUrl } from './ui.js';
 
 /** @type {[string, string, number][]} */
 const RANGES = [
@@ -44,7 +44,7 @@ export function playersView() {
   /** @type {{ body: any, cursor: string | null } | null} */
   let view = null;
 
-  async function render(root, { params }) {
+  async function render(root, { me, params }) {
     const player = decodeURIComponent(location.pathname.slice('/players/'.length));
     document.title = `${player} · Players · Stowage console`;
     const range = RANGES.find((r) => r[0] === params.get('range')) || RANGES[2];
@@ -98,10 +98,78 @@ export function playersView() {
       );
       return;
     }
-    root.append(summary(player, s, page.servers), timeline(page));
+    const files = h(
+      'section',
+      { class: 'card wide', id: 'player-files' },
+      h('h2', {}, 'Files'),
+      h('p', { class: 'muted' }, 'Looking for files…'),
+    );
+    root.append(summary(player, s, page.servers, range[0]));
+    if (me.permissions.cdn.includes('read')) root.append(files);
+    root.append(timeline(page));
+    if (me.permissions.cdn.includes('read')) await playerFiles(files, player, s);
   }
 
-  function summary(player, s, servers) {
+  /**
+   * The files whose metadata names the player (screenshot-basic uploads carry the player's
+   * identifiers), newest first, as a grid of pictures.
+   */
+  async function playerFiles(box, player, s) {
+    // every identifier as the events carried it (both forms), the player's own first; at most 20
+    const values = [player];
+    for (const [kind, list] of Object.entries(s.identifiers))
+      for (const v of list)
+        for (const form of [v.value, identifierOf(kind, v.value)])
+          if (!values.includes(form)) values.push(form);
+    /** @type {any} */
+    let found;
+    try {
+      found = await api('POST', '/objects/search', {
+        json: { metadataValues: values.slice(0, 20), sort: 'lastModified', limit: 24 },
+      });
+    } catch (err) {
+      box.replaceChildren(h('h2', {}, 'Files'), h('p', { class: 'muted' }, sentence(err)));
+      return;
+    }
+    if (!view) return;
+    const items = found.objects.map((o) =>
+      h(
+        'a',
+        {
+          class: 'tile',
+          href: o.publicUrl,
+          target: '_blank',
+          rel: 'noopener',
+          title: `${o.key} · ${when(o.lastModified)}`,
+        },
+        (o.contentType || '').startsWith('image/')
+          ? h('img', { src: thumbnailUrl(o.publicUrl), alt: o.key, loading: 'lazy' })
+          : h('span', { class: 'tile-name' }, o.key.split('/').pop()),
+        h(
+          'span',
+          { class: 'tile-when muted small' },
+          `${o.key.split('/').pop()} · ${shortTime(o.lastModified)}`,
+        ),
+      ),
+    );
+    box.replaceChildren(
+      ...[
+        h('h2', {}, 'Files'),
+        items.length
+          ? h('div', { class: 'tiles' }, items)
+          : h(
+              'p',
+              { class: 'muted' },
+              'No file names this player in its metadata (uploads that carry their identifiers show here).',
+            ),
+        found.continuationToken
+          ? h('p', { class: 'muted small' }, 'The newest 24 are shown.')
+          : null,
+      ].filter(Boolean),
+    );
+  }
+
+  function summary(player, s, servers, range) {
     // `license:abc` and `abc` under `license` are one identifier: counted together
     /** @type {Map<string, number>} */
     const counts = new Map();
@@ -126,7 +194,7 @@ export function playersView() {
             )
           : h('p', { class: 'muted' }, 'None seen.'),
       );
-    const searchAll = `/logs?server=${encodeURIComponent(servers[0] || '')}&range=7d&player=${encodeURIComponent(player)}`;
+    const searchAll = `/logs?server=${encodeURIComponent(servers[0] || '')}&range=${range}&player=${encodeURIComponent(player)}`;
     return h(
       'div',
       { class: 'player-summary' },

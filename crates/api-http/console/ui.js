@@ -153,3 +153,8 @@ export function table(headers, rows) {
     ),
   );
 }
+
+/** The picture of an object to show small (a grid, the player view's files). */
+export function thumbnailUrl(publicUrl) {
+  return publicUrl;
+}
