@@ -3,7 +3,7 @@
 # - the domain crates (auth-core, cdn-core, logs-core) are pure: no web framework, database
 #   driver, object store or async runtime among their normal dependencies, and no crate of the
 #   layers above them (adapters, HTTP glue, hosts, tools);
-# - the adapters (stow-db, stow-objects) use no web framework and no host;
+# - the adapters (stow-db, stow-objects, stow-images) use no web framework and no host;
 # - the two hosts (api-http for cdn-api, logs-http for logs-api) do not depend on each other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ for crate in auth-core cdn-core logs-core; do
   # shellcheck disable=SC2086
   refuse "$crate" $io $upper
 done
-for crate in stow-db stow-objects; do
+for crate in stow-db stow-objects stow-images; do
   refuse "$crate" actix-web actix-http stow-http api-http logs-http stow-admin
 done
 refuse api-http logs-http

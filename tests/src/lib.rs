@@ -322,6 +322,35 @@ impl TestApp {
             .unwrap()
     }
 
+    /// Multipart upload with the developer key of `bytes` as `name` (type `mime`) into folder
+    /// `path` (`""`: the root) with `metadata` (JSON text); asserts the 200.
+    pub async fn put_file(
+        &self,
+        path: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        mime: &str,
+        metadata: &str,
+    ) {
+        let part = reqwest::multipart::Part::bytes(bytes)
+            .file_name(name.to_owned())
+            .mime_str(mime)
+            .unwrap();
+        let mut form = reqwest::multipart::Form::new()
+            .part("file", part)
+            .text("metadata", metadata.to_owned());
+        if !path.is_empty() {
+            form = form.text("path", path.to_owned());
+        }
+        let res = self
+            .post("/v1/objects", &self.dev_key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "{:?}", res.text().await);
+    }
+
     /// Starts another `cdn-api` instance on the same database and object store; its base URL.
     pub fn second_cdn(&self) -> String {
         let state = api_http::build_state(Arc::new(self.config.clone())).expect("cdn state");

@@ -250,6 +250,13 @@ const PNG: &[u8] = &[
     0x50, 0x45, 0x4e, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
 
+/// A valid `w` × `h` PNG (image's encoder; [`PNG`] is a browser-tolerated one whose checksums
+/// are wrong, which renditions refuse to decode).
+fn picture(w: u32, h: u32) -> Vec<u8> {
+    use stow_images::fixtures::{halves, png};
+    png(&halves(w, h, [200, 40, 40], [40, 40, 200]))
+}
+
 /// A fresh app (public delivery on its own origin) and a browser on nothing yet.
 async fn started() -> (TestApp, Browser, String) {
     let app = spawn_with(Options {
@@ -1173,23 +1180,8 @@ async fn the_player_view_shows_one_player_across_servers() {
         ("jay-2.png", r#"{"discord":"discord:77"}"#),
         ("mia.png", r#"{"license":"license:def"}"#),
     ] {
-        let form = reqwest::multipart::Form::new()
-            .part(
-                "file",
-                reqwest::multipart::Part::bytes(PNG.to_vec())
-                    .file_name(name)
-                    .mime_str("image/png")
-                    .unwrap(),
-            )
-            .text("path", "screenshots")
-            .text("metadata", metadata);
-        let res = app
-            .post("/v1/objects", &app.dev_key)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 200);
+        app.put_file("screenshots", name, picture(64, 48), "image/png", metadata)
+            .await;
     }
     b.client
         .goto(&format!("{console}/logs?server=abc123&range=1h"))
@@ -1236,6 +1228,12 @@ async fn the_player_view_shows_one_player_across_servers() {
     // the files that name Jay, newest first, as pictures that load from public delivery
     b.until("document.querySelectorAll('#player-files .tile img').length === 2 && [...document.querySelectorAll('#player-files .tile img')].every(i => i.complete && i.naturalWidth > 0)")
         .await;
+    // thumbnails are renditions (64 × 48 cropped to the tile's 4:3, as WebP), not the originals
+    assert_eq!(
+        b.js("return [...document.querySelectorAll('#player-files .tile img')].map(i => [i.currentSrc.includes('?w=264&h=198&fit=cover&format=webp'), i.naturalWidth, i.naturalHeight]);")
+            .await,
+        json!([[true, 64, 48], [true, 64, 48]])
+    );
     assert_eq!(
         b.js("return [...document.querySelectorAll('#player-files .tile img')].map(i => i.alt);")
             .await,

@@ -143,7 +143,16 @@ export function playersView() {
           title: `${o.key} · ${when(o.lastModified)}`,
         },
         (o.contentType || '').startsWith('image/')
-          ? h('img', { src: thumbnailUrl(o.publicUrl), alt: o.key, loading: 'lazy' })
+          ? h('img', {
+              src: thumbnailUrl(o.publicUrl),
+              alt: o.key,
+              loading: 'lazy',
+              // an image delivery cannot resize (damaged, too many pixels) shows as it is
+              onerror: (e) => {
+                const img = /** @type {HTMLImageElement} */ (e.target);
+                if (img.src !== o.publicUrl) img.src = o.publicUrl;
+              },
+            })
           : h('span', { class: 'tile-name' }, o.key.split('/').pop()),
         h(
           'span',

@@ -23,7 +23,7 @@ use crate::state::{CdnState, StaleMark};
 
 pub const CACHE_CONTROL: &str = "public, max-age=300";
 
-fn not_found() -> ApiError {
+pub(crate) fn not_found() -> ApiError {
     ApiError::new(Code::NotFound, "no such object")
 }
 
@@ -77,9 +77,14 @@ pub async fn dispatch(
 
 #[utoipa::path(
     get, path = "/cdn/{workspace}/{key}", tag = "delivery",
-    params(("workspace" = String, Path, description = "Workspace slug"), ("key" = String, Path, description = "Object key, each segment percent-encoded")),
+    params(("workspace" = String, Path, description = "Workspace slug"), ("key" = String, Path, description = "Object key, each segment percent-encoded"),
+        ("w" = Option<u32>, Query, description = "Rendition width in pixels (1-2048): the image resized (PNG, JPEG, WebP and GIF originals)"),
+        ("h" = Option<u32>, Query, description = "Rendition height in pixels (1-2048)"),
+        ("fit" = Option<String>, Query, description = "`contain` (default: the whole picture inside the box) or `cover` (the box filled, cropped around the centre; needs w and h)"),
+        ("format" = Option<String>, Query, description = "`webp`, `jpeg` or `png` (default: the original's; PNG for a GIF)")),
     responses(
-        (status = 200, description = "The bytes"),
+        (status = 200, description = "The bytes (or the rendition's)"),
+        (status = 400, description = "INVALID_REQUEST: a rendition parameter, an original that is not an image or has too many pixels", body = stow_http::error::CdnErrorBody),
         (status = 206, description = "A byte range"),
         (status = 304, description = "Not modified (If-None-Match, or If-Modified-Since without it)"),
         (status = 404, description = "No such object: the error envelope, or, for a key a placeholder pattern matches, the fallback object's bytes with `X-Stowage-Placeholder` naming it", body = stow_http::error::CdnErrorBody),
@@ -111,6 +116,9 @@ pub async fn deliver(
     let Some(record) = state.delivery_row(&org.id, &key, &stale).await? else {
         return placeholder(&req, &state, &org.id, &key, &stale).await;
     };
+    if let Some(r) = crate::rendition::asked(&req)? {
+        return crate::rendition::deliver(&req, &state, &key, &record, r, CACHE_CONTROL).await;
+    }
     let size = record.size as u64;
     let quoted = format!("\"{}\"", record.etag);
     let modified_at: std::time::SystemTime = record.last_modified.into();

@@ -17,6 +17,7 @@ pub mod part_headers;
 pub mod pipeline;
 pub mod placeholders;
 pub mod presigned;
+pub mod rendition;
 pub mod state;
 
 use std::net::TcpListener;

@@ -76,6 +76,8 @@ pub struct CdnState {
     rows: RowCache,
     /// Bytes of small objects by storage location (locations are never rewritten).
     pub small_objects: BytesCache,
+    /// Renditions being made at once (`RENDITION_CONCURRENCY` permits).
+    pub renditions: tokio::sync::Semaphore,
     slugs: SlugCache,
     /// Each organization's placeholders, compiled, for delivery of missing keys.
     placeholder_sets: PlaceholderCache,
@@ -154,6 +156,7 @@ pub struct Stores {
 
 impl CdnState {
     pub fn new(config: Arc<Config>, db: Db, blobs: Objects, stores: Stores) -> Self {
+        let renditions = tokio::sync::Semaphore::new(config.rendition_concurrency);
         Self {
             config,
             db,
@@ -161,6 +164,7 @@ impl CdnState {
             stores,
             rows: RowCache::new(100_000),
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
+            renditions,
             slugs: SlugCache::new(10_000),
             placeholder_sets: PlaceholderCache::new(10_000),
             refused: RefusedCache::new(100_000),

@@ -15,6 +15,7 @@ pub mod placement;
 #[cfg(test)]
 mod proptests;
 pub mod range;
+pub mod rendition;
 pub mod search;
 pub mod store;
 #[cfg(any(test, feature = "testsuite"))]

@@ -92,7 +92,11 @@ pub(crate) async fn logs(ctx: &Ctx, cmd: LogsCmd) -> Result<(Value, String), Cli
     }
 }
 
-/// Deletes stored bytes older than `min_age` that no row references. Returns (scanned, removed).
+/// The storage location whose bytes a stored location belongs to (itself for an object's bytes).
+type OriginalOf = fn(&str) -> Option<&str>;
+
+/// Deletes stored bytes older than `min_age` that no row references, and the kept renditions
+/// of such bytes. Returns (scanned, removed).
 pub async fn gc(
     db: &Db,
     objects: &stow_objects::Objects,
@@ -100,19 +104,35 @@ pub async fn gc(
 ) -> Result<(u64, u64), CliError> {
     let repo = PgObjectRecords::new(db.clone());
     let cutoff = chrono::Utc::now() - min_age;
-    let mut listing = objects.list("o");
     let (mut scanned, mut removed) = (0u64, 0u64);
-    while let Some(item) = listing.next().await {
-        let (location, modified) = item.map_err(|e| CliError(e.to_string()))?;
-        scanned += 1;
-        if modified > cutoff || repo.is_referenced(&location).await? {
-            continue;
+    // an object's bytes are their own original; renditions are kept at
+    // `renditions/<original's location>/<name>` and go with it
+    let originals: [(&str, OriginalOf); 2] = [
+        ("o", |location| Some(location)),
+        ("renditions", |location| {
+            location
+                .strip_prefix("renditions/")
+                .and_then(|rest| rest.rsplit_once('/'))
+                .map(|(original, _)| original)
+        }),
+    ];
+    for (prefix, original_of) in originals {
+        let mut listing = objects.list(prefix);
+        while let Some(item) = listing.next().await {
+            let (location, modified) = item.map_err(|e| CliError(e.to_string()))?;
+            scanned += 1;
+            let Some(original) = original_of(&location) else {
+                continue;
+            };
+            if modified > cutoff || repo.is_referenced(original).await? {
+                continue;
+            }
+            objects
+                .delete(&stow_objects::ObjectPath::from(location.as_str()))
+                .await
+                .map_err(|e| CliError(e.to_string()))?;
+            removed += 1;
         }
-        objects
-            .delete(&stow_objects::ObjectPath::from(location.as_str()))
-            .await
-            .map_err(|e| CliError(e.to_string()))?;
-        removed += 1;
     }
     Ok((scanned, removed))
 }

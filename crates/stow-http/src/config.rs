@@ -69,6 +69,9 @@ pub struct Config {
     /// How many events matching the other filters a `data` log filter may examine per request
     /// (`LOGS_DATA_SCAN_LIMIT`).
     pub data_scan_limit: usize,
+    /// Renditions (resized images) made at once on this instance; more wait
+    /// (`RENDITION_CONCURRENCY`, default the number of CPUs).
+    pub rendition_concurrency: usize,
     /// Open live tails per organization, across instances (`LOGS_TAIL_LIMIT`).
     pub tail_limit: usize,
     /// How often a live tail looks for new batches (`LOGS_TAIL_POLL_MS`).
@@ -292,6 +295,11 @@ impl Config {
             max_bulk_delete_paths: parsed("MAX_BULK_DELETE_PATHS", 1000)?,
             cursor_ttl: Duration::from_secs(parsed("QUERY_CURSOR_TTL_SECONDS", 900)?),
             data_scan_limit: parsed::<usize>("LOGS_DATA_SCAN_LIMIT", 100_000)?.max(1),
+            rendition_concurrency: parsed::<usize>(
+                "RENDITION_CONCURRENCY",
+                std::thread::available_parallelism().map_or(2, |n| n.get()),
+            )?
+            .max(1),
             tail_limit: parsed("LOGS_TAIL_LIMIT", 10)?,
             tail_poll: Duration::from_millis(parsed::<u64>("LOGS_TAIL_POLL_MS", 100)?.max(10)),
             tail_heartbeat: positive_secs("LOGS_TAIL_HEARTBEAT_SECONDS", 15)?,
@@ -342,6 +350,7 @@ impl Config {
             max_bulk_delete_paths: 1000,
             cursor_ttl: Duration::from_secs(900),
             data_scan_limit: 100_000,
+            rendition_concurrency: 2,
             tail_limit: 10,
             tail_poll: Duration::from_millis(50),
             tail_heartbeat: Duration::from_secs(15),

@@ -17,6 +17,7 @@ mod moves;
 mod placeholders;
 mod purge;
 mod races;
+mod renditions;
 mod search;
 mod upload;
 

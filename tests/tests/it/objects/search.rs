@@ -5,19 +5,16 @@
 
 use super::*;
 
-/// Uploads `name` under `path` with `metadata` (JSON text); asserts the 200.
+/// Uploads `size` bytes as `name` under `path` with `metadata` (JSON text).
 async fn put(app: &TestApp, path: &str, name: &str, size: usize, metadata: &str) {
-    let form = Form::new()
-        .part("file", file_part(vec![b'x'; size], name))
-        .text("path", path.to_owned())
-        .text("metadata", metadata.to_owned());
-    let res = app
-        .post("/v1/objects", &app.dev_key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200, "{:?}", res.text().await);
+    app.put_file(
+        path,
+        name,
+        vec![b'x'; size],
+        "application/octet-stream",
+        metadata,
+    )
+    .await;
 }
 
 async fn search(app: &TestApp, key: &str, body: Value) -> reqwest::Response {

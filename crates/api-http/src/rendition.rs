@@ -1,0 +1,148 @@
+//! Renditions on public delivery (`/cdn/<workspace>/<key>?w=320&h=180&fit=cover&format=webp`):
+//! an image object resized, made once and kept beside the original's bytes under a name derived
+//! from its storage location (`cdn_core::rendition`), so a replaced or purged original gets new
+//! ones and garbage collection removes the old. Made off the async workers (`spawn_blocking`), at
+//! most `RENDITION_CONCURRENCY` at once per instance; the rest wait their turn.
+
+use actix_web::http::{header, Method, StatusCode};
+use actix_web::{HttpRequest, HttpResponse};
+use bytes::Bytes;
+use cdn_core::rendition::{self, Format, Rendition, RenditionParams, MAX_SOURCE_BYTES};
+use cdn_core::store::ObjectRecord;
+use stow_http::{ApiError, Code};
+use stow_objects::{ObjectPath, ObjectsError};
+
+use crate::state::CdnState;
+
+/// The rendition a delivery request asks for, if any (`w`, `h`, `fit` or `format` in its query;
+/// other parameters are ignored, as on every delivery).
+pub fn asked(req: &HttpRequest) -> Result<Option<Rendition>, ApiError> {
+    let params = actix_web::web::Query::<RenditionParams>::from_query(req.query_string())
+        .map_err(|e| ApiError::invalid_request(format!("rendition parameters: {e}")))?
+        .into_inner();
+    if !params.asked() {
+        return Ok(None);
+    }
+    rendition::validate(&params)
+        .map(Some)
+        .map_err(ApiError::invalid_request)
+}
+
+/// Answers the rendition `r` of `record` (found at `key`), with the original's caching headers
+/// and an entity tag of its own; `If-None-Match` gives 304. Ranges are not served: the answer
+/// is whole.
+pub async fn deliver(
+    req: &HttpRequest,
+    state: &CdnState,
+    key: &str,
+    record: &ObjectRecord,
+    r: Rendition,
+    cache_control: &str,
+) -> Result<HttpResponse, ApiError> {
+    let content_type = record.content_type.as_deref().unwrap_or("");
+    let Some(format) = r.output(content_type) else {
+        return Err(ApiError::invalid_request(format!(
+            "renditions (`w`, `h`, `fit`, `format`) are made of PNG, JPEG, WebP and GIF images; `{key}` is {}",
+            if content_type.is_empty() { "of no known type" } else { content_type }
+        )));
+    };
+    if record.size as u64 > MAX_SOURCE_BYTES {
+        return Err(ApiError::invalid_request(format!(
+            "`{key}` is {} bytes; renditions are made of images of at most {MAX_SOURCE_BYTES} bytes",
+            record.size
+        )));
+    }
+    let etag = format!("\"{}\"", r.etag(&record.etag, format));
+    let modified_at: std::time::SystemTime = record.last_modified.into();
+    let mut res = HttpResponse::build(StatusCode::OK);
+    res.insert_header((header::ETAG, etag.as_str()))
+        .insert_header((header::LAST_MODIFIED, httpdate::fmt_http_date(modified_at)))
+        .insert_header((header::CACHE_CONTROL, cache_control))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+    let matches = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|inm| {
+            inm.split(',')
+                .any(|t| t.trim() == "*" || t.trim().trim_start_matches("W/") == etag)
+        });
+    if matches {
+        return Ok(res.status(StatusCode::NOT_MODIFIED).finish());
+    }
+    let bytes = made(state, record, &r, format).await?;
+    res.insert_header((header::CONTENT_TYPE, format.content_type()));
+    if req.method() == Method::HEAD {
+        let empty = futures::stream::empty::<Result<Bytes, actix_web::Error>>();
+        return Ok(res.no_chunking(bytes.len() as u64).streaming(empty));
+    }
+    Ok(res.body(bytes))
+}
+
+/// The rendition's bytes: kept ones, or made now (and kept).
+async fn made(
+    state: &CdnState,
+    record: &ObjectRecord,
+    r: &Rendition,
+    format: Format,
+) -> Result<Bytes, ApiError> {
+    let kept = ObjectPath::from(r.cache_path(&record.storage_path, format).as_str());
+    if let Some(bytes) = read(state, &kept).await? {
+        metrics::counter!("cdn_renditions_total", "source" => "kept").increment(1);
+        return Ok(bytes);
+    }
+    // one at a time per permit; a request that waited may find it made by the one before
+    let _permit = state
+        .renditions
+        .acquire()
+        .await
+        .map_err(|_| ApiError::new(Code::Unavailable, "shutting down"))?;
+    if let Some(bytes) = read(state, &kept).await? {
+        metrics::counter!("cdn_renditions_total", "source" => "kept").increment(1);
+        return Ok(bytes);
+    }
+    let original = ObjectPath::from(record.storage_path.as_str());
+    let source = match state.blobs.read_all(&original).await {
+        Ok(b) => b,
+        // replaced or deleted between the row read and the byte read
+        Err(ObjectsError::NotFound) => return Err(crate::delivery::not_found()),
+        Err(e) => return Err(e.into()),
+    };
+    let started = std::time::Instant::now();
+    let rendition = *r;
+    let result =
+        tokio::task::spawn_blocking(move || stow_images::render(&source, &rendition, format))
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "rendition task failed");
+                ApiError::new(Code::Internal, "making the rendition failed")
+            })?;
+    metrics::histogram!("cdn_rendition_seconds").record(started.elapsed().as_secs_f64());
+    let made = result.map_err(|e| match e {
+        stow_images::RenderError::TooManyPixels { .. }
+        | stow_images::RenderError::Undecodable(_) => ApiError::invalid_request(e.to_string()),
+        other => {
+            tracing::error!(error = %other, "rendition failed");
+            ApiError::new(Code::Internal, "making the rendition failed")
+        }
+    })?;
+    metrics::counter!("cdn_renditions_total", "source" => "made").increment(1);
+    let bytes = Bytes::from(made.bytes);
+    // kept for the next request; a failed write only costs the next one a new rendition
+    if let Err(e) = state
+        .blobs
+        .put(&kept, bytes.clone(), Some(format.content_type()))
+        .await
+    {
+        tracing::warn!(error = %e, "keeping a rendition failed");
+    }
+    Ok(bytes)
+}
+
+async fn read(state: &CdnState, location: &ObjectPath) -> Result<Option<Bytes>, ApiError> {
+    match state.blobs.read_all(location).await {
+        Ok(b) => Ok(Some(b)),
+        Err(ObjectsError::NotFound) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}

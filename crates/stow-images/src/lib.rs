@@ -1,0 +1,124 @@
+//! Makes renditions ([`cdn_core::rendition`]) of image bytes: decoded with `image` within limits
+//! checked on the header (no decompression bomb is ever allocated), turned upright by its EXIF
+//! orientation, resized with `fast_image_resize` (SIMD convolution, Lanczos-3) and encoded as
+//! JPEG, PNG or WebP. CPU work: callers run it off their async workers, a bounded number at once.
+
+use std::io::Cursor;
+
+use cdn_core::rendition::{Fit, Format, Rendition, MAX_SOURCE_PIXELS};
+use fast_image_resize::images::Image;
+use fast_image_resize::{FilterType, IntoImageView, ResizeAlg, ResizeOptions, Resizer};
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::PngEncoder;
+use image::codecs::webp::WebPEncoder;
+use image::{DynamicImage, ImageDecoder, ImageEncoder, ImageReader, Limits};
+
+/// JPEG quality of renditions (1–100).
+pub const JPEG_QUALITY: u8 = 82;
+
+/// A rendition's bytes and size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Made {
+    pub bytes: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The header claims more pixels than [`MAX_SOURCE_PIXELS`].
+    #[error("the image is {width} × {height} pixels; renditions are made of images of at most {limit} pixels")]
+    TooManyPixels { width: u32, height: u32, limit: u64 },
+    /// Not an image this service can decode (or a damaged one).
+    #[error("the object's bytes are not an image that can be decoded")]
+    Undecodable(#[source] image::ImageError),
+    #[error("encoding the rendition failed")]
+    Encode(#[source] image::ImageError),
+    #[error("resizing failed")]
+    Resize(#[source] fast_image_resize::ResizeError),
+}
+
+/// The rendition `r` of the image `source`, as `format`.
+pub fn render(source: &[u8], r: &Rendition, format: Format) -> Result<Made, RenderError> {
+    render_within(source, r, format, MAX_SOURCE_PIXELS)
+}
+
+/// [`render`] with a pixel limit of its own (tests use small ones).
+pub fn render_within(
+    source: &[u8],
+    r: &Rendition,
+    format: Format,
+    max_pixels: u64,
+) -> Result<Made, RenderError> {
+    let mut reader = ImageReader::new(Cursor::new(source))
+        .with_guessed_format()
+        .map_err(|e| RenderError::Undecodable(image::ImageError::IoError(e)))?;
+    // the decoder refuses to allocate more than the pixel limit at 8 bytes a pixel (RGBA of 16
+    // bits), whatever it finds past the header
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(max_pixels.saturating_mul(8));
+    reader.limits(limits);
+    let mut decoder = reader.into_decoder().map_err(RenderError::Undecodable)?;
+    let (width, height) = decoder.dimensions();
+    if u64::from(width) * u64::from(height) > max_pixels {
+        return Err(RenderError::TooManyPixels {
+            width,
+            height,
+            limit: max_pixels,
+        });
+    }
+    let orientation = decoder.orientation().map_err(RenderError::Undecodable)?;
+    let mut picture = DynamicImage::from_decoder(decoder).map_err(RenderError::Undecodable)?;
+    picture.apply_orientation(orientation);
+    // 8 bits a channel, with alpha only when the picture has it and the format keeps it
+    let keep_alpha = picture.color().has_alpha() && format != Format::Jpeg;
+    let picture = if keep_alpha {
+        DynamicImage::ImageRgba8(picture.into_rgba8())
+    } else {
+        DynamicImage::ImageRgb8(picture.into_rgb8())
+    };
+    let (w, h) = r.size_for(picture.width(), picture.height());
+    let pixel_type = picture.pixel_type().ok_or_else(|| {
+        RenderError::Encode(image::ImageError::Unsupported(
+            image::error::UnsupportedError::from_format_and_kind(
+                image::error::ImageFormatHint::Unknown,
+                image::error::UnsupportedErrorKind::Color(picture.color().into()),
+            ),
+        ))
+    })?;
+    let mut resized = Image::new(w, h, pixel_type);
+    let mut options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
+    if r.fit == Fit::Cover {
+        // the box's shape cut from the middle of the picture
+        options = options.fit_into_destination(Some((0.5, 0.5)));
+    }
+    Resizer::new()
+        .resize(&picture, &mut resized, &options)
+        .map_err(RenderError::Resize)?;
+    let color = picture.color().into();
+    let mut bytes = Vec::new();
+    let encoded = match format {
+        Format::Jpeg => JpegEncoder::new_with_quality(&mut bytes, JPEG_QUALITY).write_image(
+            resized.buffer(),
+            w,
+            h,
+            color,
+        ),
+        Format::Png => PngEncoder::new(&mut bytes).write_image(resized.buffer(), w, h, color),
+        Format::Webp => {
+            WebPEncoder::new_lossless(&mut bytes).write_image(resized.buffer(), w, h, color)
+        }
+    };
+    encoded.map_err(RenderError::Encode)?;
+    Ok(Made {
+        bytes,
+        width: w,
+        height: h,
+    })
+}
+
+#[cfg(feature = "fixtures")]
+pub mod fixtures;
+
+#[cfg(test)]
+mod tests;
