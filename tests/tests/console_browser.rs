@@ -654,6 +654,98 @@ async fn sign_in_and_the_overview() {
     b.client.close().await.unwrap();
 }
 
+/// The search box finds files anywhere under the folder on the server (not among loaded rows),
+/// the column heads sort them, the row whose details are open is marked, and the grid shows
+/// thumbnails.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn files_search_sort_and_grid() {
+    let (app, b, console) = signed_in().await;
+    // in upload order (so by modification time): jay_1 first, notes last
+    for (path, name, mime) in [
+        ("shots/2026", "jay_1.png", "image/png"),
+        ("shots", "JAY_2.png", "image/png"),
+        ("shots", "mia.png", "image/png"),
+        ("other", "jay.png", "image/png"),
+        ("shots", "jay-notes.txt", "text/plain"),
+    ] {
+        let bytes = if mime == "text/plain" {
+            b"notes".to_vec()
+        } else {
+            picture(64, 48)
+        };
+        app.put_file(path, name, bytes, mime, "{}").await;
+    }
+    b.client
+        .goto(&format!("{console}/objects?path=shots"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#listing tbody tr').length === 4")
+        .await;
+    // the text is searched on the server, below every sub-folder
+    b.type_into("#name-filter", "jay\n").await;
+    b.until("new URLSearchParams(location.search).get('q') === 'jay'")
+        .await;
+    let names = "return [...document.querySelectorAll('#listing tbody tr button.link')].map(b => b.innerText);";
+    b.until("document.querySelectorAll('#listing tbody tr').length === 3")
+        .await;
+    assert_eq!(
+        b.js(names).await,
+        json!(["2026/jay_1.png", "JAY_2.png", "jay-notes.txt"])
+    );
+    assert!(b
+        .text("#search-scope")
+        .await
+        .contains("Every file under shots/ whose path contains “jay”"));
+    // newest first, then oldest first
+    b.click("th a.sort[title='Sort by modified']").await;
+    b.until("new URLSearchParams(location.search).get('sort') === 'lastModified'")
+        .await;
+    b.until(
+        "document.querySelector('#listing tbody tr button.link')?.innerText === 'jay-notes.txt'",
+    )
+    .await;
+    assert_eq!(
+        b.js(names).await,
+        json!(["jay-notes.txt", "JAY_2.png", "2026/jay_1.png"])
+    );
+    b.click("th a.sort[title='Sort by modified']").await;
+    b.until("new URLSearchParams(location.search).get('order') === 'asc'")
+        .await;
+    b.until(
+        "document.querySelector('#listing tbody tr button.link')?.innerText === '2026/jay_1.png'",
+    )
+    .await;
+    // the row whose details are open is marked
+    b.click("#listing tbody tr:nth-child(2) button.link").await;
+    b.until("document.querySelector('#details h2')?.innerText.includes('JAY_2.png') || document.querySelector('#details')?.innerText.includes('JAY_2.png')")
+        .await;
+    assert_eq!(
+        b.js("return [...document.querySelectorAll('#listing tr.selected')].map(r => r.dataset.key);")
+            .await,
+        json!(["shots/JAY_2.png"])
+    );
+    b.shoot("files-search").await;
+    // the grid: thumbnails made by delivery for the pictures, the name for the rest
+    b.click("#view-grid").await;
+    b.until("new URLSearchParams(location.search).get('view') === 'grid'")
+        .await;
+    b.until("document.querySelectorAll('#file-tiles .tile img').length === 2 && [...document.querySelectorAll('#file-tiles .tile img')].every(i => i.complete && i.naturalWidth > 0)")
+        .await;
+    assert_eq!(
+        b.js("return document.querySelectorAll('#file-tiles .tile .tile-name').length;")
+            .await,
+        json!(1)
+    );
+    b.shoot("files-grid").await;
+    // back to the folder: the folder view again
+    b.click("#search-scope a").await;
+    b.until("location.search === '?path=shots'").await;
+    b.until("document.querySelectorAll('#listing tbody tr').length === 4")
+        .await;
+    b.client.close().await.unwrap();
+}
+
 /// Uploads by picker and by drop, browsing folders, the details pane with its preview, purge, a placeholder and a rename.
 #[tokio::test]
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]

@@ -1,12 +1,21 @@
 // @ts-check
-// The object browser: folders (GET /v1/objects?delimiter=/), details, uploads, moves, deletes,
-// purges, upload URLs and placeholders — each through its public route.
+// The object browser: folders (GET /v1/objects?delimiter=/), a search of everything under a folder
+// by name or sorted by date or size (POST /v1/objects/search), a list or a grid of thumbnails
+// (renditions), details, uploads, moves, deletes, purges, upload URLs and placeholders — each
+// through its public route. The search, the sort and the view live in the URL
+// (/objects?path=shots&q=jay&sort=lastModified&order=desc&view=grid).
 import { api, upload, sentence, retryable } from './api.js';
-import { h, toast, bytes, when, errorBox, empty, dialog, copy, field } from './ui.js';
+import { h, toast, bytes, when, errorBox, empty, dialog, copy, field, thumbnailUrl } from './ui.js';
 
 const parent = (p) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
 const base = (k) => k.slice(k.lastIndexOf('/') + 1);
 const link = (path) => `/objects${path ? `?path=${encodeURIComponent(path)}` : ''}`;
+/** The sorts of the search, by column: the API's `sort` and its label. */
+const SORTS = [
+  ['key', 'Name'],
+  ['size', 'Size'],
+  ['lastModified', 'Modified'],
+];
 
 /** The files page: one instance per visit, its state its own (`leave` drops it). */
 export function filesView() {
@@ -20,7 +29,27 @@ export function filesView() {
     const path = params.get('path') || '';
     const allowed = me.restrictions.allowedPrefixes;
     document.title = `${path || 'Files'} · Stowage console`;
-    state = { me, path, navigate, entries: [], token: null, selected: new Set(), root };
+    // a text or a sort searches everything under the folder; neither: the folder view
+    const q = params.get('q') || '';
+    const sort = SORTS.some(([v]) => v === params.get('sort')) ? params.get('sort') : '';
+    const order =
+      params.get('order') === 'asc' || params.get('order') === 'desc' ? params.get('order') : '';
+    state = {
+      me,
+      path,
+      params,
+      navigate,
+      entries: [],
+      token: null,
+      selected: new Set(),
+      root,
+      q,
+      sort,
+      order,
+      search: Boolean(q || sort),
+      grid: params.get('view') === 'grid',
+      shown: null,
+    };
     root.append(h('h1', {}, 'Files'));
     if (!me.permissions.cdn.includes('read')) {
       root.append(
@@ -46,6 +75,17 @@ export function filesView() {
       return;
     }
     root.append(breadcrumbs(path), toolbar(), h('div', { id: 'uploads', class: 'uploads' }));
+    if (state.search)
+      root.append(
+        h(
+          'p',
+          { class: 'muted', id: 'search-scope' },
+          `Every file under ${path ? `${path}/` : 'all folders'}`,
+          q ? ` whose path contains “${q}”` : '',
+          `, ${sortLabel()}. `,
+          h('a', { href: link(path), 'data-link': true }, 'Back to the folder'),
+        ),
+      );
     const list = h('div', { id: 'listing', class: 'dropzone', tabindex: '-1' });
     const layout = h(
       'div',
@@ -55,7 +95,32 @@ export function filesView() {
     );
     root.append(layout);
     dropTarget(list);
+    // typing goes on where it was after the search's page replaced the previous one
+    const box = /** @type {HTMLInputElement | null} */ (document.getElementById('name-filter'));
+    if (box && q) {
+      box.focus();
+      box.setSelectionRange(q.length, q.length);
+    }
     await loadPage(true);
+  }
+
+  /** How the search is sorted, in words. */
+  function sortLabel() {
+    const desc = state.order ? state.order === 'desc' : state.sort && state.sort !== 'key';
+    if (state.sort === 'size') return desc ? 'largest first' : 'smallest first';
+    if (state.sort === 'lastModified') return desc ? 'newest first' : 'oldest first';
+    return desc ? 'by path, Z to A' : 'by path';
+  }
+
+  /** The page's URL with `changes` (a value of null removes the parameter). */
+  function withParams(changes) {
+    const next = new URLSearchParams(state.params);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === null || v === '') next.delete(k);
+      else next.set(k, v);
+    }
+    const text = next.toString();
+    return `/objects${text ? `?${text}` : ''}`;
   }
 
   function breadcrumbs(path) {
@@ -82,12 +147,44 @@ export function filesView() {
   }
 
   function toolbar() {
+    // searches the server: every file under this folder whose path contains the text
+    let typing = null;
     const filter = h('input', {
       type: 'search',
       id: 'name-filter',
-      placeholder: 'Filter by name',
-      oninput: () => drawList(),
+      placeholder: state.path ? `Search in ${state.path}/` : 'Search all files',
+      value: state.q,
+      oninput: () => {
+        clearTimeout(typing);
+        typing = setTimeout(() => state.navigate(withParams({ q: filter.value.trim() })), 400);
+      },
+      onkeydown: (e) => {
+        if (e.key === 'Enter') {
+          clearTimeout(typing);
+          state.navigate(withParams({ q: filter.value.trim() }));
+        }
+      },
     });
+    const views = h(
+      'div',
+      { class: 'view-switch', role: 'group', 'aria-label': 'View' },
+      [
+        ['list', 'List'],
+        ['grid', 'Grid'],
+      ].map(([v, label]) =>
+        h(
+          'a',
+          {
+            href: withParams({ view: v === 'grid' ? 'grid' : null }),
+            'data-link': true,
+            class: 'button ghost',
+            id: `view-${v}`,
+            'aria-current': (v === 'grid') === state.grid ? 'true' : false,
+          },
+          label,
+        ),
+      ),
+    );
     const picker = h('input', {
       type: 'file',
       multiple: true,
@@ -101,8 +198,9 @@ export function filesView() {
     return h(
       'div',
       { class: 'toolbar' },
-      h('label', { class: 'visually-hidden', for: 'name-filter' }, 'Filter by name'),
+      h('label', { class: 'visually-hidden', for: 'name-filter' }, 'Search files by name'),
       filter,
+      views,
       can('write')
         ? [
             picker,
@@ -155,18 +253,37 @@ export function filesView() {
     if (!list || !state) return;
     try {
       /** @type {import('./types.js').ObjectPage} */
-      const page = await api('GET', '/objects', {
-        params: {
-          path: state.path,
-          delimiter: '/',
-          limit: 100,
-          continuationToken: first ? null : state.token,
-        },
-      });
+      const page = state.search
+        ? await api('POST', '/objects/search', {
+            json: {
+              path: state.path || undefined,
+              contains: state.q || undefined,
+              sort: state.sort || undefined,
+              order: state.order || undefined,
+              limit: 100,
+              continuationToken: first ? undefined : state.token,
+            },
+          })
+        : await api('GET', '/objects', {
+            params: {
+              path: state.path,
+              delimiter: '/',
+              limit: 100,
+              continuationToken: first ? null : state.token,
+            },
+          });
+      if (!state) return;
       if (first) state.entries = [];
       for (const f of page.folders || [])
         state.entries.push({ folder: true, path: f.path, name: f.name });
-      for (const o of page.objects) state.entries.push({ folder: false, ...o, name: base(o.key) });
+      // a search finds files in sub-folders too: their path below this folder names them
+      const prefix = state.path ? `${state.path}/` : '';
+      for (const o of page.objects)
+        state.entries.push({
+          folder: false,
+          ...o,
+          name: state.search && o.key.startsWith(prefix) ? o.key.slice(prefix.length) : base(o.key),
+        });
       state.token = page.continuationToken;
       drawList();
     } catch (err) {
@@ -179,17 +296,31 @@ export function filesView() {
   function drawList() {
     const list = document.getElementById('listing');
     if (!list) return;
-    const filter = /** @type {HTMLInputElement | null} */ (document.getElementById('name-filter'));
-    const q = (filter?.value || '').toLowerCase();
-    const shown = state.entries.filter((e) => e.name.toLowerCase().includes(q));
+    const shown = state.entries;
     if (state.entries.length === 0) {
       list.replaceChildren(
-        empty(
-          'This folder is empty.',
-          can('write')
-            ? 'Drop files here or use “Upload files”.'
-            : 'Files uploaded here will show up in this list.',
-        ),
+        state.search
+          ? empty(
+              state.q
+                ? `No file under ${state.path ? `${state.path}/` : 'any folder'} has “${state.q}” in its path.`
+                : 'No files under this folder.',
+              'Try fewer letters, or search from a folder higher up.',
+            )
+          : empty(
+              'This folder is empty.',
+              can('write')
+                ? 'Drop files here or use “Upload files”.'
+                : 'Files uploaded here will show up in this list.',
+            ),
+      );
+      return;
+    }
+    const more = state.token
+      ? h('button', { type: 'button', class: 'more', onclick: () => loadPage(false) }, 'More')
+      : null;
+    if (state.grid) {
+      list.replaceChildren(
+        ...[h('div', { class: 'tiles', id: 'file-tiles' }, shown.map(tile)), more].filter(Boolean),
       );
       return;
     }
@@ -210,7 +341,7 @@ export function filesView() {
           )
         : h(
             'tr',
-            {},
+            { 'data-key': e.key, class: state.shown === e.key ? 'selected' : '' },
             h(
               'td',
               {},
@@ -256,22 +387,83 @@ export function filesView() {
                 'tr',
                 {},
                 h('th', { class: 'check' }, h('span', { class: 'visually-hidden' }, 'Select')),
-                h('th', {}, 'Name'),
-                h('th', { class: 'num' }, 'Size'),
+                sortable('key', 'Name', ''),
+                sortable('size', 'Size', 'num'),
                 h('th', { class: 'hide-narrow' }, 'Type'),
-                h('th', { class: 'hide-narrow' }, 'Modified'),
+                sortable('lastModified', 'Modified', 'hide-narrow'),
               ),
             ),
             h('tbody', {}, rows),
           ),
         ),
-        shown.length === 0
-          ? h('p', { class: 'muted' }, 'Nothing loaded matches the filter.')
-          : null,
-        state.token
-          ? h('button', { type: 'button', class: 'more', onclick: () => loadPage(false) }, 'More')
-          : null,
+        more,
       ].filter(Boolean),
+    );
+  }
+
+  /**
+   * A column head that sorts the search by it (the folder view is by name): a first click sorts
+   * as people expect (names A to Z, sizes largest and dates newest first), the next reverses.
+   */
+  function sortable(sort, label, cls) {
+    const current = (state.sort || (state.search ? 'key' : '')) === sort;
+    const natural = sort === 'key' ? 'asc' : 'desc';
+    const now = state.order || natural;
+    const next = current ? (now === 'asc' ? 'desc' : 'asc') : natural;
+    const arrow = current ? (now === 'asc' ? ' ▲' : ' ▼') : '';
+    return h(
+      'th',
+      {
+        class: cls,
+        'aria-sort': current ? (now === 'asc' ? 'ascending' : 'descending') : false,
+      },
+      h(
+        'a',
+        {
+          href: withParams({ sort, order: next === natural ? null : next }),
+          'data-link': true,
+          class: 'sort',
+          title:
+            sort === 'key' && !state.search
+              ? 'Sort every file under this folder by name'
+              : `Sort by ${label.toLowerCase()}`,
+        },
+        `${label}${arrow}`,
+      ),
+    );
+  }
+
+  /** A file in the grid: its thumbnail (a rendition) or its name, a click for its details. */
+  function tile(e) {
+    if (e.folder)
+      return h(
+        'a',
+        { class: 'tile', href: link(e.path), 'data-link': true, title: e.path },
+        h('span', { class: 'tile-name' }, `📁 ${e.name}/`),
+        h('span', { class: 'tile-when muted small' }, 'folder'),
+      );
+    const image = /^image\/(png|jpeg|webp|gif)$/.test(e.contentType || '');
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: `tile${state.shown === e.key ? ' selected' : ''}`,
+        'data-key': e.key,
+        title: `${e.key} · ${bytes(e.size)} · ${when(e.lastModified)}`,
+        onclick: () => showDetails(e.key),
+      },
+      image
+        ? h('img', {
+            src: thumbnailUrl(e.publicUrl),
+            alt: e.name,
+            loading: 'lazy',
+            onerror: (ev) => {
+              const img = /** @type {HTMLImageElement} */ (ev.target);
+              if (img.src !== e.publicUrl) img.src = e.publicUrl;
+            },
+          })
+        : h('span', { class: 'tile-name' }, e.name),
+      h('span', { class: 'tile-when muted small' }, `${e.name} · ${bytes(e.size)}`),
     );
   }
 
@@ -288,6 +480,10 @@ export function filesView() {
   async function showDetails(key) {
     const pane = document.getElementById('details');
     pane.hidden = false;
+    // the row or tile shown is marked
+    state.shown = key;
+    for (const el of document.querySelectorAll('#listing [data-key]'))
+      el.classList.toggle('selected', /** @type {HTMLElement} */ (el).dataset.key === key);
     pane.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
     /** @type {import('./types.js').StoredObject} */
     let o;
