@@ -322,6 +322,69 @@ def bench_rss(key):
     return cdn, logs
 
 
+def screenshot_png(w, h):
+    """A `w` × `h` RGB PNG that compresses about as a game screenshot does: smooth gradients with
+    every fourth row noise."""
+    import zlib, struct
+    noise = os.urandom(w * 3)
+    ramp = bytes((x * 251 // (w * 3)) & 255 for x in range(w * 3))
+    rows = []
+    for y in range(h):
+        row = noise if y % 4 == 0 else bytes(((b + y) & 255) for b in ramp[: 64]) * (w * 3 // 64) + ramp[: (w * 3) % 64]
+        rows.append(b"\x00" + row)
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"".join(rows), 6)) + chunk(b"IEND", b""))
+
+
+def bench_renditions(key):
+    """Renditions of a 1920×1080 PNG screenshot: the first of a box (made: read, decode, resize,
+    encode, keep), a kept one against 10 KB delivery in the same run, and the peak RSS of a fresh
+    cdn-api answering 16 first renditions of a 4K PNG at once (RENDITION_CONCURRENCY at its
+    default, the number of CPUs)."""
+    stop_all_services()
+    services()
+    png = screenshot_png(1920, 1080)
+    shot = upload(key, "shot-1080p.png", png, path="bench/renditions")
+    url = shot["publicUrl"]
+    reps = 20 if QUICK else 40
+    first = []
+    for i in range(reps):
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(f"{url}?w={200 + i}&h={112 + i}&fit=cover&format=webp") as r:
+            assert r.status == 200 and r.headers["Content-Type"] == "image/webp"
+            r.read()
+        first.append((time.perf_counter() - t0) * 1000)
+    record("rendition_first_1080p_p95_ms", [pct(first, 95)], "ms", None, "≤ 80 ms",
+           f"a new 200–240 px WebP box of a {len(png) // 1024} KiB 1920×1080 PNG each time; p50 {pct(first, 50):.1f} ms over {reps}")
+    kept_url = f"{url}?w=320&h=180&fit=cover&format=webp"
+    urllib.request.urlopen(kept_url).read()
+    small = upload(key, "10kb-r.bin", os.urandom(10 * 1024), path="bench/renditions")
+    a, b = [], []
+    for _ in range(RUNS):
+        a.append(wrk(kept_url, "scripts/bench/report.lua"))
+        b.append(wrk(small["publicUrl"], "scripts/bench/report.lua"))
+    assert all(r["non2xx"] == 0 and r["errors"] == 0 for r in a + b), (a, b)
+    record("rendition_kept_rps", [r["rps"] for r in a], "req/s", [r["rps"] for r in b], "≥ 0.8× 10 KB delivery",
+           "a kept 320×180 WebP rendition, 64 connections; baseline: a 10 KB object, same run")
+    big = upload(key, "shot-4k.png", screenshot_png(3840, 2160), path="bench/renditions")
+    stop_all_services()
+    cdn, _ = services()
+    def one(i):
+        with urllib.request.urlopen(f"{big['publicUrl']}?w={600 + i}&format=jpeg", timeout=120) as r:
+            r.read()
+            return r.status
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(one, range(16)))
+    elapsed = time.time() - t0
+    assert all(c == 200 for c in codes), codes
+    hwm = next(l for l in open(f"/proc/{cdn.pid}/status") if l.startswith("VmHWM")).split()[1]
+    record("rendition_16x4k_peak_rss_mib", [int(hwm) / 1024], "MiB", None, "≤ 256 MiB",
+           f"16 concurrent first renditions of a 3840×2160 PNG took {elapsed:.1f} s; VmHWM of a fresh cdn-api")
+
+
 def stop_all_services():
     for p in list(procs):
         if p.args[0].endswith(("cdn-api", "logs-api")) and p.poll() is None:
@@ -340,7 +403,8 @@ def list_token(org_id, folder, after):
 def bench_listing(key, org_id):
     t0 = time.time()
     psql(f"""INSERT INTO objects (org_id, key, size, content_type, etag, metadata, storage_path, updated_at)
-             SELECT '{org_id}', 'bulk/' || lpad(i::text, 8, '0') || '.png', 10240, 'image/png', md5(i::text), '{{}}', 'o/none/' || i, now()
+             SELECT '{org_id}', 'bulk/' || lpad(i::text, 8, '0') || '.png', 10240 + (hashint4(i) & 65535), 'image/png', md5(i::text),
+                    jsonb_build_object('license', 'license:' || (i % 50000)), 'o/none/' || i, now() - i * interval '1 second'
              FROM generate_series(1, {OBJECTS}) i; ANALYZE objects;""")
     load = time.time() - t0
     first = f"http://127.0.0.1:{CDN}/v1/objects?path=bulk&limit=1000"
@@ -352,6 +416,46 @@ def bench_listing(key, org_id):
     b = [wrk(deep, "scripts/bench/report.lua", conns=1, threads=1, env={"BENCH_AUTH": key}) for _ in range(RUNS)]
     record("list_first_page_p95_ms", [r["p95_us"] / 1000 for r in a], "ms", None, "≤ 20 ms", f"limit=1000 over {OBJECTS:,} objects (loaded in {load:.0f} s)")
     record("list_deep_page_p95_ms", [r["p95_us"] / 1000 for r in b], "ms", None, "≤ 20 ms", "continuation token at 90% of the keyspace")
+
+
+def bench_object_search(key):
+    """`POST /v1/objects/search` over the listing's data set (OBJECTS keys `bulk/00000001.png`…,
+    each a second older than the one before, sizes 10–74 KiB, metadata `license:<i mod 50000>`):
+    p95 of sequential requests, first pages; the baseline is the listing's first page (limit 100)
+    timed the same way."""
+    conn = http.client.HTTPConnection("127.0.0.1", CDN, timeout=60)
+    def timed(method, path, body=None):
+        t0 = time.perf_counter()
+        conn.request(method, path, body=None if body is None else json.dumps(body),
+                     headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+        r = conn.getresponse()
+        data = json.loads(r.read())
+        assert r.status == 200, data
+        return (time.perf_counter() - t0) * 1000, data
+    reps = 20 if QUICK else 40
+    rare = f"{int(OBJECTS * 0.4242):08d}"[1:]  # seven digits: one key holds them
+    cases = [
+        ("name (rare)", {"path": "bulk", "contains": rare}, 30),
+        ("name (common)", {"path": "bulk", "contains": "4242"}, 30),
+        ("sorted by date", {"path": "bulk", "sort": "lastModified"}, 20),
+        ("sorted by size", {"path": "bulk", "sort": "size"}, 20),
+        ("metadata value", {"metadataValues": ["license:4242"], "sort": "lastModified"}, 30),
+    ]
+    timed("GET", "/v1/objects?path=bulk&limit=100")
+    base = [timed("GET", "/v1/objects?path=bulk&limit=100")[0] for _ in range(reps)]
+    rows = []
+    for name, body, target in cases:
+        _, data = timed("POST", "/v1/objects/search", {**body, "limit": 100})  # unmeasured: the first read
+        ms = [timed("POST", "/v1/objects/search", {**body, "limit": 100})[0] for _ in range(reps)]
+        found = len(data["objects"])
+        rows.append({"case": name, "p50": round(pct(ms, 50), 1), "p95": round(pct(ms, 95), 1), "target": target, "found": found})
+        results.append({"name": "object_search_" + name.replace(" ", "_").replace("(", "").replace(")", "") + "_p95_ms", "value": round(pct(ms, 95), 1),
+                        "unit": "ms", "baseline": round(pct(base, 95), 1), "ratio": round(pct(ms, 95) / max(pct(base, 95), 0.001), 2), "runs": reps,
+                        "min": round(min(ms), 1), "max": round(max(ms), 1), "target": f"≤ {target} ms",
+                        "note": f"first page (limit 100, {found} found) over {OBJECTS:,} objects; baseline: the listing's first page"})
+        log(f"object search {name}: p95 {pct(ms, 95):.1f} ms ({found} found; listing {pct(base, 95):.1f} ms)")
+    conn.close()
+    tables["object_search"] = rows
 
 
 def bench_folders(key, org_id):
@@ -1017,6 +1121,16 @@ def bench_query(dev_key, org_id):
       INSERT INTO log_level_counts_15m (server_id, slot, level, n)
       SELECT server_id, date_bin(interval '15 minutes', occurred_at, timestamptz '1970-01-01 00:00:00+00'), level, count(*)
       FROM log_events GROUP BY 1, 2, 3""")
+    # counts over 30 and 90 days read these kept tables for whole hours and slots: the loaded
+    # week's rows are repeated for the twelve weeks before it (the events themselves are not;
+    # the partial units at a window's ends read events, and there are none that old)
+    psql("""INSERT INTO log_counts_hourly (server_id, hour, level, event_type, resource, n)
+      SELECT server_id, hour - k * interval '7 days', level, event_type, resource, n
+      FROM log_counts_hourly CROSS JOIN generate_series(1, 12) k WHERE hour >= now() - interval '7 days' ON CONFLICT DO NOTHING;
+      INSERT INTO log_level_counts_15m (server_id, slot, level, n)
+      SELECT server_id, slot - k * interval '7 days', level, n
+      FROM log_level_counts_15m CROSS JOIN generate_series(1, 12) k WHERE slot >= now() - interval '7 days' ON CONFLICT DO NOTHING;
+      ANALYZE log_counts_hourly; ANALYZE log_level_counts_15m""")
     # and the runs of words message search reads (as migration 13 builds them for stored events),
     # cut from each server's events in time order: ingestion's batches are contiguous in time,
     # while this load's batch ids are scattered over the week
@@ -1107,6 +1221,8 @@ def bench_explorer(dev_key):
     now = time.time()
     day = {"serverId": "devsrv", "from": iso(now - 86400), "to": iso(now + 60)}
     week = {"serverId": "devsrv", "from": iso(now - 7 * 86400 + 60), "to": iso(now + 60)}
+    month = {"serverId": "devsrv", "from": iso(now - 30 * 86400), "to": iso(now + 60)}
+    quarter = {"serverId": "devsrv", "from": iso(now - 90 * 86400 + 3600), "to": iso(now + 60)}
     cases = [
         ("counts 24h", "/v1/logs/counts", day, 100),
         ("counts 24h eventType", "/v1/logs/counts", {**day, "eventType": "economy.transfer"}, 100),
@@ -1114,9 +1230,17 @@ def bench_explorer(dev_key):
         ("counts 24h message (often)", "/v1/logs/counts", {**day, "message": "joined"}, None),
         ("counts 7d", "/v1/logs/counts", week, 250),
         ("counts 7d eventType", "/v1/logs/counts", {**week, "eventType": "economy.transfer"}, 250),
+        ("counts 30d", "/v1/logs/counts", month, 300),
+        ("counts 30d eventType", "/v1/logs/counts", {**month, "eventType": "economy.transfer"}, 300),
+        ("counts 90d", "/v1/logs/counts", quarter, 800),
+        ("counts 90d eventType", "/v1/logs/counts", {**quarter, "eventType": "economy.transfer"}, 800),
+        ("player 30d all servers", "/v1/logs/player", {"player": "license:" + hashlib.md5(b"1234").hexdigest(), "from": month["from"], "to": month["to"], "limit": 50}, 50),
         ("facets 24h", "/v1/logs/facets", day, None),
         ("patterns 24h", "/v1/logs/patterns", day, None),
+        ("query 24h eventType", "/v1/logs/query", {**day, "eventType": "economy.transfer"}, None),
         ("query 24h eventType prefix", "/v1/logs/query", {**day, "eventType": "economy.*"}, None),
+        ("query 24h exclude resource", "/v1/logs/query", {**day, "exclude": {"resources": ["police"]}}, None),
+        ("query 24h exclude eventType", "/v1/logs/query", {**day, "eventType": "economy.*", "exclude": {"eventTypes": ["economy.tax"]}}, None),
         ("query 24h dataWhere", "/v1/logs/query", {**day, "eventType": "economy.transfer", "dataWhere": [{"path": "amount", "op": ">", "value": 89000}]}, None),
         ("query 24h data filter", "/v1/logs/query", {**day, "data": {"amount": 4242}}, None),
         ("query 24h data filter + eventType", "/v1/logs/query", {**day, "eventType": "economy.transfer", "data": {"amount": 4242}}, None),
@@ -1139,7 +1263,8 @@ def bench_explorer(dev_key):
         what = {"/v1/logs/counts": lambda d: f"{d['total']:,} events in {len(d['buckets'])} buckets of {d['interval']}",
                 "/v1/logs/facets": lambda d: f"{d['examined']:,} events examined, sampled {d['sampled']}",
                 "/v1/logs/patterns": lambda d: f"{len(d['patterns'])} patterns of {d['examined']:,} events, sampled {d['sampled']}",
-                "/v1/logs/query": lambda d: f"{len(d['events'])} events on the first page"}[path](data) if status == 200 else f"HTTP {status} {data.get('error', {}).get('code')}"
+                "/v1/logs/query": lambda d: f"{len(d['events'])} events on the first page",
+                "/v1/logs/player": lambda d: f"{len(d['events'])} events on the first page of {len(d['servers'])} servers, {d['summary']['examined']:,} summarized"}[path](data) if status == 200 else f"HTTP {status} {data.get('error', {}).get('code')}"
         rows.append({"case": name, "p50": round(pct(ms, 50), 1), "p95": round(pct(ms, 95), 1), "target": target, "answer": what})
         results.append({"name": "explorer_" + name.replace(" ", "_").replace("(", "").replace(")", "") + "_p95_ms", "value": round(pct(ms, 95), 1), "unit": "ms",
                         "baseline": None, "ratio": None, "runs": reps, "min": round(min(ms), 1), "max": round(max(ms), 1),
@@ -1391,8 +1516,10 @@ def main():
         sections = [
             ("delivery", lambda: bench_delivery(keys["developerKey"])),
             ("upload", lambda: bench_upload(keys["developerKey"])),
+            ("renditions", lambda: bench_renditions(keys["developerKey"])),
             ("presigned", lambda: bench_presigned(keys["developerKey"])),
             ("listing", lambda: bench_listing(keys["developerKey"], org_id)),
+            ("listing", lambda: bench_object_search(keys["developerKey"])),
             ("listing", lambda: bench_folders(keys["developerKey"], org_id)),
             ("listing", lambda: bench_delete_folder(keys["developerKey"], org_id)),
             ("ingest", lambda: bench_ingest(keys["serverKey"])),

@@ -1,7 +1,10 @@
 //! `POST /v1/logs/player`: one player across the servers a key may read — a summary of who they
 //! are and what happened to them, and one timeline, newest first, paged by cursor.
 
+use std::sync::Arc;
+
 use actix_web::{web, HttpResponse};
+use futures::{stream, StreamExt, TryStreamExt};
 use auth_core::Permission;
 use chrono::Utc;
 use logs_core::player::{digest, merge_pages, summarize, PlayerRequest, Summary, SAMPLE};
@@ -15,6 +18,9 @@ use super::{
     in_search_slot, named_servers, readable_servers, search_error, ts, Cursors, EventOut, Range,
 };
 use crate::state::CdnState;
+
+/// Servers read at once for one player (each a pooled connection).
+const PARALLEL_SERVERS: usize = 8;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -81,25 +87,39 @@ pub async fn player(
         (Vec::new(), after.is_none().then(Summary::default))
     } else {
         in_search_slot(&state, &auth, async {
-            let mut pages = Vec::with_capacity(servers.len());
-            for s in &servers {
-                let q = query(s, after, valid.limit + 1);
-                pages.push(state.stores.logs.query(&q).await.map_err(search_error)?);
-            }
-            let summary = match after {
-                Some(_) => None,
-                None => {
-                    let mut newest: Vec<Vec<EventRow>> = Vec::with_capacity(servers.len());
-                    for s in &servers {
-                        let q = query(s, None, SAMPLE + 1);
-                        newest.push(state.stores.logs.query(&q).await.map_err(search_error)?);
-                    }
-                    let sampled = newest.iter().flatten().count() > SAMPLE;
-                    let rows = merge_pages(newest, SAMPLE);
-                    Some(summarize(&valid.player, &rows, sampled))
+            // the servers are read a few at a time (pooled connections), each its own query
+            let read_all = |after, limit| {
+                let logs = Arc::clone(&state.stores.logs);
+                let queries: Vec<EventQuery> =
+                    servers.iter().map(|s| query(s, after, limit)).collect();
+                async move {
+                    stream::iter(queries)
+                        .map(|q| {
+                            let logs = Arc::clone(&logs);
+                            async move { logs.query(&q).await }
+                        })
+                        .buffered(PARALLEL_SERVERS)
+                        .try_collect::<Vec<Vec<EventRow>>>()
+                        .await
+                        .map_err(search_error)
                 }
             };
-            Ok((merge_pages(pages, valid.limit + 1), summary))
+            match after {
+                // the first page is the newest of the summary's sample: one read per server
+                None => {
+                    let newest = read_all(None, SAMPLE + 1).await?;
+                    let sampled = newest.iter().flatten().count() > SAMPLE;
+                    let rows = merge_pages(newest, SAMPLE);
+                    let summary = summarize(&valid.player, &rows, sampled);
+                    let mut page = rows;
+                    page.truncate(valid.limit + 1);
+                    Ok((page, Some(summary)))
+                }
+                Some(_) => {
+                    let pages = read_all(after, valid.limit + 1).await?;
+                    Ok((merge_pages(pages, valid.limit + 1), None))
+                }
+            }
         })
         .await?
     };
