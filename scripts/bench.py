@@ -1111,6 +1111,7 @@ def bench_query(dev_key, org_id):
                   ELSE (ARRAY['player ' || ((h / 108) % 5000) || ' joined the server','player ' || ((h / 108) % 5000) || ' left (quit)','[OOC] anyone selling a car near legion square?',
                               'bank transfer of ' || (h % 90000) || ' completed','vehicle adder spawned at garage 3','job changed to mechanic','inventory item moved'])[1 + (h / 19) % 7] END,
              jsonb_build_object('amount', h % 90000, 'coords', jsonb_build_object('x', h % 1000, 'y', h % 700))
+               || CASE WHEN (h / 9) % 12 = 0 THEN jsonb_build_object('playerName', 'Player' || ((h / 108) % 5000)) ELSE '{{}}'::jsonb END
       FROM (SELECT i, (hashint4(i) & 2147483647) AS h FROM generate_series({lo}, {hi}) i) s;"""
     psql_parallel([insert(1, EVENTS // 2), insert(EVENTS // 2 + 1, EVENTS)])
     # ingestion keeps the hourly counts in each batch's transaction; a load that bypasses it
@@ -1234,6 +1235,7 @@ def bench_explorer(dev_key):
         ("counts 30d eventType", "/v1/logs/counts", {**month, "eventType": "economy.transfer"}, 300),
         ("counts 90d", "/v1/logs/counts", quarter, 800),
         ("counts 90d eventType", "/v1/logs/counts", {**quarter, "eventType": "economy.transfer"}, 800),
+        ("players by name 30d all servers", "/v1/logs/players", {"name": "player1234", "from": month["from"], "to": month["to"]}, None),
         ("player 30d all servers", "/v1/logs/player", {"player": "license:" + hashlib.md5(b"1234").hexdigest(), "from": month["from"], "to": month["to"], "limit": 50}, 50),
         ("facets 24h", "/v1/logs/facets", day, None),
         ("patterns 24h", "/v1/logs/patterns", day, None),
@@ -1264,6 +1266,7 @@ def bench_explorer(dev_key):
                 "/v1/logs/facets": lambda d: f"{d['examined']:,} events examined, sampled {d['sampled']}",
                 "/v1/logs/patterns": lambda d: f"{len(d['patterns'])} patterns of {d['examined']:,} events, sampled {d['sampled']}",
                 "/v1/logs/query": lambda d: f"{len(d['events'])} events on the first page",
+                "/v1/logs/players": lambda d: f"{len(d['matches'])} players of {len(d['servers'])} servers",
                 "/v1/logs/player": lambda d: f"{len(d['events'])} events on the first page of {len(d['servers'])} servers, {d['summary']['examined']:,} summarized"}[path](data) if status == 200 else f"HTTP {status} {data.get('error', {}).get('code')}"
         rows.append({"case": name, "p50": round(pct(ms, 50), 1), "p95": round(pct(ms, 95), 1), "target": target, "answer": what})
         results.append({"name": "explorer_" + name.replace(" ", "_").replace("(", "").replace(")", "") + "_p95_ms", "value": round(pct(ms, 95), 1), "unit": "ms",

@@ -1333,6 +1333,27 @@ async fn the_player_view_shows_one_player_across_servers() {
     );
     b.shoot("player").await;
     b.shoot_at("player-files", Some("#player-files")).await;
+    // a name finds the players seen under it; one of them opens their view
+    b.button("Find another").await;
+    b.until("location.pathname === '/players'").await;
+    b.type_into("input[name=who]", "jay\n").await;
+    b.until("location.search === '?name=jay'").await;
+    b.until("document.querySelectorAll('#name-matches li').length === 1")
+        .await;
+    assert!(b
+        .text("#name-matches li")
+        .await
+        .contains("Jay · 1 event on abc123"));
+    b.shoot("player-lookup").await;
+    b.click("#name-matches a[href='/players/license%3Aabc']")
+        .await;
+    b.until("location.pathname === '/players/license%3Aabc'")
+        .await;
+    // an identifier typed in the box opens the player directly
+    b.button("Find another").await;
+    b.type_into("input[name=who]", "discord:77\n").await;
+    b.until("location.pathname === '/players/discord%3A77'")
+        .await;
     b.client.close().await.unwrap();
 }
 

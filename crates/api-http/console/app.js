@@ -393,8 +393,9 @@ async function route() {
     path = '/overview';
     history.replaceState(null, '', '/overview');
   }
-  // a player's page (/players/<id or identifier>) belongs to the logs
-  const players = path.startsWith('/players/') && path.length > '/players/'.length;
+  // a player's page (/players/<id or identifier>) and the lookup (/players?name=…) belong to
+  // the logs
+  const players = path === '/players' || path.startsWith('/players/');
   for (const a of document.querySelectorAll('#nav a')) {
     const here = a.getAttribute('href') === (players ? '/logs' : path);
     if (here) a.setAttribute('aria-current', 'page');

@@ -732,6 +732,7 @@ export function logsView() {
             },
             'Clear filters',
           ),
+          h('a', { href: '/players', 'data-link': true, class: 'button ghost' }, 'Find a player'),
         ),
       ),
     );

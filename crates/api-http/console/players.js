@@ -1,6 +1,7 @@
 // @ts-check
 // The player view (/players/<id or identifier>?range=30d): one player across every server the
-// key may read — names, identifiers, sessions, event types — and their timeline, newest first.
+// key may read — names, identifiers, sessions, event types — and their timeline, newest first;
+// and the lookup (/players?name=Jay): every player seen under a name (POST /v1/logs/players).
 // Built on POST /v1/logs/player; the files that name the player on POST /v1/objects/search.
 import { api, sentence, retryable } from './api.js';
 import { h, when, shortTime, errorBox, empty, thumbnailUrl } from './ui.js';
@@ -44,7 +45,97 @@ export function playersView() {
   /** @type {{ body: any, cursor: string | null } | null} */
   let view = null;
 
-  async function render(root, { me, params }) {
+  async function render(root, ctx) {
+    if (location.pathname === '/players' || location.pathname === '/players/')
+      return lookup(root, ctx);
+    return show(root, ctx);
+  }
+
+  /** The form to find a player, and the players seen under a name. */
+  async function lookup(root, { params, navigate }) {
+    document.title = 'Find a player · Stowage console';
+    const name = (params.get('name') || '').trim();
+    root.append(h('h1', {}, 'Find a player'), finder(navigate, name));
+    if (!name) return;
+    const range = RANGES.find((r) => r[0] === params.get('range')) || RANGES[2];
+    const to = new Date();
+    const from = new Date(to.getTime() - range[2] * 86400000);
+    /** @type {any} */
+    let found;
+    try {
+      found = await api('POST', '/logs/players', {
+        json: { name, from: from.toISOString(), to: to.toISOString() },
+      });
+    } catch (err) {
+      root.append(errorBox(sentence(err)));
+      return;
+    }
+    if (!found.matches.length) {
+      root.append(
+        empty(
+          `Nobody was called “${name}” in the last ${range[1]}.`,
+          'Names are matched whole (either case) where events carry one: data.playerName, data.player_name or data.name. Try an identifier instead.',
+        ),
+      );
+      return;
+    }
+    root.append(
+      h(
+        'section',
+        { class: 'card' },
+        h('h2', {}, `Seen as “${name}” in the last ${range[1]}`),
+        h(
+          'ul',
+          { class: 'plain', id: 'name-matches' },
+          found.matches.map((m) =>
+            h(
+              'li',
+              {},
+              playerLink(m.player),
+              h(
+                'span',
+                { class: 'muted' },
+                ` · ${m.names.join(', ')} · ${m.count} event${m.count === 1 ? '' : 's'} on ${m.servers.join(', ')} · last ${when(m.lastSeen)}`,
+              ),
+            ),
+          ),
+        ),
+        found.sampled
+          ? h('p', { class: 'muted small' }, 'From the newest 500 events of each server.')
+          : null,
+      ),
+    );
+  }
+
+  /** A box that opens a player by identifier or id, or looks a name up. */
+  function finder(navigate, value = '') {
+    const input = h('input', {
+      type: 'search',
+      name: 'who',
+      value,
+      placeholder: 'license:…, discord:…, an in-game id, or a name',
+      'aria-label': 'A player identifier, id or name',
+    });
+    return h(
+      'form',
+      {
+        class: 'toolbar',
+        role: 'search',
+        onsubmit: (e) => {
+          e.preventDefault();
+          const who = input.value.trim();
+          if (!who) return;
+          // `kind:value` and bare numbers are ids; anything else is a name
+          if (/^[A-Za-z0-9]+:\S/.test(who) || /^\d+$/.test(who)) navigate(playerHref(who));
+          else navigate(`/players?name=${encodeURIComponent(who)}`);
+        },
+      },
+      input,
+      h('button', { type: 'submit', class: 'primary' }, 'Find'),
+    );
+  }
+
+  async function show(root, { me, params }) {
     const player = decodeURIComponent(location.pathname.slice('/players/'.length));
     document.title = `${player} · Players · Stowage console`;
     const range = RANGES.find((r) => r[0] === params.get('range')) || RANGES[2];
@@ -59,6 +150,7 @@ export function playersView() {
         'div',
         { class: 'row' },
         h('h1', {}, 'Player ', h('span', { class: 'mono' }, player)),
+        h('a', { href: '/players', 'data-link': true, class: 'button ghost' }, 'Find another'),
         h(
           'nav',
           { class: 'ranges', 'aria-label': 'Time range' },

@@ -39,6 +39,7 @@ stow_http::api_routes! {
     "/v1/logs/facets" => { post: explorer::facets::facets }
     "/v1/logs/patterns" => { post: explorer::patterns::patterns }
     "/v1/logs/player" => { post: explorer::player::player }
+    "/v1/logs/players" => { post: explorer::players::players }
     "/v1/logs/export" => { get: explorer::export::export }
     "/v1/logs/tail" => { get: explorer::tail::tail }
     "/v1/keys" => { get: keys::list::list_keys, post: keys::create::create_key }
@@ -91,6 +92,7 @@ mod tests {
                 "/v1/logs/facets",
                 "/v1/logs/patterns",
                 "/v1/logs/player",
+                "/v1/logs/players",
                 "/v1/logs/query",
                 "/v1/logs/search",
                 "/v1/logs/tail",

@@ -11,6 +11,7 @@ pub mod params;
 pub mod patterns;
 pub mod plan;
 pub mod player;
+pub mod players;
 #[cfg(test)]
 mod proptests;
 pub mod query;

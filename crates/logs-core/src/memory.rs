@@ -13,8 +13,8 @@ use crate::slots::{ExportGuard, Lease, LeaseKind, LeaseRequest, ReadSlotStore};
 use crate::store::OrgId;
 use crate::store::{
     bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetFields,
-    FacetQuery, Facets, Filters, IngestOutcome, IngestTarget, LogStore, SearchError, ServerId,
-    TailPage, TailPosition, TailQuery,
+    FacetQuery, Facets, Filters, IngestOutcome, IngestTarget, LogStore, NameQuery, SearchError,
+    ServerId, TailPage, TailPosition, TailQuery,
 };
 
 /// digest, accepted events, ingested at
@@ -186,6 +186,19 @@ impl LogStore for MemoryLogs {
             .filter(|r| q.filters.matches(r))
             .map(FacetFields::from);
         Ok(Facets::tally(rows, sampled, q.top))
+    }
+
+    async fn named(&self, q: &NameQuery) -> Result<Vec<EventRow>, SearchError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let candidates = st.candidates(&q.server_id, q.from, q.to, &Filters::default(), None);
+        Ok(candidates
+            .into_iter()
+            .filter(|r| {
+                crate::players::actor_name(&r.data).is_some_and(|n| n.to_lowercase() == q.name)
+            })
+            .take(q.limit)
+            .cloned()
+            .collect())
     }
 
     async fn tail_start(&self, _server: &ServerId) -> Result<TailPosition, StoreError> {

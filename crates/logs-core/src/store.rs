@@ -267,6 +267,17 @@ impl Facets {
     }
 }
 
+/// A lookup of the events that name their player `name` ([`LogStore::named`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameQuery {
+    pub server_id: ServerId,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// Lowercased.
+    pub name: String,
+    pub limit: usize,
+}
+
 /// What a live tail reads next: the events of batches that became visible after `after`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TailQuery {
@@ -311,6 +322,10 @@ pub trait LogStore: Send + Sync {
     /// Non-zero counts only, ordered by bucket then level.
     async fn counts(&self, q: &CountQuery) -> Result<Vec<BucketCount>, SearchError>;
     async fn facets(&self, q: &FacetQuery) -> Result<Facets, SearchError>;
+    /// The events of `q.server_id` in `[q.from, q.to)` whose player's name
+    /// ([`crate::players::actor_name`], lowercased) is `q.name`, newest first, at most
+    /// `q.limit`.
+    async fn named(&self, q: &NameQuery) -> Result<Vec<EventRow>, SearchError>;
     /// The position of "now" for a new tail: every later batch comes after it.
     async fn tail_start(&self, server: &ServerId) -> Result<TailPosition, StoreError>;
     async fn tail(&self, q: &TailQuery) -> Result<TailPage, StoreError>;

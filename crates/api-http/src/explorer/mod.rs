@@ -1,5 +1,5 @@
 //! The log explorer's reads on the API host (docs/api.md, section 6): query, search, counts,
-//! facets, patterns, player, export and tail, one file each, and what they share: the target server, the search with the plan's
+//! facets, patterns, player, players, export and tail, one file each, and what they share: the target server, the search with the plan's
 //! retention applied, the event as returned, and the mapping of search errors.
 
 pub mod counts;
@@ -7,6 +7,7 @@ pub mod export;
 pub mod facets;
 pub mod patterns;
 pub mod player;
+pub mod players;
 pub mod query;
 pub mod search;
 pub mod slots;
@@ -361,6 +362,26 @@ pub(crate) async fn open_many<T: Searches>(
         valid,
         search,
     })
+}
+
+/// Servers read at once by a read over several (each a pooled connection).
+const PARALLEL_SERVERS: usize = 8;
+
+/// `read` of each of `queries` (one per server), a few at a time, the answers in their order.
+pub(crate) async fn each_server<Q, T, Fut>(
+    queries: Vec<Q>,
+    read: impl Fn(Q) -> Fut,
+) -> Result<Vec<T>, ApiError>
+where
+    Fut: std::future::Future<Output = Result<T, SearchError>>,
+{
+    use futures::{stream, StreamExt, TryStreamExt};
+    stream::iter(queries)
+        .map(read)
+        .buffered(PARALLEL_SERVERS)
+        .try_collect()
+        .await
+        .map_err(search_error)
 }
 
 pub(crate) fn search_error(e: SearchError) -> ApiError {

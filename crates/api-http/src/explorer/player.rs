@@ -4,23 +4,19 @@
 use std::sync::Arc;
 
 use actix_web::{web, HttpResponse};
-use futures::{stream, StreamExt, TryStreamExt};
 use auth_core::Permission;
 use chrono::Utc;
 use logs_core::player::{digest, merge_pages, summarize, PlayerRequest, Summary, SAMPLE};
-use logs_core::store::{EventQuery, EventRow};
+use logs_core::store::EventQuery;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::query::Pagination;
 use super::{
-    in_search_slot, named_servers, readable_servers, search_error, ts, Cursors, EventOut, Range,
+    each_server, in_search_slot, named_servers, readable_servers, ts, Cursors, EventOut, Range,
 };
 use crate::state::CdnState;
-
-/// Servers read at once for one player (each a pooled connection).
-const PARALLEL_SERVERS: usize = 8;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -92,17 +88,10 @@ pub async fn player(
                 let logs = Arc::clone(&state.stores.logs);
                 let queries: Vec<EventQuery> =
                     servers.iter().map(|s| query(s, after, limit)).collect();
-                async move {
-                    stream::iter(queries)
-                        .map(|q| {
-                            let logs = Arc::clone(&logs);
-                            async move { logs.query(&q).await }
-                        })
-                        .buffered(PARALLEL_SERVERS)
-                        .try_collect::<Vec<Vec<EventRow>>>()
-                        .await
-                        .map_err(search_error)
-                }
+                each_server(queries, move |q| {
+                    let logs = Arc::clone(&logs);
+                    async move { logs.query(&q).await }
+                })
             };
             match after {
                 // the first page is the newest of the summary's sample: one read per server

@@ -385,3 +385,81 @@ pub async fn counts_of_prefixes_and_exclusions_are_the_events_numbers(f: &Fixtur
         }
     }
 }
+
+/// Events found by their player's name: the first name key present, whole, either case, within
+/// the window, newest first, one server at a time.
+pub async fn events_are_found_by_their_players_name(f: &Fixture) {
+    let Seeded { now, ta, base } = seed(f).await;
+    let (_, tb) = targets(f);
+    let t = |mins: i64| (now - Duration::minutes(mins)).to_rfc3339();
+    ingest_json(
+        f,
+        &ta,
+        json!({ "batch_id": "batch-names", "events": [
+            { "level": "info", "message": "n1", "event_type": "player.join", "occurred_at": t(30),
+              "player_id": "12", "data": { "playerName": "Jay" } },
+            { "level": "info", "message": "n2", "event_type": "chat", "occurred_at": t(20),
+              "player_id": "12", "data": { "player_name": "JAY" } },
+            // the first key present is the name: `playerName` here, not `name`
+            { "level": "info", "message": "n3", "event_type": "item", "occurred_at": t(19),
+              "data": { "playerName": "Mia", "name": "Jay" } },
+            // a target's name, a longer name, a name inside a string: none is Jay
+            { "level": "info", "message": "n4", "event_type": "admin.kick", "occurred_at": t(18),
+              "data": { "targetName": "Jay" } },
+            { "level": "info", "message": "n5", "event_type": "chat", "occurred_at": t(17),
+              "data": { "playerName": "Jaylen" } },
+            { "level": "info", "message": "n6", "event_type": "chat", "occurred_at": t(16),
+              "data": { "name": "jay" } },
+            { "level": "info", "message": "n7", "event_type": "chat", "occurred_at": t(15),
+              "data": { "playerName": null, "name": "Jay" } },
+        ]}),
+    )
+    .await;
+    ingest_json(
+        f,
+        &tb,
+        json!({ "batch_id": "batch-names", "events": [
+            { "level": "info", "message": "n8", "event_type": "player.join", "occurred_at": t(25),
+              "data": { "playerName": "Jay" } },
+        ]}),
+    )
+    .await;
+    let q = NameQuery {
+        server_id: base.server_id.clone(),
+        from: now - Duration::hours(1),
+        to: now + Duration::minutes(1),
+        name: "jay".into(),
+        limit: 100,
+    };
+    let messages = |rows: Vec<crate::store::EventRow>| -> Vec<String> {
+        rows.into_iter().map(|r| r.message).collect()
+    };
+    assert_eq!(
+        messages(f.store.named(&q).await.unwrap()),
+        ["n6", "n2", "n1"],
+        "newest first, either case; a null first key names nobody"
+    );
+    let limited = NameQuery {
+        limit: 2,
+        ..q.clone()
+    };
+    assert_eq!(
+        messages(f.store.named(&limited).await.unwrap()),
+        ["n6", "n2"]
+    );
+    let earlier = NameQuery {
+        to: now - Duration::minutes(25),
+        ..q.clone()
+    };
+    assert_eq!(messages(f.store.named(&earlier).await.unwrap()), ["n1"]);
+    let other = NameQuery {
+        server_id: tb.server_id.clone(),
+        ..q.clone()
+    };
+    assert_eq!(messages(f.store.named(&other).await.unwrap()), ["n8"]);
+    let mia = NameQuery {
+        name: "mia".into(),
+        ..q
+    };
+    assert_eq!(messages(f.store.named(&mia).await.unwrap()), ["n3"]);
+}

@@ -29,8 +29,8 @@ use crate::criteria::TypeMatch;
 use crate::event::{parse_batch, Level};
 use crate::store::{
     bucket_start, BucketCount, CountQuery, EventQuery, FacetQuery, Filters, IdentifierFilter,
-    IngestOutcome, IngestTarget, LogStore, OrgId, Owner, SearchError, ServerId, TailPosition,
-    TailQuery,
+    IngestOutcome, IngestTarget, LogStore, NameQuery, OrgId, Owner, SearchError, ServerId,
+    TailPosition, TailQuery,
 };
 
 /// What each case runs on: a fresh, empty store, with organization `org` and two registered
@@ -60,6 +60,7 @@ macro_rules! log_store_suite {
             data_filters_are_containment_within_a_scan_limit,
             prefixes_players_data_conditions_and_exclusions_select_their_events,
             counts_of_prefixes_and_exclusions_are_the_events_numbers,
+            events_are_found_by_their_players_name,
             counts_fall_in_epoch_aligned_buckets_inside_the_window,
             counts_in_whole_slot_buckets_match_the_events_of_the_window,
             facets_count_the_newest_events_of_the_search,

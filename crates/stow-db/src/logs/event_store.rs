@@ -10,7 +10,7 @@ use diesel_async::RunQueryDsl;
 use logs_core::event::Batch;
 use logs_core::store::{
     BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, IngestOutcome, IngestTarget,
-    LogStore, SearchError, ServerId, TailPage, TailPosition, TailQuery,
+    LogStore, NameQuery, SearchError, ServerId, TailPage, TailPosition, TailQuery,
 };
 
 use super::batch_commit::PendingBatch;
@@ -45,6 +45,10 @@ impl LogStore for PgLogs {
 
     async fn facets(&self, q: &FacetQuery) -> Result<Facets, SearchError> {
         reads::facets(&mut self.db.conn().await?, q).await
+    }
+
+    async fn named(&self, q: &NameQuery) -> Result<Vec<EventRow>, SearchError> {
+        super::names::named(&mut self.db.conn().await?, q).await
     }
 
     async fn tail_start(&self, _server: &ServerId) -> Result<TailPosition, StoreError> {

@@ -8,6 +8,7 @@ mod export_lock;
 mod last_batches;
 mod leases;
 mod message_runs;
+mod names;
 mod partitions;
 mod read_slots;
 mod reads;

@@ -209,3 +209,73 @@ async fn a_player_is_looked_up_only_where_the_key_may_read() {
         .unwrap();
     expect_error(res, 403, "FORBIDDEN").await;
 }
+
+/// `POST /v1/logs/players`: a name finds every player seen under it, across the servers the key
+/// may read, each with the identifier to open them by; another player's name or a target's name
+/// does not.
+#[tokio::test]
+async fn players_are_found_by_name_across_servers() {
+    let app = spawn().await;
+    app.second_server("other1").await;
+    let jay = json!({ "license": "license:abc", "discord": "discord:77" });
+    app.ingest_logs(
+        "names-batch-1",
+        vec![
+            json!({ "level": "info", "event_type": "player.join", "message": "Jay joined", "occurred_at": ago(50),
+                    "player_id": "12", "player_identifiers": jay, "data": { "playerName": "Jay" } }),
+            json!({ "level": "info", "event_type": "player.join", "message": "another Jay joined", "occurred_at": ago(40),
+                    "player_id": "30", "player_identifiers": { "license": "license:zzz" }, "data": { "playerName": "jay" } }),
+            json!({ "level": "warn", "event_type": "admin.kick", "message": "Jay was kicked", "occurred_at": ago(30),
+                    "player_id": "3", "data": { "targetName": "Jay", "playerName": "Admin" } }),
+        ],
+    )
+    .await;
+    ingest_on(&app, "other1", "names-batch-2", vec![json!({ "level": "info", "event_type": "player.join", "message": "Jay on other1",
+        "occurred_at": ago(10), "player_id": "40", "player_identifiers": { "license": "abc" }, "data": { "player_name": "Jay" } })]).await;
+    let page = ok(post(
+        &app,
+        "/v1/logs/players",
+        &with(day(), json!({ "name": "JAY" })),
+    )
+    .await)
+    .await;
+    assert_eq!(page["servers"], json!(["abc123", "other1"]));
+    assert_eq!(page["sampled"], false);
+    let matches = page["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 2, "{page}");
+    // both license forms are one player: seen twice, on both servers
+    assert_eq!(matches[0]["player"], "license:abc");
+    assert_eq!(matches[0]["count"], 2);
+    assert_eq!(matches[0]["servers"], json!(["other1", "abc123"]));
+    assert_eq!(matches[0]["names"], json!(["Jay"]));
+    assert_eq!(matches[1]["player"], "license:zzz");
+    assert_eq!(matches[1]["names"], json!(["jay"]));
+    // whole names only
+    let none = ok(post(
+        &app,
+        "/v1/logs/players",
+        &with(day(), json!({ "name": "Ja" })),
+    )
+    .await)
+    .await;
+    assert!(none["matches"].as_array().unwrap().is_empty());
+    for (body, says) in [
+        (day(), "`name` is required"),
+        (
+            with(day(), json!({ "name": "x".repeat(65) })),
+            "`name` must be 1 to 64 characters",
+        ),
+        (
+            with(day(), json!({ "name": "Jay", "serverIds": [] })),
+            "`serverIds` must name 1 to 50 servers",
+        ),
+    ] {
+        expect_error_mentioning(
+            post(&app, "/v1/logs/players", &body).await,
+            400,
+            "INVALID_REQUEST",
+            says,
+        )
+        .await;
+    }
+}
