@@ -1125,6 +1125,60 @@ async fn logs_long_ranges_zoom_out_and_results_above_the_fold() {
     b.client.close().await.unwrap();
 }
 
+/// A refusal reads in the console's words with the one action that can succeed: "Load more" of a
+/// search whose cursor the service no longer takes offers "Search again", never "Try again".
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn a_stale_load_more_offers_search_again() {
+    let (app, b, console) = signed_in().await;
+    let now = chrono::Utc::now();
+    let events: Vec<Value> = (0..105)
+        .map(|i| {
+            json!({ "level": "info", "message": format!("event {i}"),
+                         "occurred_at": (now - chrono::Duration::seconds(i * 10)).to_rfc3339() })
+        })
+        .collect();
+    app.ingest_logs("console-stale", events).await;
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=1h"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 100")
+        .await;
+    // the next page's cursor as a service that no longer takes it sees it (expired, or from
+    // another search): changed on its way out
+    b.js("const real = window.fetch;
+          window.fetch = (url, init) => {
+            if (init && typeof init.body === 'string' && init.body.includes('\"cursor\"'))
+              init = { ...init, body: init.body.replace(/\"cursor\":\"[^\"]*\"/, '\"cursor\":\"stale\"') };
+            return real(url, init);
+          };
+          return true;")
+        .await;
+    b.button("Load more").await;
+    let text = b
+        .until("document.querySelector('#results .error-box')?.innerText")
+        .await;
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("can no longer be continued") && text.contains("Search again"),
+        "{text}"
+    );
+    assert!(!text.contains("Try again"), "{text}");
+    assert_eq!(
+        b.js("return document.querySelectorAll('#event-rows tr').length;")
+            .await,
+        json!(100),
+        "the rows loaded stay"
+    );
+    b.shoot_at("logs-stale-cursor", Some("#results .error-box"))
+        .await;
+    b.button("Search again").await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 100")
+        .await;
+    b.client.close().await.unwrap();
+}
+
 /// Top values beside the results filter or exclude with a click; exclusions show as chips that
 /// undo them; the patterns view groups messages and opens a pattern's events.
 #[tokio::test]

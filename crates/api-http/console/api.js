@@ -42,9 +42,23 @@ export function sentence(err) {
     return 'The console could not reach the server. Check your connection, then try again.';
   }
   const msg = (err.message || '').replace(/\.$/, '');
+  // refusals whose remedy is not "correct it and try again"
+  switch (err.code) {
+    case 'SEARCH_TOO_BROAD':
+      return `This search is too broad: ${msg}.`;
+    case 'CURSOR_EXPIRED':
+    case 'INVALID_CURSOR':
+      return 'These results can no longer be continued (pages of a search are kept for 15 minutes, and only for the same search). Search again to see the newest.';
+    case 'PRECONDITION_FAILED':
+      return `A file already exists there: ${msg}. Choose another name, or replace it.`;
+    case 'INSUFFICIENT_STORAGE':
+      return 'The storage is full, so nothing can be saved until space is freed. Tell the operator.';
+    case 'REQUEST_TIMEOUT':
+      return 'The upload stopped arriving before it was complete. Check the connection, then send it again.';
+  }
   switch (err.status) {
     case 400:
-      return `The request was refused: ${msg}. Correct it and try again.`;
+      return `The request was refused: ${msg}. Correct it, then send it again.`;
     case 401:
       return asMember
         ? 'Your session has ended (signed out, expired, or your access changed). Sign in again.'

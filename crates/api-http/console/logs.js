@@ -966,7 +966,19 @@ export function logsView() {
         json: { ...body, limit: 100, cursor: more ? view.cursor : undefined },
       });
     } catch (err) {
-      if (!more) {
+      const stale = err.code === 'CURSOR_EXPIRED' || err.code === 'INVALID_CURSOR';
+      if (stale) {
+        // "Load more" of a search kept too long: the rows stay, the search starts again from
+        // its newest events on request
+        box.querySelector('.more')?.remove();
+        box.append(
+          errorBox(
+            sentence(err),
+            () => view && view.navigate(location.pathname + location.search),
+            'Search again',
+          ),
+        );
+      } else if (!more) {
         box.replaceChildren(
           errorBox(sentence(err), retryable(err) ? () => results(body, false) : undefined),
         );

@@ -59,12 +59,13 @@ export function shortTime(iso) {
       });
 }
 
-export function errorBox(text, retry) {
+/** A refusal in words, with the one action that can succeed (`label`), when there is one. */
+export function errorBox(text, retry, label = 'Try again') {
   return h(
     'div',
     { class: 'error-box', role: 'alert' },
     h('p', {}, text),
-    retry ? h('button', { type: 'button', onclick: retry }, 'Try again') : null,
+    retry ? h('button', { type: 'button', onclick: retry }, label) : null,
   );
 }
 
