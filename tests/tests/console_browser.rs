@@ -746,6 +746,66 @@ async fn files_search_sort_and_grid() {
     b.client.close().await.unwrap();
 }
 
+/// An upload never replaces a file silently: the console uploads create-only and asks — keep
+/// both (a free name), replace, or skip.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn an_upload_over_an_existing_file_asks_first() {
+    let (app, b, console) = signed_in().await;
+    app.put_file("shots", "dup.txt", b"first".to_vec(), "text/plain", "{}")
+        .await;
+    b.client
+        .goto(&format!("{console}/objects?path=shots"))
+        .await
+        .unwrap();
+    b.listed("dup.txt").await;
+    // keep both: the new one under the first free name
+    b.pick(&[("dup.txt", b"second!")]).await;
+    b.until("document.querySelector('dialog h2')?.innerText === 'Replace the existing file?'")
+        .await;
+    b.shoot("files-upload-exists").await;
+    b.button("Keep both").await;
+    b.listed("dup (2).txt").await;
+    // replace: the same name, the new bytes
+    b.pick(&[("dup.txt", b"third, longer")]).await;
+    b.until("document.querySelector('dialog h2')?.innerText === 'Replace the existing file?'")
+        .await;
+    b.button("Replace").await;
+    b.until("[...document.querySelectorAll('#listing tbody tr')].some(r => r.innerText.includes('dup.txt') && r.innerText.includes('13 B'))")
+        .await;
+    // skip: nothing changes
+    b.pick(&[("dup.txt", b"fourth")]).await;
+    b.until("document.querySelector('dialog h2')?.innerText === 'Replace the existing file?'")
+        .await;
+    b.button("Skip").await;
+    b.until("[...document.querySelectorAll('#uploads .upload')].some(r => r.innerText.includes('skipped'))")
+        .await;
+    let body = app
+        .client
+        .get(format!("{}/cdn/test-org/shots/dup.txt", app.cdn))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(body, "third, longer");
+    assert_eq!(
+        b.js("return document.querySelectorAll('#listing tbody tr').length;")
+            .await,
+        json!(2)
+    );
+    // a new folder opens empty, ready for uploads
+    b.button("New folder").await;
+    b.type_into("dialog input[name=folder]", "2027").await;
+    b.button("Open it").await;
+    b.until("new URLSearchParams(location.search).get('path') === 'shots/2027'")
+        .await;
+    b.until("document.querySelector('#listing')?.innerText.includes('This folder is empty.')")
+        .await;
+    b.client.close().await.unwrap();
+}
+
 /// Uploads by picker and by drop, browsing folders, the details pane with its preview, purge, a placeholder and a rename.
 #[tokio::test]
 #[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]

@@ -159,12 +159,21 @@ export async function api(method, path, { params, json, body } = {}) {
   return res.status === 204 ? null : res.json();
 }
 
-/** Upload one file with progress (fetch has no upload progress): resolves with the object. */
-export function upload(file, path, onProgress) {
+/**
+ * Upload one file with progress (fetch has no upload progress): resolves with the object.
+ * @param {File} file
+ * @param {string} path the folder
+ * @param {(fraction: number) => void} onProgress
+ * @param {{ createOnly?: boolean, filename?: string }} [options] `createOnly`: refuse (412)
+ *   rather than replace an existing object; `filename`: the name to store it under
+ */
+export function upload(file, path, onProgress, options = {}) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/api/v1/objects');
     xhr.setRequestHeader('X-CSRF-Token', csrf);
+    // create only: an object at the key answers 412 and is left as it is
+    if (options.createOnly) xhr.setRequestHeader('If-None-Match', '*');
     xhr.upload.onprogress = (e) => {
       if (e.lengthComputable) onProgress(e.loaded / e.total);
     };
@@ -180,6 +189,7 @@ export function upload(file, path, onProgress) {
     };
     const form = new FormData();
     if (path) form.append('path', path);
+    if (options.filename) form.append('filename', options.filename);
     form.append('file', file, file.name);
     xhr.send(form);
   });

@@ -4,7 +4,7 @@
 // (renditions), details, uploads, moves, deletes, purges, upload URLs and placeholders — each
 // through its public route. The search, the sort and the view live in the URL
 // (/objects?path=shots&q=jay&sort=lastModified&order=desc&view=grid).
-import { api, upload, sentence, retryable } from './api.js';
+import { api, upload, sentence, retryable, ApiError } from './api.js';
 import { h, toast, bytes, when, errorBox, empty, dialog, copy, field, thumbnailUrl } from './ui.js';
 
 const parent = (p) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
@@ -221,6 +221,7 @@ export function filesView() {
             ),
           ]
         : null,
+      can('write') ? h('button', { type: 'button', onclick: newFolder }, 'New folder') : null,
       can('write')
         ? h('button', { type: 'button', onclick: uploadUrlForm }, 'New upload URL')
         : null,
@@ -621,17 +622,57 @@ export function filesView() {
     });
     // three at a time: progress stays visible and the rate limit is not hammered
     let next = 0;
+    // one question at a time when several files already exist
+    let asking = Promise.resolve();
+    const ask = (name) => {
+      const answer = asking.then(() =>
+        dialog(
+          'Replace the existing file?',
+          h(
+            'p',
+            {},
+            `A file named ${name} is already in ${state?.path ? `${state.path}/` : 'this folder'}. Replacing it changes what its public URL serves.`,
+          ),
+          [
+            ['Skip', ''],
+            ['Keep both', 'both'],
+            ['Replace', 'replace', 'danger'],
+          ],
+        ),
+      );
+      asking = answer.then(() => undefined);
+      return answer;
+    };
     const worker = async () => {
       while (next < jobs.length) {
         const j = jobs[next];
         next += 1;
         j.status.textContent = 'uploading';
+        const progress = (f) => {
+          j.bar.value = f;
+        };
+        const folder = state?.path || '';
         try {
-          await upload(j.file, state?.path || '', (f) => {
-            j.bar.value = f;
-          });
+          try {
+            // never a silent replace: create only, and ask when the name is taken
+            await upload(j.file, folder, progress, { createOnly: true });
+          } catch (err) {
+            if (!(err instanceof ApiError) || err.code !== 'PRECONDITION_FAILED') throw err;
+            j.status.textContent = 'already exists';
+            j.bar.value = 0;
+            const choice = await ask(j.file.name);
+            if (choice === 'replace') await upload(j.file, folder, progress);
+            else if (choice === 'both') {
+              const kept = await keepBoth(j.file, folder, progress);
+              j.status.textContent = `kept both: ${kept}`;
+            } else {
+              j.status.textContent = 'skipped (already exists)';
+              j.row.classList.add('ok');
+              continue;
+            }
+          }
           j.bar.value = 1;
-          j.status.textContent = 'done';
+          if (!j.status.textContent.startsWith('kept both')) j.status.textContent = 'done';
           j.row.classList.add('ok');
         } catch (err) {
           j.status.textContent = sentence(err);
@@ -651,6 +692,53 @@ export function filesView() {
       for (const j of jobs) if (!j.row.classList.contains('failed')) j.row.remove();
     }, 3000);
     await loadPage(true);
+  }
+
+  /**
+   * Uploads `file` under the first free name `name (2).ext`, `name (3).ext`, … (create only, so a
+   * name taken meanwhile is never replaced); the name it got.
+   */
+  async function keepBoth(file, folder, progress) {
+    const dot = file.name.lastIndexOf('.');
+    const [stem, ext] = dot > 0 ? [file.name.slice(0, dot), file.name.slice(dot)] : [file.name, ''];
+    for (let n = 2; n <= 50; n += 1) {
+      const name = `${stem} (${n})${ext}`;
+      try {
+        await upload(file, folder, progress, { createOnly: true, filename: name });
+        return name;
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== 'PRECONDITION_FAILED') throw err;
+      }
+    }
+    throw new ApiError(409, 'CONFLICT', `${stem} (2)${ext} to ${stem} (50)${ext} are all taken`);
+  }
+
+  /**
+   * Opens a new sub-folder to upload into. Folders are the paths of their files: it exists once
+   * a file is in it (until then it is shown only here).
+   */
+  async function newFolder() {
+    const name = h('input', { type: 'text', name: 'folder', required: true, spellcheck: 'false' });
+    const ok = await dialog(
+      'New folder',
+      h(
+        'div',
+        {},
+        field('Name', name, 'letters, digits, - _ . (no /)'),
+        h('p', { class: 'muted small' }, 'It is kept once a file is uploaded into it.'),
+      ),
+      [
+        ['Cancel', ''],
+        ['Open it', 'yes', 'primary'],
+      ],
+    );
+    const text = name.value.trim().replace(/^\/+|\/+$/g, '');
+    if (ok !== 'yes' || !text) return;
+    if (text.includes('/') || text.startsWith('.')) {
+      toast('A folder name has no “/” and does not start with a dot.', 'error');
+      return;
+    }
+    state.navigate(link(state.path ? `${state.path}/${text}` : text));
   }
 
   async function deleteOne(key) {
