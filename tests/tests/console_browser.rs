@@ -871,6 +871,34 @@ async fn files_upload_browse_preview_placeholder_and_rename() {
         "shots/missing/*.png"
     );
     assert_eq!(placeholders["placeholders"][0]["fallback"], "shots/one.png");
+    // removed by its own row's button (not by typing the pattern again)
+    b.button("Placeholders").await;
+    b.click("dialog button[aria-label='Remove the placeholder shots/missing/*.png']")
+        .await;
+    b.until("document.querySelector('#toasts')?.innerText.includes('Placeholder shots/missing/*.png removed')")
+        .await;
+    let placeholders: Value = app.get("/v1/placeholders", &app.dev_key).json_body().await;
+    assert_eq!(placeholders["placeholders"], json!([]));
+
+    // a move onto a taken path says which box to tick, not the API's field
+    app.put_file("shots", "taken.png", picture(8, 8), "image/png", "{}")
+        .await;
+    b.button("Rename or move").await;
+    b.until("document.querySelector('dialog input[type=text]')")
+        .await;
+    b.js("const i = document.querySelector('dialog input[type=text]'); i.value = 'shots/taken.png'; return true;")
+        .await;
+    b.button("Move").await;
+    let said = b
+        .until("[...document.querySelectorAll('#toasts .toast')].map(t => t.innerText).find(t => t.includes('already at'))")
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap()
+            .contains("“Replace a file that already has this path” ticked")
+            && !said.as_str().unwrap().contains("\"replace\""),
+        "{said}"
+    );
 
     // rename
     b.button("Rename or move").await;

@@ -547,7 +547,7 @@ export function filesView() {
       h(
         'dl',
         { class: 'details' },
-        h('dt', {}, 'Key'),
+        h('dt', {}, 'Path'),
         h('dd', {}, h('code', {}, o.key)),
         h('dt', {}, 'Size'),
         h('dd', {}, `${bytes(o.size)} (${o.size.toLocaleString()} bytes)`),
@@ -854,8 +854,8 @@ export function filesView() {
       h(
         'div',
         {},
-        field('New key', to, 'A folder path and a name, e.g. screenshots/2026/shot.png'),
-        h('label', { class: 'check' }, replace, ' Replace a file that already has this key'),
+        field('New path', to, 'A folder path and a name, e.g. screenshots/2026/shot.png'),
+        h('label', { class: 'check' }, replace, ' Replace a file that already has this path'),
       ),
       [
         ['Cancel', ''],
@@ -871,7 +871,13 @@ export function filesView() {
       document.getElementById('details').hidden = true;
       await loadPage(true);
     } catch (err) {
-      toast(sentence(err), 'error');
+      // the API says `send "replace": true`; here that is the box of the dialog
+      toast(
+        err instanceof ApiError && err.status === 409
+          ? `A file is already at ${to.value.trim()}. Move again with “Replace a file that already has this path” ticked to replace it.`
+          : sentence(err),
+        'error',
+      );
     }
   }
 
@@ -1003,22 +1009,42 @@ export function filesView() {
       h(
         'p',
         { class: 'muted' },
-        'A missing file whose key matches a pattern is answered with the fallback file (status 404).',
+        'A missing file whose path matches a pattern is answered with the fallback file (status 404).',
       ),
       items.length
         ? h(
             'table',
             {},
-            h('thead', {}, h('tr', {}, h('th', {}, 'Pattern'), h('th', {}, 'Fallback'))),
+            h(
+              'thead',
+              {},
+              h('tr', {}, h('th', {}, 'Pattern'), h('th', {}, 'Fallback'), h('th', {}, '')),
+            ),
             h(
               'tbody',
               {},
-              items.map((p) =>
+              items.map((p, i) =>
                 h(
                   'tr',
                   {},
                   h('td', {}, h('code', {}, p.pattern)),
                   h('td', {}, h('code', {}, p.fallback)),
+                  h(
+                    'td',
+                    {},
+                    can('write')
+                      ? // closes the dialog with this row's pattern to remove
+                        h(
+                          'button',
+                          {
+                            value: `remove:${i}`,
+                            class: 'ghost danger',
+                            'aria-label': `Remove the placeholder ${p.pattern}`,
+                          },
+                          'Remove',
+                        )
+                      : null,
+                  ),
                 ),
               ),
             ),
@@ -1032,7 +1058,6 @@ export function filesView() {
       can('write')
         ? [
             ['Close', ''],
-            ['Remove pattern', 'remove', 'danger'],
             ['Save', 'save', 'primary'],
           ]
         : [['Close', '']],
@@ -1044,9 +1069,10 @@ export function filesView() {
         });
         toast('Placeholder saved.');
       }
-      if (choice === 'remove') {
-        await api('DELETE', '/placeholders', { params: { pattern: pattern.value.trim() } });
-        toast('Placeholder removed.');
+      if (choice.startsWith('remove:')) {
+        const removed = items[Number(choice.slice('remove:'.length))];
+        await api('DELETE', '/placeholders', { params: { pattern: removed.pattern } });
+        toast(`Placeholder ${removed.pattern} removed.`);
       }
     } catch (err) {
       toast(sentence(err), 'error');
