@@ -780,6 +780,8 @@ async fn an_upload_over_an_existing_file_asks_first() {
     b.button("Skip").await;
     b.until("[...document.querySelectorAll('#uploads .upload')].some(r => r.innerText.includes('skipped'))")
         .await;
+    b.until("[...document.querySelectorAll('#toasts .toast')].some(t => t.innerText === '0 files uploaded, 1 skipped.')")
+        .await;
     let body = app
         .client
         .get(format!("{}/cdn/test-org/shots/dup.txt", app.cdn))
@@ -795,6 +797,25 @@ async fn an_upload_over_an_existing_file_asks_first() {
             .await,
         json!(2)
     );
+    // a text file's details show its text, framed from the delivery origin with no script
+    b.click("#listing tbody tr[data-key='shots/dup.txt'] button.link")
+        .await;
+    let frame = b
+        .until("document.querySelector('#details iframe.text-preview')?.getAttribute('src')")
+        .await;
+    assert!(
+        frame
+            .as_str()
+            .unwrap()
+            .ends_with("/cdn/test-org/shots/dup.txt"),
+        "{frame}"
+    );
+    assert_eq!(
+        b.js("return document.querySelector('#details iframe.text-preview').getAttribute('sandbox');")
+            .await,
+        json!("")
+    );
+    b.shoot("files-text-preview").await;
     // a new folder opens empty, ready for uploads
     b.button("New folder").await;
     b.type_into("dialog input[name=folder]", "2027").await;

@@ -501,7 +501,15 @@ export function filesView() {
         ? h('audio', { src: o.publicUrl, controls: true, class: 'preview' })
         : type.startsWith('video/')
           ? h('video', { src: o.publicUrl, controls: true, class: 'preview' })
-          : h('p', { class: 'muted' }, 'No preview for this type.');
+          : type.split(';')[0] === 'text/plain'
+            ? // the text as delivery serves it, in a frame of its own origin with no script
+              h('iframe', {
+                src: o.publicUrl,
+                sandbox: '',
+                class: 'preview text-preview',
+                title: `Text of ${base(o.key)}`,
+              })
+            : h('p', { class: 'muted' }, 'No preview for this type.');
     const url = h('input', {
       type: 'text',
       readonly: true,
@@ -667,7 +675,7 @@ export function filesView() {
               j.status.textContent = `kept both: ${kept}`;
             } else {
               j.status.textContent = 'skipped (already exists)';
-              j.row.classList.add('ok');
+              j.row.classList.add('ok', 'skipped');
               continue;
             }
           }
@@ -682,12 +690,12 @@ export function filesView() {
     };
     await Promise.all([worker(), worker(), worker()]);
     const failed = jobs.filter((j) => j.row.classList.contains('failed')).length;
-    toast(
-      failed
-        ? `${jobs.length - failed} uploaded, ${failed} failed (see each file).`
-        : `${jobs.length} file${jobs.length > 1 ? 's' : ''} uploaded.`,
-      failed ? 'error' : 'info',
-    );
+    const skipped = jobs.filter((j) => j.row.classList.contains('skipped')).length;
+    const uploaded = jobs.length - failed - skipped;
+    const parts = [`${uploaded} file${uploaded === 1 ? '' : 's'} uploaded`];
+    if (skipped) parts.push(`${skipped} skipped`);
+    if (failed) parts.push(`${failed} failed (see each file)`);
+    toast(`${parts.join(', ')}.`, failed ? 'error' : 'info');
     setTimeout(() => {
       for (const j of jobs) if (!j.row.classList.contains('failed')) j.row.remove();
     }, 3000);

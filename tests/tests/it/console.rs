@@ -259,6 +259,8 @@ async fn every_console_answer_carries_a_strict_policy_and_the_page_has_no_inline
             csp.contains("img-src 'self' data: blob: http://cdn.test"),
             "{csp}"
         );
+        // frames: only the delivery origin's (a text preview), nothing else
+        assert!(csp.contains("frame-src http://cdn.test;"), "{csp}");
         assert_eq!(res.headers()["x-frame-options"], "DENY");
         assert_eq!(res.headers()["x-content-type-options"], "nosniff");
     }

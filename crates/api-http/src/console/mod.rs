@@ -74,7 +74,9 @@ impl Console {
 }
 
 /// Scripts, styles and API calls only from the console's own origin; images and media also from
-/// the delivery origin (previews); no framing, no plugins, no `<base>`, forms only to itself.
+/// the delivery origin (previews), and frames only from it (a sandboxed text preview: user bytes
+/// stay on their own origin); the console itself is never framed; no plugins, no `<base>`, forms
+/// only to itself.
 pub fn content_security_policy(public_base_url: &str) -> String {
     let delivery = url::Url::parse(public_base_url)
         .ok()
@@ -83,8 +85,8 @@ pub fn content_security_policy(public_base_url: &str) -> String {
         .unwrap_or_default();
     format!(
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: {delivery}; \
-         media-src blob: {delivery}; connect-src 'self'; form-action 'self'; base-uri 'none'; \
-         frame-ancestors 'none'"
+         media-src blob: {delivery}; frame-src {delivery}; connect-src 'self'; form-action 'self'; \
+         base-uri 'none'; frame-ancestors 'none'"
     )
 }
 
