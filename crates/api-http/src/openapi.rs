@@ -30,6 +30,7 @@ stow_http::api_routes! {
     "/v1/objects/move" => { post: objects::move_objects }
     "/v1/objects/purge" => { post: objects::purge }
     "/v1/objects/search" => { post: objects::search }
+    "/v1/objects/zip" => { post: objects::zip }
     "/v1/placeholders" => { get: placeholders::list_placeholders, put: placeholders::set_placeholder, delete: placeholders::remove_placeholder }
     "/v1/presigned-url" => { get: presigned::create }
     "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
@@ -111,6 +112,7 @@ mod tests {
                 "/v1/objects/move",
                 "/v1/objects/purge",
                 "/v1/objects/search",
+                "/v1/objects/zip",
                 "/v1/overview",
                 "/v1/placeholders",
                 "/v1/presigned-url",

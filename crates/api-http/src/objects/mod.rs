@@ -1,5 +1,5 @@
 //! `/v1/objects*`, one module per operation beside its wire types: list, search, upload
-//! (multipart, Base64, bulk), details, delete, bulk delete, folder delete, move, purge. What several of them share is here.
+//! (multipart, Base64, bulk), ZIP download, details, delete, bulk delete, folder delete, move, purge. What several of them share is here.
 
 mod base64_upload;
 mod bulk;
@@ -12,6 +12,7 @@ mod move_objects;
 mod purge;
 mod search;
 mod upload;
+mod zip;
 
 pub use base64_upload::*;
 pub use bulk::*;
@@ -24,6 +25,7 @@ pub use move_objects::*;
 pub use purge::*;
 pub use search::*;
 pub use upload::*;
+pub use zip::*;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};

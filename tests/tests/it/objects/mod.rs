@@ -20,6 +20,7 @@ mod races;
 mod renditions;
 mod search;
 mod upload;
+mod zip;
 
 pub(crate) fn file_part(bytes: Vec<u8>, name: &str) -> Part {
     Part::bytes(bytes).file_name(name.to_owned())
