@@ -78,6 +78,12 @@ impl Browser {
 
     /// The one finished download whose name ends with `suffix` (waits for it, bounded).
     async fn downloaded(&self, suffix: &str) -> (String, String) {
+        let (name, bytes) = self.downloaded_bytes(suffix).await;
+        (name, String::from_utf8(bytes).unwrap())
+    }
+
+    /// [`Self::downloaded`] as bytes (an archive).
+    async fn downloaded_bytes(&self, suffix: &str) -> (String, Vec<u8>) {
         for _ in 0..POLLS {
             let done = std::fs::read_dir(&self.downloads)
                 .unwrap()
@@ -85,7 +91,7 @@ impl Browser {
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .find(|n| n.ends_with(suffix));
             if let Some(name) = done {
-                let body = std::fs::read_to_string(self.downloads.join(&name)).unwrap();
+                let body = std::fs::read(self.downloads.join(&name)).unwrap();
                 return (name, body);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -743,6 +749,24 @@ async fn files_search_sort_and_grid() {
     b.until("location.search === '?path=shots'").await;
     b.until("document.querySelectorAll('#listing tbody tr').length === 4")
         .await;
+    // two files ticked, downloaded as one archive holding them under their paths
+    b.click("#listing tbody tr[data-key='shots/JAY_2.png'] input[type=checkbox]")
+        .await;
+    b.click("#listing tbody tr[data-key='shots/mia.png'] input[type=checkbox]")
+        .await;
+    b.button("Download selected (2)").await;
+    let (name, archive) = b.downloaded_bytes(".zip").await;
+    assert_eq!(name, "stowage-files.zip");
+    let reader = async_zip::base::read::mem::ZipFileReader::new(archive)
+        .await
+        .unwrap();
+    let names: Vec<String> = reader
+        .file()
+        .entries()
+        .iter()
+        .map(|e| e.filename().as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["shots/JAY_2.png", "shots/mia.png"]);
     b.client.close().await.unwrap();
 }
 

@@ -160,6 +160,40 @@ export async function api(method, path, { params, json, body } = {}) {
 }
 
 /**
+ * POST `json` to an API route that answers a file (`/objects/zip`), and save the answer as
+ * `name` (the browser's download). The archive is whole before it is saved.
+ * @param {string} path
+ * @param {unknown} json
+ * @param {string} name
+ */
+export async function download(path, json, name) {
+  let res;
+  try {
+    res = await fetch(`/api/v1${path}`, {
+      method: 'POST',
+      headers: headers('POST', json),
+      credentials: 'same-origin',
+      body: JSON.stringify(json),
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'network error');
+  }
+  if (!res.ok) {
+    const err = await failure(res);
+    if (res.status === 401) window.dispatchEvent(new CustomEvent('stowage:signed-out'));
+    throw err;
+  }
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+/**
  * Upload one file with progress (fetch has no upload progress): resolves with the object.
  * @param {File} file
  * @param {string} path the folder

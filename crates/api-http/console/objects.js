@@ -4,7 +4,7 @@
 // (renditions), details, uploads, moves, deletes, purges, upload URLs and placeholders — each
 // through its public route. The search, the sort and the view live in the URL
 // (/objects?path=shots&q=jay&sort=lastModified&order=desc&view=grid).
-import { api, upload, sentence, retryable, ApiError } from './api.js';
+import { api, upload, download, sentence, retryable, ApiError } from './api.js';
 import { h, toast, bytes, when, errorBox, empty, dialog, copy, field, thumbnailUrl } from './ui.js';
 
 const parent = (p) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
@@ -225,6 +225,27 @@ export function filesView() {
       can('write')
         ? h('button', { type: 'button', onclick: uploadUrlForm }, 'New upload URL')
         : null,
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'zip-selected',
+          disabled: true,
+          onclick: () => zipDownload({ paths: [...state.selected] }, 'stowage-files.zip'),
+        },
+        'Download selected',
+      ),
+      state.path
+        ? h(
+            'button',
+            {
+              type: 'button',
+              id: 'zip-folder',
+              onclick: () => zipDownload({ path: state.path }, `${base(state.path)}.zip`),
+            },
+            'Download folder (ZIP)',
+          )
+        : null,
       can('delete')
         ? h(
             'button',
@@ -346,18 +367,17 @@ export function filesView() {
             h(
               'td',
               {},
-              can('delete')
-                ? h('input', {
-                    type: 'checkbox',
-                    'aria-label': `Select ${e.name}`,
-                    checked: state.selected.has(e.key),
-                    onchange: (ev) => {
-                      if (ev.target.checked) state.selected.add(e.key);
-                      else state.selected.delete(e.key);
-                      selectionChanged();
-                    },
-                  })
-                : null,
+              // selected files can be downloaded (and deleted, with cdn:delete)
+              h('input', {
+                type: 'checkbox',
+                'aria-label': `Select ${e.name}`,
+                checked: state.selected.has(e.key),
+                onchange: (ev) => {
+                  if (ev.target.checked) state.selected.add(e.key);
+                  else state.selected.delete(e.key);
+                  selectionChanged();
+                },
+              }),
             ),
             h(
               'td',
@@ -468,7 +488,24 @@ export function filesView() {
     );
   }
 
+  /** The files of `body` (`paths` or a folder's `path`) as one ZIP, saved as `name`. */
+  async function zipDownload(body, name) {
+    toast(`Preparing ${name}…`);
+    try {
+      await download('/objects/zip', body, name);
+    } catch (err) {
+      toast(sentence(err), 'error');
+    }
+  }
+
   function selectionChanged() {
+    const z = /** @type {HTMLButtonElement | null} */ (document.getElementById('zip-selected'));
+    if (z) {
+      z.disabled = state.selected.size === 0;
+      z.textContent = state.selected.size
+        ? `Download selected (${state.selected.size})`
+        : 'Download selected';
+    }
     const b = /** @type {HTMLButtonElement | null} */ (document.getElementById('delete-selected'));
     if (b) {
       b.disabled = state.selected.size === 0;
