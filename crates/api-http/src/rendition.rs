@@ -86,9 +86,17 @@ async fn made(
     r: &Rendition,
     format: Format,
 ) -> Result<Bytes, ApiError> {
-    let kept = ObjectPath::from(r.cache_path(&record.storage_path, format).as_str());
+    let name = r.cache_path(&record.storage_path, format);
+    // a kept rendition never changes at its name (the original's location is immutable): the
+    // small ones are served from memory like small objects
+    if let Some(bytes) = state.small_objects.get(&name) {
+        metrics::counter!("cdn_renditions_total", "source" => "kept").increment(1);
+        return Ok(bytes);
+    }
+    let kept = ObjectPath::from(name.as_str());
     if let Some(bytes) = read(state, &kept).await? {
         metrics::counter!("cdn_renditions_total", "source" => "kept").increment(1);
+        remember(state, name, &bytes);
         return Ok(bytes);
     }
     // one at a time per permit; a request that waited may find it made by the one before
@@ -99,6 +107,7 @@ async fn made(
         .map_err(|_| ApiError::new(Code::Unavailable, "shutting down"))?;
     if let Some(bytes) = read(state, &kept).await? {
         metrics::counter!("cdn_renditions_total", "source" => "kept").increment(1);
+        remember(state, name, &bytes);
         return Ok(bytes);
     }
     let original = ObjectPath::from(record.storage_path.as_str());
@@ -136,7 +145,15 @@ async fn made(
     {
         tracing::warn!(error = %e, "keeping a rendition failed");
     }
+    remember(state, name, &bytes);
     Ok(bytes)
+}
+
+/// Keeps a small rendition in the in-process cache of small objects, by its name.
+fn remember(state: &CdnState, name: String, bytes: &Bytes) {
+    if bytes.len() as u64 <= crate::state::SMALL_OBJECT_BYTES {
+        state.small_objects.insert(name, bytes.clone());
+    }
 }
 
 async fn read(state: &CdnState, location: &ObjectPath) -> Result<Option<Bytes>, ApiError> {

@@ -95,7 +95,8 @@ async fn a_screenshot_is_resized_kept_and_served_with_its_caching_rules() {
     // each made once and kept beside the original's bytes
     let locations = kept(&app).await;
     assert_eq!(locations.len(), 4);
-    // the next request is answered from what was kept (marked here), not made again
+    // another instance (its memory empty) answers from what was kept (marked here), not made
+    // again
     let small = locations
         .iter()
         .find(|l| l.ends_with("/320xauto-contain.png"))
@@ -108,9 +109,19 @@ async fn a_screenshot_is_resized_kept_and_served_with_its_caching_rules() {
         )
         .await
         .unwrap();
-    let res = get(&app, "shot.png?w=320").await;
+    let other = app.second_cdn();
+    let res = app
+        .client
+        .get(format!("{other}/cdn/test-org/shot.png?w=320"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(res.bytes().await.unwrap().as_ref(), b"kept");
+    // and this instance from its memory: the rendition it made
+    let res = get(&app, "shot.png?w=320").await;
+    let picture = image::load_from_memory(&res.bytes().await.unwrap()).unwrap();
+    assert_eq!(picture.dimensions(), (320, 180));
     // other query parameters are ignored, as on every delivery
     let plain = get(&app, "shot.png?v=2").await;
     assert_eq!(plain.headers()["etag"].to_str().unwrap(), original_etag);
