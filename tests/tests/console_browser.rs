@@ -1507,9 +1507,9 @@ async fn the_player_view_shows_one_player_across_servers() {
     // the files that name Jay, newest first, as pictures that load from public delivery
     b.until("document.querySelectorAll('#player-files .tile img').length === 2 && [...document.querySelectorAll('#player-files .tile img')].every(i => i.complete && i.naturalWidth > 0)")
         .await;
-    // thumbnails are renditions (64 × 48 cropped to the tile's 4:3, as WebP), not the originals
+    // thumbnails are renditions (64 × 48 cropped to the tile's 4:3, as JPEG), not the originals
     assert_eq!(
-        b.js("return [...document.querySelectorAll('#player-files .tile img')].map(i => [i.currentSrc.includes('?w=264&h=198&fit=cover&format=webp'), i.naturalWidth, i.naturalHeight]);")
+        b.js("return [...document.querySelectorAll('#player-files .tile img')].map(i => [i.currentSrc.includes('?w=264&h=198&fit=cover&format=jpeg'), i.naturalWidth, i.naturalHeight]);")
             .await,
         json!([[true, 64, 48], [true, 64, 48]])
     );

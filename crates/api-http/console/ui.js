@@ -157,8 +157,9 @@ export function table(headers, rows) {
 
 /**
  * The picture of an object to show small (a grid, the player view's files): a rendition
- * public delivery makes and keeps (264 × 198, cropped to fill, WebP), sharp on a 2× screen.
+ * public delivery makes and keeps (264 × 198, cropped to fill, JPEG — a few kilobytes, where
+ * lossless WebP or PNG of a screenshot is tens — transparency on white), sharp on a 2× screen.
  */
 export function thumbnailUrl(publicUrl) {
-  return `${publicUrl}?w=264&h=198&fit=cover&format=webp`;
+  return `${publicUrl}?w=264&h=198&fit=cover&format=jpeg`;
 }

@@ -70,9 +70,10 @@ pub fn render_within(
     let orientation = decoder.orientation().map_err(RenderError::Undecodable)?;
     let mut picture = DynamicImage::from_decoder(decoder).map_err(RenderError::Undecodable)?;
     picture.apply_orientation(orientation);
-    // 8 bits a channel, with alpha only when the picture has it and the format keeps it
-    let keep_alpha = picture.color().has_alpha() && format != Format::Jpeg;
-    let picture = if keep_alpha {
+    // 8 bits a channel, with alpha when the picture has it (a JPEG gets it flattened on white
+    // after resizing, where there are fewer pixels to blend)
+    let alpha = picture.color().has_alpha();
+    let picture = if alpha {
         DynamicImage::ImageRgba8(picture.into_rgba8())
     } else {
         DynamicImage::ImageRgb8(picture.into_rgb8())
@@ -98,6 +99,13 @@ pub fn render_within(
     let color = picture.color().into();
     let mut bytes = Vec::new();
     let encoded = match format {
+        Format::Jpeg if alpha => JpegEncoder::new_with_quality(&mut bytes, JPEG_QUALITY)
+            .write_image(
+                &on_white(resized.buffer()),
+                w,
+                h,
+                image::ExtendedColorType::Rgb8,
+            ),
         Format::Jpeg => JpegEncoder::new_with_quality(&mut bytes, JPEG_QUALITY).write_image(
             resized.buffer(),
             w,
@@ -115,6 +123,18 @@ pub fn render_within(
         width: w,
         height: h,
     })
+}
+
+/// RGBA pixels as RGB on a white background (JPEG has no transparency: a transparent icon shows
+/// on white, not on black).
+fn on_white(rgba: &[u8]) -> Vec<u8> {
+    rgba.chunks_exact(4)
+        .flat_map(|p| {
+            let a = u16::from(p[3]);
+            let blend = move |c: u8| ((u16::from(c) * a + 255 * (255 - a) + 127) / 255) as u8;
+            [blend(p[0]), blend(p[1]), blend(p[2])]
+        })
+        .collect()
 }
 
 #[cfg(feature = "fixtures")]

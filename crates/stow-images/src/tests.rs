@@ -133,3 +133,31 @@ fn bytes_that_are_not_an_image_are_refused() {
         Err(RenderError::Undecodable(_))
     ));
 }
+
+#[test]
+fn a_transparent_picture_becomes_a_jpeg_on_white() {
+    // half transparent, half opaque red
+    let img = image::RgbaImage::from_fn(40, 20, |x, _| {
+        if x < 20 {
+            image::Rgba([0, 0, 0, 0])
+        } else {
+            image::Rgba([255, 0, 0, 255])
+        }
+    });
+    let mut source = Vec::new();
+    PngEncoder::new(&mut source)
+        .write_image(img.as_raw(), 40, 20, image::ExtendedColorType::Rgba8)
+        .unwrap();
+    let made = render(&source, &rendition(Some(40), None, "contain"), Format::Jpeg).unwrap();
+    let back = decoded(&made.bytes);
+    let clear = back.get_pixel(4, 10);
+    assert!(
+        clear[0] > 240 && clear[1] > 240 && clear[2] > 240,
+        "white, not black: {clear:?}"
+    );
+    let red = back.get_pixel(36, 10);
+    assert!(red[0] > 200 && red[1] < 60, "{red:?}");
+    // PNG and WebP keep the transparency
+    let png_made = render(&source, &rendition(Some(40), None, "contain"), Format::Png).unwrap();
+    assert_eq!(decoded(&png_made.bytes).get_pixel(4, 10)[3], 0);
+}
