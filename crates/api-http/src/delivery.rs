@@ -27,7 +27,8 @@ pub(crate) fn not_found() -> ApiError {
     ApiError::new(Code::NotFound, "no such object")
 }
 
-fn etag_matches(header: &str, etag: &str) -> bool {
+/// Whether an `If-None-Match` header names `etag` (unquoted; weak comparison, `*` matches).
+pub(crate) fn etag_matches(header: &str, etag: &str) -> bool {
     header.split(',').any(|t| {
         let t = t.trim();
         let t = t.strip_prefix("W/").unwrap_or(t);

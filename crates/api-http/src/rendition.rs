@@ -1,7 +1,7 @@
 //! Renditions on public delivery (`/cdn/<workspace>/<key>?w=320&h=180&fit=cover&format=webp`):
 //! an image object resized, made once and kept beside the original's bytes under a name derived
-//! from its storage location (`cdn_core::rendition`), so a replaced or purged original gets new
-//! ones and garbage collection removes the old. Made off the async workers (`spawn_blocking`), at
+//! from its storage location (`cdn_core::rendition`), so a replaced original (a new location)
+//! gets new ones and garbage collection removes the old. Made off the async workers (`spawn_blocking`), at
 //! most `RENDITION_CONCURRENCY` at once per instance; the rest wait their turn.
 
 use actix_web::http::{header, Method, StatusCode};
@@ -52,7 +52,8 @@ pub async fn deliver(
             record.size
         )));
     }
-    let etag = format!("\"{}\"", r.etag(&record.etag, format));
+    let tag = r.etag(&record.etag, format);
+    let etag = format!("\"{tag}\"");
     let modified_at: std::time::SystemTime = record.last_modified.into();
     let mut res = HttpResponse::build(StatusCode::OK);
     res.insert_header((header::ETAG, etag.as_str()))
@@ -63,10 +64,7 @@ pub async fn deliver(
         .headers()
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|inm| {
-            inm.split(',')
-                .any(|t| t.trim() == "*" || t.trim().trim_start_matches("W/") == etag)
-        });
+        .is_some_and(|inm| crate::delivery::etag_matches(inm, &tag));
     if matches {
         return Ok(res.status(StatusCode::NOT_MODIFIED).finish());
     }

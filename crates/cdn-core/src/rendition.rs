@@ -167,7 +167,7 @@ impl Rendition {
     }
 
     /// The name its bytes are cached under, beside the original's storage location (a
-    /// replaced or purged original has a new location, so new renditions).
+    /// replaced original has a new location, so new renditions).
     pub fn cache_path(&self, storage_path: &str, format: Format) -> String {
         let side = |v: Option<u32>| v.map_or_else(|| "auto".to_owned(), |n| n.to_string());
         let fit = match self.fit {
