@@ -140,6 +140,19 @@ export function query(params) {
  * @returns {Promise<any>} the route's answer (types.js names each)
  */
 export async function api(method, path, { params, json, body } = {}) {
+  const res = await respond(method, path, { params, json, body });
+  return res.status === 204 ? null : res.json();
+}
+
+/**
+ * The answer of an API route, once it is a success; a refusal or no network throws an
+ * `ApiError` (a 401 also announces the signed-out session).
+ * @param {string} method
+ * @param {string} path
+ * @param {{ params?: Record<string, any>, json?: unknown, body?: BodyInit }} [options]
+ * @returns {Promise<Response>}
+ */
+async function respond(method, path, { params, json, body } = {}) {
   let res;
   try {
     res = await fetch(`/api/v1${path}${query(params)}`, {
@@ -156,7 +169,7 @@ export async function api(method, path, { params, json, body } = {}) {
     if (res.status === 401) window.dispatchEvent(new CustomEvent('stowage:signed-out'));
     throw err;
   }
-  return res.status === 204 ? null : res.json();
+  return res;
 }
 
 /**
@@ -167,22 +180,7 @@ export async function api(method, path, { params, json, body } = {}) {
  * @param {string} name
  */
 export async function download(path, json, name) {
-  let res;
-  try {
-    res = await fetch(`/api/v1${path}`, {
-      method: 'POST',
-      headers: headers('POST', json),
-      credentials: 'same-origin',
-      body: JSON.stringify(json),
-    });
-  } catch {
-    throw new ApiError(0, 'NETWORK', 'network error');
-  }
-  if (!res.ok) {
-    const err = await failure(res);
-    if (res.status === 401) window.dispatchEvent(new CustomEvent('stowage:signed-out'));
-    throw err;
-  }
+  const res = await respond('POST', path, { json });
   const url = URL.createObjectURL(await res.blob());
   const a = document.createElement('a');
   a.href = url;
