@@ -14,8 +14,8 @@ use super::*;
 /// minutes 17 seconds back from `newest` (5,000 reach back 60 days), with types, levels and
 /// messages in turn, and what ingestion keeps beside them rebuilt.
 async fn insert_history(app: &TestApp, n: i64, newest: DateTime<Utc>) {
-    let mut conn = app.db.conn().await.unwrap();
-    diesel::sql_query(
+    insert_generated(
+        app,
         "INSERT INTO log_events (org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, \
          event_type, occurred_at, resource, message) \
          SELECT $1, $2, 'abc123', 'history', now(), 'history-' || i, \
@@ -24,14 +24,10 @@ async fn insert_history(app: &TestApp, n: i64, newest: DateTime<Utc>) {
          $3 - i * interval '17 minutes 17 seconds', (ARRAY['core','phone','bank'])[1 + i % 3], \
          'ECONNRESET after ' || (i * 7 % 5000) || ' ms' \
          FROM generate_series(0, $4 - 1) AS i",
+        n,
+        newest,
     )
-    .bind::<Text, _>(app.org.id.as_str())
-    .bind::<Text, _>(app.server.id.as_str())
-    .bind::<Timestamptz, _>(newest)
-    .bind::<BigInt, _>(n)
-    .execute(&mut conn)
-    .await
-    .unwrap();
+    .await;
     app.rebuild_log_summaries().await;
 }
 

@@ -69,22 +69,32 @@ async fn ok(res: reqwest::Response) -> Value {
 /// `n` events on `abc123` straight into the table (a fixture, not a product path): one a
 /// millisecond from `newest` back, levels in turn, `data.n` their number (0 the newest).
 async fn insert_events(app: &TestApp, n: i64, newest: DateTime<Utc>) {
-    use diesel::sql_types::{BigInt, Text, Timestamptz};
-    use diesel_async::RunQueryDsl;
-    let mut conn = app.db.conn().await.unwrap();
-    diesel::sql_query(
+    insert_generated(
+        app,
         "INSERT INTO log_events (org_id, server_id, cfx_id, batch_id, ingested_at, event_id, level, \
          event_type, occurred_at, message, data) \
          SELECT $1, $2, 'abc123', 'fixture', now(), 'fixture-' || i, \
          (ARRAY['debug','info','warn','error','fatal'])[1 + i % 5], 'tick', \
          $3 - i * interval '1 millisecond', 'event ' || i, jsonb_build_object('n', i) \
          FROM generate_series(0, $4 - 1) AS i",
+        n,
+        newest,
     )
-    .bind::<Text, _>(app.org.id.as_str())
-    .bind::<Text, _>(app.server.id.as_str())
-    .bind::<Timestamptz, _>(newest)
-    .bind::<BigInt, _>(n)
-    .execute(&mut conn)
-    .await
-    .unwrap();
+    .await;
+}
+
+/// Runs a fixture's `INSERT … SELECT … generate_series(0, $4 - 1) AS i` with `$1` the
+/// organization, `$2` the server of `abc123`, `$3` `newest` and `$4` `n`.
+async fn insert_generated(app: &TestApp, sql: &str, n: i64, newest: DateTime<Utc>) {
+    use diesel::sql_types::{BigInt, Text, Timestamptz};
+    use diesel_async::RunQueryDsl;
+    let mut conn = app.db.conn().await.unwrap();
+    diesel::sql_query(sql)
+        .bind::<Text, _>(app.org.id.as_str())
+        .bind::<Text, _>(app.server.id.as_str())
+        .bind::<Timestamptz, _>(newest)
+        .bind::<BigInt, _>(n)
+        .execute(&mut conn)
+        .await
+        .unwrap();
 }
