@@ -13,8 +13,8 @@ use crate::slots::{ExportGuard, Lease, LeaseKind, LeaseRequest, ReadSlotStore};
 use crate::store::OrgId;
 use crate::store::{
     bucket_start, new_event_id, BucketCount, CountQuery, EventQuery, EventRow, FacetFields,
-    FacetQuery, Facets, Filters, IngestOutcome, IngestTarget, LogStore, NameQuery, SearchError,
-    ServerId, TailPage, TailPosition, TailQuery,
+    FacetQuery, Facets, Filters, IngestOutcome, IngestTarget, LogStore, NameQuery,
+    PlayerEventsQuery, SearchError, ServerId, TailPage, TailPosition, TailQuery,
 };
 
 /// digest, accepted events, ingested at
@@ -199,6 +199,23 @@ impl LogStore for MemoryLogs {
             .take(q.limit)
             .cloned()
             .collect())
+    }
+
+    async fn player_events(&self, q: &PlayerEventsQuery) -> Result<Vec<EventRow>, StoreError> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let filters = Filters {
+            player: Some(q.player.clone()),
+            ..Filters::default()
+        };
+        let mut rows: Vec<EventRow> = q
+            .servers
+            .iter()
+            .flat_map(|s| st.candidates(s, q.from, q.to, &filters, q.after))
+            .cloned()
+            .collect();
+        rows.sort_by_key(|r| std::cmp::Reverse((r.occurred_at, r.id)));
+        rows.truncate(q.limit);
+        Ok(rows)
     }
 
     async fn tail_start(&self, _server: &ServerId) -> Result<TailPosition, StoreError> {

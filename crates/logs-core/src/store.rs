@@ -278,6 +278,20 @@ pub struct NameQuery {
     pub limit: usize,
 }
 
+/// One player's events on several servers at once ([`LogStore::player_events`]): the events of
+/// any of `servers` in `[from, to)` whose player or target is `player` (as the search field
+/// `player` matches it), newest first, below `after`, at most `limit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerEventsQuery {
+    pub servers: Vec<ServerId>,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub player: crate::criteria::PlayerMatch,
+    /// `(occurred_at, id)` of the last event of the previous page.
+    pub after: Option<(DateTime<Utc>, i64)>,
+    pub limit: usize,
+}
+
 /// What a live tail reads next: the events of batches that became visible after `after`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TailQuery {
@@ -326,6 +340,9 @@ pub trait LogStore: Send + Sync {
     /// ([`crate::players::actor_name`], lowercased) is `q.name`, newest first, at most
     /// `q.limit`.
     async fn named(&self, q: &NameQuery) -> Result<Vec<EventRow>, SearchError>;
+    /// One player's events over many servers in one read (the player view), answering what a
+    /// search of each server with the `player` filter, merged newest first, would.
+    async fn player_events(&self, q: &PlayerEventsQuery) -> Result<Vec<EventRow>, StoreError>;
     /// The position of "now" for a new tail: every later batch comes after it.
     async fn tail_start(&self, server: &ServerId) -> Result<TailPosition, StoreError>;
     async fn tail(&self, q: &TailQuery) -> Result<TailPage, StoreError>;

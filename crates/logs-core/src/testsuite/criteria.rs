@@ -313,6 +313,35 @@ pub async fn prefixes_players_data_conditions_and_exclusions_select_their_events
         );
         assert_eq!(tags(got), want, "{fields:?}");
     }
+    // a prefix of several types, one event a page: newest first, each once
+    let typed = |t: &str| {
+        validate_filters(&SearchFields {
+            event_type: Some(t.into()),
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let mut after = None;
+    let mut walked = Vec::new();
+    while walked.len() <= 3 {
+        let page = EventQuery {
+            filters: typed("admin*"),
+            after,
+            limit: 1,
+            ..q.clone()
+        };
+        let Some(last) = f.store.query(&page).await.unwrap().pop() else {
+            break;
+        };
+        after = Some((last.occurred_at, last.id));
+        walked.push(last.message);
+    }
+    assert_eq!(walked, ["e3", "e2", "e1"]);
+    let none = EventQuery {
+        filters: typed("zzz.*"),
+        ..q.clone()
+    };
+    assert!(f.store.query(&none).await.unwrap().is_empty());
 }
 
 /// Counts read from kept hourly counts (type prefixes and type or resource exclusions) and
@@ -462,4 +491,64 @@ pub async fn events_are_found_by_their_players_name(f: &Fixture) {
         ..q
     };
     assert_eq!(messages(f.store.named(&mia).await.unwrap()), ["n3"]);
+}
+
+/// One read of several servers answers what a `player` search of each server, merged newest
+/// first, does: by id, by identifier written whole or without its kind, as actor or target,
+/// paged by `after`, and only on the servers named.
+pub async fn one_players_events_on_many_servers_are_one_read(f: &Fixture) {
+    let (q, _) = seed_people(f).await;
+    let both = vec![f.a.0.clone(), f.b.0.clone()];
+    let read = |player: &str, servers: Vec<ServerId>, after, limit| {
+        let q = crate::store::PlayerEventsQuery {
+            servers,
+            from: q.from,
+            to: q.to,
+            player: crate::criteria::PlayerMatch::parse("player", player).unwrap(),
+            after,
+            limit,
+        };
+        async move { f.store.player_events(&q).await.unwrap() }
+    };
+    let messages = |rows: &[crate::store::EventRow]| -> Vec<String> {
+        rows.iter().map(|r| r.message.clone()).collect()
+    };
+    let cases: [(&str, Vec<ServerId>, &[&str]); 7] = [
+        // e9 on b carries the license as an actor identifier only; e1 and e2 name it on a
+        ("license:aaa", both.clone(), &["e2", "e9", "e1"]),
+        ("license:aaa", vec![f.b.0.clone()], &["e9"]),
+        // stored without its kind, found as the target of e1 and the actor of e4
+        ("license:bbb", both.clone(), &["e4", "e1"]),
+        ("7", both.clone(), &["e4", "e1"]),
+        ("discord:111", both.clone(), &["e1"]),
+        // a player id that looks like an identifier
+        ("license:ccc", both.clone(), &["e8"]),
+        ("license:aa", both.clone(), &[]),
+    ];
+    for (player, servers, expected) in cases {
+        let rows = read(player, servers.clone(), None, 100).await;
+        assert_eq!(messages(&rows), expected, "{player} on {servers:?}");
+        // the same as a search of each server, merged
+        let mut merged = Vec::new();
+        for s in &servers {
+            let one = EventQuery {
+                server_id: s.clone(),
+                filters: Filters {
+                    player: Some(crate::criteria::PlayerMatch::parse("player", player).unwrap()),
+                    ..Filters::default()
+                },
+                ..q.clone()
+            };
+            merged.extend(f.store.query(&one).await.unwrap());
+        }
+        let merged = crate::player::merge_pages(vec![merged], 100);
+        assert_eq!(messages(&rows), messages(&merged), "{player}");
+    }
+    // pages of one walk every event once, newest first
+    let first = read("license:aaa", both.clone(), None, 2).await;
+    assert_eq!(messages(&first), ["e2", "e9"]);
+    let last = first.last().map(|r| (r.occurred_at, r.id));
+    let rest = read("license:aaa", both.clone(), last, 2).await;
+    assert_eq!(messages(&rest), ["e1"]);
+    assert!(read("license:aaa", Vec::new(), None, 100).await.is_empty());
 }

@@ -61,6 +61,7 @@ macro_rules! log_store_suite {
             prefixes_players_data_conditions_and_exclusions_select_their_events,
             counts_of_prefixes_and_exclusions_are_the_events_numbers,
             events_are_found_by_their_players_name,
+            one_players_events_on_many_servers_are_one_read,
             counts_fall_in_epoch_aligned_buckets_inside_the_window,
             counts_in_whole_slot_buckets_match_the_events_of_the_window,
             facets_count_the_newest_events_of_the_search,

@@ -10,7 +10,8 @@ use diesel_async::RunQueryDsl;
 use logs_core::event::Batch;
 use logs_core::store::{
     BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, IngestOutcome, IngestTarget,
-    LogStore, NameQuery, SearchError, ServerId, TailPage, TailPosition, TailQuery,
+    LogStore, NameQuery, PlayerEventsQuery, SearchError, ServerId, TailPage, TailPosition,
+    TailQuery,
 };
 
 use super::batch_commit::PendingBatch;
@@ -49,6 +50,10 @@ impl LogStore for PgLogs {
 
     async fn named(&self, q: &NameQuery) -> Result<Vec<EventRow>, SearchError> {
         super::names::named(&mut self.db.conn().await?, q).await
+    }
+
+    async fn player_events(&self, q: &PlayerEventsQuery) -> Result<Vec<EventRow>, StoreError> {
+        super::player_events::player_events(&mut self.db.conn().await?, q).await
     }
 
     async fn tail_start(&self, _server: &ServerId) -> Result<TailPosition, StoreError> {

@@ -10,6 +10,7 @@ mod leases;
 mod message_runs;
 mod names;
 mod partitions;
+mod player_events;
 mod read_slots;
 mod reads;
 mod search_sql;
