@@ -75,6 +75,44 @@ pub fn plan_page(q: &EventQuery) -> PagePlan {
     }
 }
 
+/// Types a store lists for [`prefix_types`] before it stops (a server with more reads a prefix in
+/// time order).
+pub const MAX_LISTED_TYPES: usize = 64;
+/// Types a prefix's page reads as one newest-first page each, merged; more are read in time
+/// order.
+pub const MAX_MERGED_TYPES: usize = 8;
+
+/// How a page whose event type is a prefix is read, from the server's types in the window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypePlan {
+    /// No type of the window has the prefix: the page is empty.
+    Empty,
+    /// These types (1 to [`MAX_MERGED_TYPES`]) are every type of the window with the prefix:
+    /// each walks its `(server, type, time)` index, newest first.
+    Types(Vec<String>),
+    /// Read the window in time order and keep the types with the prefix.
+    Scan,
+}
+
+/// The plan of a prefix, given the distinct event types the store found in the window (`None`:
+/// more than [`MAX_LISTED_TYPES`], not all listed).
+pub fn prefix_types(prefix: &str, listed: Option<Vec<String>>) -> TypePlan {
+    let Some(listed) = listed else {
+        return TypePlan::Scan;
+    };
+    let mut types: Vec<String> = listed
+        .into_iter()
+        .filter(|t| t.starts_with(prefix))
+        .collect();
+    types.sort_unstable();
+    types.dedup();
+    match types.len() {
+        0 => TypePlan::Empty,
+        n if n <= MAX_MERGED_TYPES => TypePlan::Types(types),
+        _ => TypePlan::Scan,
+    }
+}
+
 /// A table of counts that ingestion keeps up to date, and what it can answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeptCounts {

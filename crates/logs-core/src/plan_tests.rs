@@ -419,3 +419,42 @@ fn bounds_are_built_from_a_window() {
     assert_eq!((b.after, b.floor), (Some(pos), Some(pos)));
     assert_eq!(b.server, server());
 }
+
+#[test]
+fn a_prefix_reads_the_types_of_its_window_or_the_window_in_time_order() {
+    let listed = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        prefix_types(
+            "admin.",
+            listed(&["administrator.login", "chat", "admin.kick"])
+        ),
+        TypePlan::Types(vec!["admin.kick".into()]),
+        "a prefix is not a word: administrator.login is not under admin."
+    );
+    assert_eq!(
+        prefix_types("admin.", listed(&["admin.kick", "admin.ban", "admin.ban"])),
+        TypePlan::Types(vec!["admin.ban".into(), "admin.kick".into()])
+    );
+    assert_eq!(
+        prefix_types("admin.", listed(&["chat", "Admin.kick"])),
+        TypePlan::Empty
+    );
+    assert_eq!(prefix_types("admin.", listed(&[])), TypePlan::Empty);
+    assert_eq!(
+        prefix_types("admin.", None),
+        TypePlan::Scan,
+        "too many types listed"
+    );
+    let mut many: Vec<String> = (0..=MAX_MERGED_TYPES).map(|i| format!("a.{i}")).collect();
+    many.sort();
+    assert_eq!(
+        prefix_types("a.", Some(many[..MAX_MERGED_TYPES].to_vec())),
+        TypePlan::Types(many[..MAX_MERGED_TYPES].to_vec()),
+        "N types"
+    );
+    assert_eq!(prefix_types("a.", Some(many)), TypePlan::Scan, "N+1 types");
+    assert_eq!(
+        prefix_types("é.", listed(&["é.ü", "e.u"])),
+        TypePlan::Types(vec!["é.ü".into()])
+    );
+}

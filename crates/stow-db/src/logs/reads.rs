@@ -6,11 +6,14 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
+use logs_core::criteria::TypeMatch;
 use logs_core::plan::{
-    plan_counts, plan_page, Bounds, CountReads, KeptCounts, PagePlan, Position, Span,
+    plan_counts, plan_page, prefix_types, Bounds, CountReads, KeptCounts, PagePlan, Position, Span,
+    TypePlan, MAX_LISTED_TYPES,
 };
 use logs_core::store::{
     BucketCount, CountQuery, EventQuery, EventRow, FacetQuery, Facets, Filters, SearchError,
+    ServerId,
 };
 use logs_core::Level;
 
@@ -23,6 +26,24 @@ const NEWEST_FIRST: &str = " ORDER BY occurred_at DESC, id DESC";
 
 pub async fn query(conn: &mut Conn, q: &EventQuery) -> Result<Vec<EventRow>, SearchError> {
     let bounds = Bounds::window(&q.server_id, (q.from, q.to)).after(q.after);
+    // a prefix walks the type index of each of its types when the window has few
+    let mut exact;
+    let mut q = q;
+    if let Some(TypeMatch::Prefix(prefix)) = &q.filters.event_type {
+        let listed = types_in_window(conn, &q.server_id, q.from, q.to).await?;
+        match prefix_types(prefix, listed) {
+            TypePlan::Empty => return Ok(Vec::new()),
+            TypePlan::Types(types) if types.len() == 1 => {
+                exact = q.clone();
+                exact.filters.event_type = types.into_iter().next().map(TypeMatch::Exact);
+                q = &exact;
+            }
+            TypePlan::Types(types) if plan_page(q) == PagePlan::Window => {
+                return merged_types_page(conn, q, bounds, &types).await;
+            }
+            TypePlan::Types(_) | TypePlan::Scan => {}
+        }
+    }
     match plan_page(q) {
         PagePlan::Window => select_page(conn, q, bounds, &Within::Window).await,
         PagePlan::Scanned { limit } => {
@@ -78,6 +99,77 @@ async fn select_page(
         .bigint(q.limit as i64);
     let rows: Vec<Row> = sql.into_query().load(conn).await.map_err(db_error)?;
     Ok(rows.into_iter().map(EventRow::from).collect())
+}
+
+/// The page of `q` (a window plan) whose prefix stands for `types`: each type's newest page
+/// through the `(server_id, event_type, occurred_at, id)` index, merged newest first.
+async fn merged_types_page(
+    conn: &mut Conn,
+    q: &EventQuery,
+    bounds: Bounds<'_>,
+    types: &[String],
+) -> Result<Vec<EventRow>, SearchError> {
+    let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM ("));
+    for (i, t) in types.iter().enumerate() {
+        if i > 0 {
+            sql.push(" UNION ALL ");
+        }
+        let filters = Filters {
+            event_type: Some(TypeMatch::Exact(t.clone())),
+            ..q.filters.clone()
+        };
+        sql.push(&format!("(SELECT {COLUMNS} FROM log_events WHERE "))
+            .search(bounds, &filters)
+            .push(NEWEST_FIRST)
+            .push(" LIMIT ")
+            .bigint(q.limit as i64)
+            .push(")");
+    }
+    sql.push(") AS by_type")
+        .push(NEWEST_FIRST)
+        .push(" LIMIT ")
+        .bigint(q.limit as i64);
+    let rows: Vec<Row> = sql.into_query().load(conn).await.map_err(db_error)?;
+    Ok(rows.into_iter().map(EventRow::from).collect())
+}
+
+#[derive(QueryableByName)]
+struct TypeRow {
+    #[diesel(sql_type = Text)]
+    event_type: String,
+}
+
+/// The distinct event types of `server`'s events in `[from, to)`, or `None` when there are
+/// more than [`MAX_LISTED_TYPES`]: a loose scan of the `(server_id, event_type, …)` index, one
+/// descent per type and partition (the next type after the last one found), so a window of
+/// millions of events lists its dozen types in a dozen steps.
+async fn types_in_window(
+    conn: &mut Conn,
+    server: &ServerId,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Option<Vec<String>>, SearchError> {
+    let rows: Vec<TypeRow> = diesel::sql_query(
+        "WITH RECURSIVE types (event_type, n) AS ( \
+           (SELECT event_type, 1 FROM log_events \
+            WHERE server_id = $1 AND occurred_at >= $2 AND occurred_at < $3 \
+            ORDER BY event_type LIMIT 1) \
+           UNION ALL \
+           SELECT (SELECT e.event_type FROM log_events e \
+                   WHERE e.server_id = $1 AND e.occurred_at >= $2 AND e.occurred_at < $3 \
+                     AND e.event_type > types.event_type \
+                   ORDER BY e.event_type LIMIT 1), types.n + 1 \
+           FROM types WHERE types.event_type IS NOT NULL AND types.n <= $4) \
+         SELECT event_type FROM types WHERE event_type IS NOT NULL",
+    )
+    .bind::<Text, _>(server.as_str())
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .bind::<Integer, _>(MAX_LISTED_TYPES as i32)
+    .load(conn)
+    .await
+    .map_err(db_error)?;
+    Ok((rows.len() <= MAX_LISTED_TYPES).then(|| rows.into_iter().map(|r| r.event_type).collect()))
 }
 
 #[derive(QueryableByName)]
