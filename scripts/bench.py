@@ -619,6 +619,19 @@ def bench_ingest_ab(server_key):
         return
     env = {"DATABASE_URL": DB, "LOGS_API_ADDR": f"127.0.0.1:{LOGS}", "RATE_LIMIT_PER_SECOND": "1000000",
            "RATE_LIMIT_BURST": "1000000", "RUST_LOG": "warn", "DATABASE_MAX_CONNECTIONS": "16"}
+    # indexes the baseline's schema did not have (`BENCH_BASELINE_DROP_INDEXES`, names of
+    # log_events' own indexes): dropped for the baseline's runs and made again, outside the
+    # timing, for this build's, so the A/B pays a new index's write cost too
+    dropped = [x for x in os.environ.get("BENCH_BASELINE_DROP_INDEXES", "").split(",") if x]
+    defs = {x: psql(f"SELECT indexdef FROM pg_indexes WHERE tablename = 'log_events' AND indexname = '{x}'") for x in dropped}
+    assert all(defs.values()), f"BENCH_BASELINE_DROP_INDEXES names an index log_events does not have: {defs}"
+    def schema_of(which):
+        for name, d in defs.items():
+            present = psql(f"SELECT count(*) FROM pg_indexes WHERE tablename = 'log_events' AND indexname = '{name}'") == "1"
+            if which == "baseline" and present:
+                psql(f"DROP INDEX {name}")
+            elif which == "this build" and not present:
+                psql(d)
     eps = {"baseline": [], "this build": []}
     # an even number of pairs, in turn baseline first and this build first, so that drift over
     # the runs falls on both builds alike (with the baseline always first, two runs of the same
@@ -631,14 +644,17 @@ def bench_ingest_ab(server_key):
                 p.terminate()
                 p.wait(timeout=15)
                 procs.remove(p)
+        schema_of(which)
         start([os.path.join(base_dir if which == "baseline" else BIN, "logs-api")], env, "logs-api-ab")
         wait_http(f"http://127.0.0.1:{LOGS}/healthz")
         r = wrk(f"http://127.0.0.1:{LOGS}/v1/logs", "scripts/bench/ingest.lua", conns=16, env={"BENCH_KEY": server_key, "BENCH_RUN": f"ab{i}"})
         assert r["non2xx"] == 0 and r["errors"] == 0, r
         eps[which].append(r["requests"] * 500 / (r["duration_us"] / 1e6))
         log(f"ingest-ab run {i + 1}: {which} {eps[which][-1]:,.0f} events/s")
+    schema_of("this build")
     record("ingest_events_per_s_vs_previous_build", eps["this build"], "events/s", eps["baseline"], "≥ 0.95× (explorer work ≤ 5% of ingestion)",
-           f"{pairs} pairs of {DURATION} s runs, in turn baseline first and this build first, same database; baseline: logs-api of {os.environ.get('BENCH_BASELINE_NAME', base_dir)}")
+           f"{pairs} pairs of {DURATION} s runs, in turn baseline first and this build first, same database; baseline: logs-api of {os.environ.get('BENCH_BASELINE_NAME', base_dir)}"
+           + (f", without the index{'es' if len(dropped) > 1 else ''} {', '.join(dropped)} (dropped for its runs, made again for this build's)" if dropped else ""))
 
 
 def cpu_seconds():
