@@ -160,6 +160,11 @@ actions! {
     ServerLogs = "server.logs",
     /// The organization's plan changed.
     PlanChange = "org.plan_change",
+    /// A saved log search made; the target is its id.
+    SavedSearchCreate = "saved_search.create",
+    /// A saved search renamed, or its servers or filters changed.
+    SavedSearchChange = "saved_search.change",
+    SavedSearchDelete = "saved_search.delete",
 }
 
 impl Action {

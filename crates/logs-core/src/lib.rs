@@ -15,6 +15,7 @@ pub mod players;
 #[cfg(test)]
 mod proptests;
 pub mod query;
+pub mod saved;
 pub mod search;
 pub mod slots;
 pub mod store;

@@ -4,11 +4,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use auth_core::audit::Audit;
 use auth_core::StoreError;
 use chrono::{DateTime, Datelike, Utc};
 use serde_json::Value;
 
 use crate::event::{Batch, Level};
+use crate::saved::{self, SavedPut, SavedSearch, SavedSearchStore};
 use crate::slots::{ExportGuard, Lease, LeaseKind, LeaseRequest, ReadSlotStore};
 use crate::store::OrgId;
 use crate::store::{
@@ -398,12 +400,109 @@ impl Drop for MemoryExportGuard {
     }
 }
 
+/// Saved searches in memory ([`crate::saved::SavedSearchStore`]), their changes' audit entries
+/// written to `audit`.
+#[derive(Default)]
+pub struct MemorySavedSearches {
+    rows: Mutex<Vec<SavedSearch>>,
+    audit: Arc<auth_core::memory::MemoryAudit>,
+}
+
+impl MemorySavedSearches {
+    pub fn with_audit(audit: Arc<auth_core::memory::MemoryAudit>) -> Self {
+        Self {
+            rows: Mutex::default(),
+            audit,
+        }
+    }
+}
+
+fn name_taken(rows: &[SavedSearch], s: &SavedSearch) -> bool {
+    rows.iter().any(|r| {
+        r.org_id == s.org_id && r.id != s.id && r.name.to_lowercase() == s.name.to_lowercase()
+    })
+}
+
+#[async_trait]
+impl SavedSearchStore for MemorySavedSearches {
+    async fn list(&self, org: &OrgId) -> Result<Vec<SavedSearch>, StoreError> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        let mut list: Vec<SavedSearch> =
+            rows.iter().filter(|r| r.org_id == *org).cloned().collect();
+        list.sort_by_key(|r| (r.name.to_lowercase(), r.id.clone()));
+        Ok(list)
+    }
+
+    async fn get(&self, org: &OrgId, id: &str) -> Result<Option<SavedSearch>, StoreError> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(rows
+            .iter()
+            .find(|r| r.org_id == *org && r.id == id)
+            .cloned())
+    }
+
+    async fn create(
+        &self,
+        s: &SavedSearch,
+        max: usize,
+        audit: &Audit,
+    ) -> Result<SavedPut, StoreError> {
+        let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        if name_taken(&rows, s) {
+            return Ok(SavedPut::NameTaken);
+        }
+        if rows.iter().filter(|r| r.org_id == s.org_id).count() >= max {
+            return Ok(SavedPut::LimitReached);
+        }
+        rows.push(s.clone());
+        self.audit.append([saved::created_entry(audit, s)]);
+        Ok(SavedPut::Done)
+    }
+
+    async fn update(&self, s: &SavedSearch, audit: &Audit) -> Result<SavedPut, StoreError> {
+        let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        if name_taken(&rows, s) {
+            return Ok(SavedPut::NameTaken);
+        }
+        let Some(row) = rows
+            .iter_mut()
+            .find(|r| r.org_id == s.org_id && r.id == s.id)
+        else {
+            return Ok(SavedPut::Missing);
+        };
+        if saved::same_content(row, s) {
+            return Ok(SavedPut::Done);
+        }
+        let before = row.clone();
+        row.name = s.name.clone();
+        row.servers = s.servers.clone();
+        row.search = s.search.clone();
+        row.updated_at = s.updated_at;
+        self.audit
+            .append([saved::changed_entry(audit, &before, row)]);
+        Ok(SavedPut::Done)
+    }
+
+    async fn delete(&self, org: &OrgId, id: &str, audit: &Audit) -> Result<bool, StoreError> {
+        let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(i) = rows.iter().position(|r| r.org_id == *org && r.id == id) else {
+            return Ok(false);
+        };
+        let gone = rows.remove(i);
+        self.audit.append([saved::deleted_entry(audit, &gone)]);
+        Ok(true)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     async fn fixture() -> crate::testsuite::Fixture {
+        let audit = std::sync::Arc::new(auth_core::memory::MemoryAudit::default());
         crate::testsuite::Fixture {
             store: Box::new(super::MemoryLogs::default()),
             slots: Box::new(super::MemoryReadSlots::default()),
+            saved: Box::new(super::MemorySavedSearches::with_audit(audit.clone())),
+            audit: Box::new(audit),
             org: crate::store::OrgId::new("org_a"),
             a: (crate::store::ServerId::new("srv_a"), "abc".into()),
             b: (crate::store::ServerId::new("srv_b"), "def".into()),

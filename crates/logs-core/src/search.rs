@@ -54,9 +54,10 @@ pub struct SearchFields {
     pub exclude: Option<ExcludeRequest>,
 }
 
-/// Declares a JSON request type: the search fields (documented once, here) plus its own.
+/// Declares a JSON request type: the filter fields of a search (documented once, here) plus its
+/// own; `filters()` gives them as [`SearchFields`] with no server and no window.
 #[macro_export]
-macro_rules! search_request {
+macro_rules! filter_request {
     (
         $(#[$meta:meta])*
         pub struct $name:ident { $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty, )* }
@@ -65,15 +66,7 @@ macro_rules! search_request {
         #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize, utoipa::ToSchema)]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
         pub struct $name {
-            /// The server's join code; required for a global key, optional for a server-bound one.
-            pub server_id: Option<String>,
-            /// Instead of `serverId`: several servers' join codes (1 to 50), or `["*"]` for every
-            /// server the key may read whose Logs source is active.
-            pub server_ids: Option<Vec<String>>,
-            /// Start of the window, inclusive (RFC 3339).
-            pub from: Option<String>,
-            /// End of the window, exclusive (RFC 3339).
-            pub to: Option<String>,
+            $( $(#[$fmeta])* pub $field: $ty, )*
             /// One level.
             pub level: Option<String>,
             /// Any of these levels (1 to 5 names).
@@ -99,16 +92,12 @@ macro_rules! search_request {
             pub data_where: Option<Vec<$crate::criteria::DataConditionRequest>>,
             /// Events matching any of these are left out.
             pub exclude: Option<$crate::criteria::ExcludeRequest>,
-            $( $(#[$fmeta])* pub $field: $ty, )*
         }
 
         impl $name {
-            /// The search part of the request.
-            pub fn search(&self) -> $crate::search::SearchFields {
+            /// The filter part of the request (no server, no window).
+            pub fn filters(&self) -> $crate::search::SearchFields {
                 $crate::search::SearchFields {
-                    server_id: self.server_id.clone(),
-                    from: self.from.clone(),
-                    to: self.to.clone(),
                     level: self.level.clone(),
                     levels: self.levels.clone(),
                     min_level: self.min_level.clone(),
@@ -121,6 +110,45 @@ macro_rules! search_request {
                     data: self.data.clone(),
                     data_where: self.data_where.clone(),
                     exclude: self.exclude.clone(),
+                    ..Default::default()
+                }
+            }
+        }
+    };
+}
+
+/// Declares a JSON request type: a server or servers, a window, the filter fields of
+/// [`filter_request!`] and its own.
+#[macro_export]
+macro_rules! search_request {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty, )* }
+    ) => {
+        $crate::filter_request! {
+            $(#[$meta])*
+            pub struct $name {
+                /// The server's join code; required for a global key, optional for a server-bound one.
+                pub server_id: Option<String>,
+                /// Instead of `serverId`: several servers' join codes (1 to 50), or `["*"]` for every
+                /// server the key may read whose Logs source is active.
+                pub server_ids: Option<Vec<String>>,
+                /// Start of the window, inclusive (RFC 3339).
+                pub from: Option<String>,
+                /// End of the window, exclusive (RFC 3339).
+                pub to: Option<String>,
+                $( $(#[$fmeta])* pub $field: $ty, )*
+            }
+        }
+
+        impl $name {
+            /// The search part of the request.
+            pub fn search(&self) -> $crate::search::SearchFields {
+                $crate::search::SearchFields {
+                    server_id: self.server_id.clone(),
+                    from: self.from.clone(),
+                    to: self.to.clone(),
+                    ..self.filters()
                 }
             }
         }

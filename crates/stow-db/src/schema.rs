@@ -294,6 +294,19 @@ diesel::table! {
 diesel::joinable!(api_keys -> organizations (org_id));
 diesel::joinable!(memberships -> members (member_id));
 diesel::joinable!(memberships -> organizations (org_id));
+diesel::table! {
+    saved_searches (id) {
+        id -> Text,
+        org_id -> Text,
+        name -> Text,
+        server_ids -> Nullable<Array<Text>>,
+        search -> Jsonb,
+        created_by -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     plans,
     organizations,

@@ -40,7 +40,9 @@ async fn fixture_at(url: String) -> logs_core::testsuite::Fixture {
     let (org, a, b) = org_with_two_servers(&db).await;
     logs_core::testsuite::Fixture {
         store: Box::new(PgLogs::new(db.clone())),
-        slots: Box::new(stow_db::logs::PgReadSlots::new(db)),
+        slots: Box::new(stow_db::logs::PgReadSlots::new(db.clone())),
+        saved: Box::new(stow_db::logs::PgSavedSearches::new(db.clone())),
+        audit: Box::new(stow_db::PgAudit::new(db)),
         org,
         a,
         b,

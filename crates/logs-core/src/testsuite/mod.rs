@@ -10,6 +10,7 @@ mod criteria;
 mod data_filters;
 mod messages;
 mod queries;
+mod saved;
 mod slot_counts;
 mod tail;
 
@@ -19,6 +20,7 @@ pub use criteria::*;
 pub use data_filters::*;
 pub use messages::*;
 pub use queries::*;
+pub use saved::*;
 pub use slot_counts::*;
 pub use tail::*;
 
@@ -38,6 +40,9 @@ use crate::store::{
 pub struct Fixture {
     pub store: Box<dyn LogStore>,
     pub slots: Box<dyn crate::slots::ReadSlotStore>,
+    pub saved: Box<dyn crate::saved::SavedSearchStore>,
+    /// The audit log `saved` writes to.
+    pub audit: Box<dyn auth_core::audit::AuditStore>,
     pub org: OrgId,
     pub a: (ServerId, String),
     pub b: (ServerId, String),
@@ -69,7 +74,9 @@ macro_rules! log_store_suite {
             last_batches_name_each_servers_newest_batch,
             read_slot_leases_hold_each_kinds_limit,
             expired_read_slot_leases_are_taken_back,
-            one_export_at_a_time_per_organization);
+            one_export_at_a_time_per_organization,
+            saved_searches_are_created_listed_changed_and_deleted,
+            saved_searches_stop_at_the_limit);
     };
     (@cases $run:path, $fixture:path; $($case:ident),*) => {
         $(

@@ -13,6 +13,7 @@ mod partitions;
 mod player_events;
 mod read_slots;
 mod reads;
+mod saved_searches;
 mod search_sql;
 mod tail;
 mod writers;
@@ -24,6 +25,7 @@ pub use partitions::{
     PARTITION_SETTINGS,
 };
 pub use read_slots::PgReadSlots;
+pub use saved_searches::PgSavedSearches;
 pub use writers::WRITERS;
 
 use auth_core::StoreError;
