@@ -294,6 +294,12 @@ impl TestApp {
             .bearer_auth(key)
     }
 
+    pub fn patch(&self, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.client
+            .patch(format!("{}{path}", self.cdn))
+            .bearer_auth(key)
+    }
+
     pub fn delete(&self, path: &str, key: &str) -> reqwest::RequestBuilder {
         self.client
             .delete(format!("{}{path}", self.cdn))

@@ -18,6 +18,7 @@ pub mod pipeline;
 pub mod placeholders;
 pub mod presigned;
 pub mod rendition;
+pub mod saved_searches;
 pub mod state;
 
 use std::net::TcpListener;
@@ -70,6 +71,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         members: Arc::new(PgAccounts::new(db.clone())),
         sign_in_failures: Arc::new(stow_db::PgSignInFailures::new(db.clone())),
         audit: Arc::new(stow_db::PgAudit::new(db.clone())),
+        saved_searches: Arc::new(stow_db::logs::PgSavedSearches::new(db.clone())),
     };
     Ok(CdnState::new(Arc::clone(&config), db, objects, stores))
 }

@@ -5,7 +5,10 @@ use stow_http::api_routes::BearerAuth;
 use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
-use crate::{account, audit, delivery, explorer, keys, members, objects, placeholders, presigned};
+use crate::{
+    account, audit, delivery, explorer, keys, members, objects, placeholders, presigned,
+    saved_searches,
+};
 
 stow_http::api_routes! {
     /// The API host's document.
@@ -43,6 +46,8 @@ stow_http::api_routes! {
     "/v1/logs/players" => { post: explorer::players::players }
     "/v1/logs/export" => { get: explorer::export::export }
     "/v1/logs/tail" => { get: explorer::tail::tail }
+    "/v1/logs/saved-searches" => { get: saved_searches::list_saved_searches, post: saved_searches::create_saved_search }
+    "/v1/logs/saved-searches/{savedSearchId}" => { patch: saved_searches::update_saved_search, delete: saved_searches::delete_saved_search }
     "/v1/keys" => { get: keys::list::list_keys, post: keys::create::create_key }
     "/v1/keys/{keyId}" => { delete: keys::delete::delete_key }
     "/v1/keys/{keyId}/rotate" => { post: keys::rotate::rotate_key }
@@ -95,6 +100,8 @@ mod tests {
                 "/v1/logs/player",
                 "/v1/logs/players",
                 "/v1/logs/query",
+                "/v1/logs/saved-searches",
+                "/v1/logs/saved-searches/{savedSearchId}",
                 "/v1/logs/search",
                 "/v1/logs/tail",
                 "/v1/members",

@@ -152,6 +152,7 @@ pub struct Stores {
     pub members: Arc<dyn auth_core::member::MemberStore>,
     pub sign_in_failures: Arc<dyn auth_core::backoff::SignInFailureStore>,
     pub audit: Arc<dyn auth_core::audit::AuditStore>,
+    pub saved_searches: Arc<dyn logs_core::saved::SavedSearchStore>,
 }
 
 impl CdnState {

@@ -11,6 +11,7 @@ mod facets;
 mod long_ranges;
 mod patterns;
 mod player;
+mod saved;
 mod servers;
 mod tail;
 
