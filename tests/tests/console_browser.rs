@@ -1793,3 +1793,91 @@ async fn attacker_page(console: &str) -> String {
     // `localhost` is another site than 127.0.0.1 for the browser
     format!("http://localhost:{port}/attack.html")
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn a_search_is_saved_opened_renamed_and_deleted() {
+    let (app, b, console) = signed_in().await;
+    let now = chrono::Utc::now();
+    let at = |i: i64| (now - chrono::Duration::minutes(i)).to_rfc3339();
+    app.ingest_logs(
+        "console-saved",
+        vec![
+            json!({ "level": "warn", "event_type": "admin.ban", "message": "Jay banned", "occurred_at": at(3) }),
+            json!({ "level": "info", "event_type": "admin.kick", "message": "Mia kicked", "occurred_at": at(2) }),
+            json!({ "level": "info", "event_type": "chat", "message": "gg", "occurred_at": at(1) }),
+        ],
+    )
+    .await;
+    b.client
+        .goto(&format!(
+            "{console}/logs?server=abc123&range=1h&eventType=admin.*"
+        ))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 2")
+        .await;
+    // save it
+    b.button("Save search").await;
+    b.until("document.querySelector('dialog input')").await;
+    b.type_into("dialog input", "Admin actions").await;
+    b.shoot_at("logs-save-search", Some("dialog")).await;
+    b.button("Save").await;
+    b.until("location.search.includes('saved=ss_')").await;
+    b.until("[...document.querySelectorAll('.saved-pick option')].some(o => o.selected && o.textContent === 'Admin actions')")
+        .await;
+    // a plain search, then the saved one from the list: its filters come back, the range stays
+    b.client
+        .goto(&format!("{console}/logs?server=abc123&range=6h"))
+        .await
+        .unwrap();
+    b.until("document.querySelectorAll('#event-rows tr').length === 3")
+        .await;
+    b.until("[...document.querySelectorAll('.saved-pick option')].some(o => o.textContent === 'Admin actions')")
+        .await;
+    b.js("const s = document.querySelector('.saved-pick');
+          s.value = [...s.options].find(o => o.textContent === 'Admin actions').value;
+          s.dispatchEvent(new Event('change'));")
+        .await;
+    b.until(
+        "location.search.includes('eventType=admin.*') && location.search.includes('range=6h')",
+    )
+    .await;
+    b.until("document.querySelectorAll('#event-rows tr').length === 2")
+        .await;
+    b.shoot("logs-saved-search").await;
+    // rename, then delete, from the dialog
+    b.js("const s = document.querySelector('.saved-pick');
+          s.value = '#manage'; s.dispatchEvent(new Event('change'));")
+        .await;
+    b.until("document.querySelector('.saved-list input')").await;
+    b.js("const i = document.querySelector('.saved-list input'); i.value = 'Staff actions';")
+        .await;
+    b.button("Rename").await;
+    b.until("[...document.querySelectorAll('.toast')].some(t => t.innerText.includes('Renamed to “Staff actions”'))")
+        .await;
+    assert_eq!(saved_names(&app).await, ["Staff actions"]);
+    b.button("Delete").await;
+    b.until("!document.querySelector('.saved-list li')").await;
+    b.button("Done").await;
+    b.until("!location.search.includes('saved=')").await;
+    assert!(saved_names(&app).await.is_empty());
+}
+
+/// The names of the organization's saved searches, through the API.
+async fn saved_names(app: &TestApp) -> Vec<String> {
+    let listed: Value = app
+        .get("/v1/logs/saved-searches", &app.dev_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    listed["savedSearches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
+}

@@ -6,6 +6,7 @@
 import { api, query, sentence, retryable } from './api.js';
 import { h, toast, when, shortTime, errorBox, empty, dialog, field, copy } from './ui.js';
 import { playerLink } from './players.js';
+import { savedControls } from './saved.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'];
 /** @type {[string, string, number][]} value, label, minutes */
@@ -321,6 +322,8 @@ export function logsView() {
                 'Patterns',
               ),
             ),
+            // the saved searches: open one, save this one
+            savedControls(params, body, navigate),
             // what acts on the events: the live tail and the exports
             h('span', { class: 'spacer' }),
             h('button', { type: 'button', id: 'tail-toggle', onclick: toggleTail }, 'Live tail'),

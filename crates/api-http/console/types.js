@@ -128,3 +128,14 @@
  */
 
 export {};
+
+/**
+ * @typedef {object} SavedSearch
+ * @property {string} id
+ * @property {string} name
+ * @property {string[]} serverIds join codes, or ["*"]
+ * @property {Record<string, any>} search the query's filter fields
+ * @property {string} createdBy
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ */
