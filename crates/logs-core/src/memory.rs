@@ -429,7 +429,7 @@ impl SavedSearchStore for MemorySavedSearches {
         let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
         let mut list: Vec<SavedSearch> =
             rows.iter().filter(|r| r.org_id == *org).cloned().collect();
-        list.sort_by_key(|r| (r.name.to_lowercase(), r.id.clone()));
+        saved::sort_by_name(&mut list);
         Ok(list)
     }
 

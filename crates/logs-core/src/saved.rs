@@ -206,6 +206,12 @@ pub trait SavedSearchStore: Send + Sync {
     async fn delete(&self, org: &OrgId, id: &str, audit: &Audit) -> Result<bool, StoreError>;
 }
 
+/// Sorts saved searches as [`SavedSearchStore::list`] answers them: by name in lower case (Rust's
+/// rule, whatever the database's collation), then id.
+pub fn sort_by_name(list: &mut [SavedSearch]) {
+    list.sort_by_key(|r| (r.name.to_lowercase(), r.id.clone()));
+}
+
 /// Whether `a` and `b` have the same name, servers and filters (a change to them is no change).
 pub fn same_content(a: &SavedSearch, b: &SavedSearch) -> bool {
     a.name == b.name && a.servers == b.servers && a.search == b.search

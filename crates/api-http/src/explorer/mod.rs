@@ -125,7 +125,7 @@ pub(crate) async fn named_servers(
     Ok(servers)
 }
 
-fn denied(auth: &Auth, d: auth_core::log_access::Denied) -> ApiError {
+pub(crate) fn denied(auth: &Auth, d: auth_core::log_access::Denied) -> ApiError {
     use auth_core::log_access::Denied;
     match d {
         Denied::NoServerNamed => ApiError::invalid_request(

@@ -7,7 +7,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{maker, reader, refused, resolve, Codes, SavedSearchOut};
+use super::{reader, refused, resolve, Codes, SavedSearchOut};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -47,6 +47,7 @@ pub async fn create_saved_search(
         valid.servers.unwrap_or(saved::ServerCodes::All),
     )
     .await?;
+    let audit = crate::audit::of(&req, &auth);
     let now = Utc::now().trunc_subsecs(3);
     let s = SavedSearch {
         id: saved::new_id(),
@@ -56,12 +57,13 @@ pub async fn create_saved_search(
         search: valid.search.unwrap_or_default(),
         created_at: now,
         updated_at: now,
-        created_by: maker(&auth),
+        // as the audit log names the caller: the member's sign-in name or the key's name
+        created_by: audit.actor.label().to_owned(),
     };
     let put = state
         .stores
         .saved_searches
-        .create(&s, MAX_SAVED_SEARCHES, &crate::audit::of(&req, &auth))
+        .create(&s, MAX_SAVED_SEARCHES, &audit)
         .await?;
     refused(put, &s.name)?;
     let codes = Codes::of(&state, &auth).await?;

@@ -23,7 +23,9 @@ use serde::Serialize;
 use stow_http::{ApiError, Auth, Code};
 use utoipa::ToSchema;
 
-use crate::explorer::named_servers;
+use auth_core::log_access::Denied;
+
+use crate::explorer::{denied, named_servers};
 use crate::state::CdnState;
 
 /// One saved search.
@@ -93,10 +95,7 @@ pub(crate) fn visible(auth: &Auth, s: &SavedSearch) -> bool {
 pub(crate) fn reader(auth: &Auth) -> Result<(), ApiError> {
     auth.require(Permission::LogsRead)?;
     if !auth.plan.logs_enabled {
-        return Err(ApiError::new(
-            Code::Forbidden,
-            "the organization's plan does not include Logs",
-        ));
+        return Err(denied(auth, Denied::PlanWithoutLogs));
     }
     Ok(())
 }
@@ -156,18 +155,6 @@ pub(crate) fn refused(put: SavedPut, name: &str) -> Result<(), ApiError> {
             Code::NotFound,
             "the saved search was deleted meanwhile",
         )),
-    }
-}
-
-/// Who a new saved search names as its maker.
-pub(crate) fn maker(auth: &Auth) -> String {
-    match &auth.member {
-        Some(m) => m.login.clone(),
-        None => auth
-            .key
-            .name
-            .clone()
-            .unwrap_or_else(|| auth.key.hint.clone()),
     }
 }
 

@@ -52,8 +52,12 @@ pub async fn update_saved_search(
         .update(&after, &crate::audit::of(&req, &auth))
         .await?;
     refused(put, &after.name)?;
-    // as stored: a change to nothing keeps `updatedAt`
-    let stored = find(&state, &auth, &path).await?;
+    // as stored: a change to nothing is no change, `updatedAt` kept (SavedSearchStore::update)
+    let stored = if saved::same_content(&before, &after) {
+        before
+    } else {
+        after
+    };
     let codes = Codes::of(&state, &auth).await?;
     Ok(HttpResponse::Ok().json(SavedSearchResponse {
         success: true,

@@ -109,8 +109,7 @@ impl SavedSearchStore for PgSavedSearches {
             .into_iter()
             .map(Into::into)
             .collect();
-        // the order the memory store gives (lower case by Rust's rules, not the collation's)
-        rows.sort_by_key(|r| (r.name.to_lowercase(), r.id.clone()));
+        saved::sort_by_name(&mut rows);
         Ok(rows)
     }
 
