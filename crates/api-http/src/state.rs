@@ -415,6 +415,7 @@ impl CdnState {
             storage_path: location.to_string(),
             last_modified: now,
             created_at: now,
+            keep: false,
         };
         let replaced = match existing {
             Existing::Replace => self.stores.records.upsert(org_id, &record).await?,

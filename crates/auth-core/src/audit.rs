@@ -25,15 +25,18 @@ pub enum Actor {
     /// Someone with a shell on the service's machine, through `stowctl` (the operating-system
     /// user, when known).
     Operator { user: String },
+    /// The service itself, doing what a rule asked for (`task` names it: `lifecycle`).
+    Service { task: String },
 }
 
 impl Actor {
-    /// `key`, `member` or `operator`.
+    /// `key`, `member`, `operator` or `service`.
     pub fn kind(&self) -> &'static str {
         match self {
             Actor::Key { .. } => "key",
             Actor::Member { .. } => "member",
             Actor::Operator { .. } => "operator",
+            Actor::Service { .. } => "service",
         }
     }
 
@@ -43,6 +46,7 @@ impl Actor {
             Actor::Key { id, .. } => id,
             Actor::Member { id, .. } => id,
             Actor::Operator { user } => user,
+            Actor::Service { task } => task,
         }
     }
 
@@ -52,6 +56,7 @@ impl Actor {
             Actor::Key { name, .. } => name,
             Actor::Member { login, .. } => login,
             Actor::Operator { user } => user,
+            Actor::Service { task } => task,
         }
     }
 
@@ -67,6 +72,7 @@ impl Actor {
                 login: label,
             },
             "operator" => Actor::Operator { user: id },
+            "service" => Actor::Service { task: id },
             _ => return None,
         })
     }
@@ -78,6 +84,8 @@ pub enum Via {
     Api,
     Console,
     Stowctl,
+    /// The service's own background work (lifecycle expiry).
+    Maintenance,
 }
 
 impl Via {
@@ -86,11 +94,12 @@ impl Via {
             Via::Api => "api",
             Via::Console => "console",
             Via::Stowctl => "stowctl",
+            Via::Maintenance => "maintenance",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Via::Api, Via::Console, Via::Stowctl]
+        [Via::Api, Via::Console, Via::Stowctl, Via::Maintenance]
             .into_iter()
             .find(|v| v.as_str() == s)
     }
@@ -124,6 +133,13 @@ actions! {
     ObjectMove = "object.move",
     /// An object's cached copies purged (one entry per key asked for).
     ObjectPurge = "object.purge",
+    /// An object deleted by a lifecycle rule (by the service's maintenance, one entry per object).
+    ObjectExpire = "object.expire",
+    /// An object marked to be kept whatever the lifecycle rules say, or unmarked.
+    ObjectKeep = "object.keep",
+    /// A lifecycle rule set (created, or its days changed); the target is its folder.
+    LifecycleSet = "lifecycle.set",
+    LifecycleRemove = "lifecycle.remove",
     PlaceholderSet = "placeholder.set",
     PlaceholderRemove = "placeholder.remove",
     KeyCreate = "key.create",
@@ -225,6 +241,16 @@ impl Audit {
         Self {
             actor: Actor::Operator { user: user.into() },
             via: Via::Stowctl,
+            address: None,
+            request_id: None,
+        }
+    }
+
+    /// The service's maintenance doing `task` (`lifecycle`).
+    pub fn service(task: impl Into<String>) -> Self {
+        Self {
+            actor: Actor::Service { task: task.into() },
+            via: Via::Maintenance,
             address: None,
             request_id: None,
         }

@@ -6,6 +6,7 @@ pub mod content_type;
 pub mod folder;
 pub mod folder_move;
 pub mod idempotency;
+pub mod lifecycle;
 pub mod listing;
 pub mod memory;
 pub mod metadata;

@@ -12,11 +12,13 @@ use chrono::{DateTime, Duration, Utc};
 use crate::folder::{self, FolderEntry, FolderQuery, Slot};
 use crate::folder_move::{self, FolderMove, MoveBatch};
 use crate::idempotency::{Claim, IdemScope, IdempotencyStore, LEASE_SECS};
+use crate::lifecycle::{self, Expiry, LifecycleRule, LifecycleStore};
 use crate::path::{is_hidden, ObjectKey};
 use crate::placeholder::{removed_entry, set_entry, Placeholder, PlaceholderStore, Put};
 use crate::search::SearchQuery;
 use crate::store::{
-    deleted_entry, moved_entry, ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed,
+    deleted_entry, moved_entry, top_folder, FolderUsage, ListQuery, ObjectRecord,
+    ObjectRecordStore, ObjectTotals, Renamed,
 };
 use crate::upload_url::{Reservation, UploadUrlRecord, UploadUrlStore};
 
@@ -52,6 +54,7 @@ impl ObjectRecordStore for MemoryObjectRecords {
         let slot = (org_id.clone(), record.key.clone());
         if let Some(old) = rows.get(&slot) {
             record.created_at = old.created_at;
+            record.keep = old.keep;
         }
         let old = rows.insert(slot, record);
         Ok(old.map(|o| o.storage_path))
@@ -237,10 +240,76 @@ impl ObjectRecordStore for MemoryObjectRecords {
         Ok(batch)
     }
 
+    async fn expire(
+        &self,
+        org_id: &OrgId,
+        expiry: &Expiry,
+        limit: usize,
+        audit: &Audit,
+    ) -> Result<Vec<ObjectRecord>, StoreError> {
+        let mut rows = lock(&self.rows);
+        let mut chosen: Vec<(DateTime<Utc>, ObjectKey)> = rows
+            .iter()
+            .filter(|((org, _), r)| org == org_id && expiry.expires(r))
+            .map(|((_, k), r)| (r.last_modified, k.clone()))
+            .collect();
+        chosen.sort();
+        chosen.truncate(limit);
+        let removed: Vec<ObjectRecord> = chosen
+            .into_iter()
+            .filter_map(|(_, k)| rows.remove(&(org_id.clone(), k)))
+            .collect();
+        self.audit.append(
+            removed
+                .iter()
+                .map(|r| lifecycle::expired_entry(audit, org_id, expiry, r)),
+        );
+        Ok(removed)
+    }
+
+    async fn set_keep(
+        &self,
+        org_id: &OrgId,
+        keys: &[ObjectKey],
+        keep: bool,
+        audit: &Audit,
+    ) -> Result<Vec<ObjectKey>, StoreError> {
+        let mut rows = lock(&self.rows);
+        let mut found = Vec::new();
+        for k in keys {
+            if let Some(r) = rows.get_mut(&(org_id.clone(), k.clone())) {
+                if r.keep != keep {
+                    r.keep = keep;
+                    self.audit
+                        .append([lifecycle::keep_entry(audit, org_id, k, keep)]);
+                }
+                found.push(k.clone());
+            }
+        }
+        Ok(found)
+    }
+
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {
         Ok(lock(&self.rows)
             .values()
             .any(|r| r.storage_path == storage_path))
+    }
+
+    async fn folder_usage(&self, org_id: &OrgId) -> Result<Vec<FolderUsage>, StoreError> {
+        let rows = lock(&self.rows);
+        let mut by: BTreeMap<&str, ObjectTotals> = BTreeMap::new();
+        for ((_, k), r) in rows.iter().filter(|((org, _), _)| org == org_id) {
+            let t = by.entry(top_folder(k.as_str())).or_default();
+            t.objects += 1;
+            t.bytes += r.size;
+        }
+        Ok(by
+            .into_iter()
+            .map(|(folder, totals)| FolderUsage {
+                folder: folder.to_owned(),
+                totals,
+            })
+            .collect())
     }
 
     async fn totals(&self, org_id: &OrgId) -> Result<ObjectTotals, StoreError> {
@@ -478,6 +547,81 @@ impl PlaceholderStore for MemoryPlaceholders {
     }
 }
 
+/// Lifecycle rules.
+pub struct MemoryLifecycle {
+    rows: Mutex<BTreeMap<(OrgId, String), LifecycleRule>>,
+    audit: Arc<MemoryAudit>,
+}
+
+impl MemoryLifecycle {
+    /// Rules whose changes' audit entries go to `audit`.
+    pub fn with_audit(audit: Arc<MemoryAudit>) -> Self {
+        Self {
+            rows: Mutex::default(),
+            audit,
+        }
+    }
+}
+
+#[async_trait]
+impl LifecycleStore for MemoryLifecycle {
+    async fn put(
+        &self,
+        org_id: &OrgId,
+        r: &LifecycleRule,
+        max: usize,
+        audit: &Audit,
+    ) -> Result<Put, StoreError> {
+        let mut rows = lock(&self.rows);
+        let slot = (org_id.clone(), r.folder.clone());
+        if let Some(existing) = rows.get_mut(&slot) {
+            let created_at = existing.created_at;
+            *existing = LifecycleRule {
+                created_at,
+                ..r.clone()
+            };
+            self.audit.append([lifecycle::set_entry(audit, org_id, r)]);
+            return Ok(Put::Replaced { created_at });
+        }
+        if rows.keys().filter(|(org, _)| org == org_id).count() >= max {
+            return Ok(Put::LimitReached);
+        }
+        rows.insert(slot, r.clone());
+        self.audit.append([lifecycle::set_entry(audit, org_id, r)]);
+        Ok(Put::Created)
+    }
+
+    async fn list(&self, org_id: &OrgId) -> Result<Vec<LifecycleRule>, StoreError> {
+        Ok(lock(&self.rows)
+            .iter()
+            .filter(|((org, _), _)| org == org_id)
+            .map(|(_, r)| r.clone())
+            .collect())
+    }
+
+    async fn delete(
+        &self,
+        org_id: &OrgId,
+        folder: &str,
+        audit: &Audit,
+    ) -> Result<bool, StoreError> {
+        let removed = lock(&self.rows)
+            .remove(&(org_id.clone(), folder.to_owned()))
+            .is_some();
+        if removed {
+            self.audit
+                .append([lifecycle::removed_entry(audit, org_id, folder)]);
+        }
+        Ok(removed)
+    }
+
+    async fn organizations(&self) -> Result<Vec<OrgId>, StoreError> {
+        let mut orgs: Vec<OrgId> = lock(&self.rows).keys().map(|(o, _)| o.clone()).collect();
+        orgs.dedup();
+        Ok(orgs)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,6 +634,7 @@ mod tests {
             idempotency: Box::new(MemoryIdempotency::default()),
             upload_urls: Box::new(MemoryUploadUrls::default()),
             placeholders: Box::new(MemoryPlaceholders::with_audit(Arc::clone(&audit))),
+            lifecycle: Box::new(MemoryLifecycle::with_audit(Arc::clone(&audit))),
             audit: Box::new(audit),
             org_a: "org_a".into(),
             org_b: "org_b".into(),

@@ -22,6 +22,7 @@ fn object(key: &str, size: i64, minutes: i64, meta: &[(&str, &str)]) -> ObjectRe
         storage_path: key.into(),
         last_modified: t,
         created_at: t,
+        keep: false,
     }
 }
 

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::folder::{FolderEntry, FolderQuery};
 use crate::folder_move::{FolderMove, MoveBatch};
+use crate::lifecycle::Expiry;
 use crate::metadata::Metadata;
 use crate::path::ObjectKey;
 use crate::search::SearchQuery;
@@ -25,6 +26,9 @@ pub struct ObjectRecord {
     /// When an object was first stored at this key; a replacement keeps it (the store ignores
     /// the value an upsert brings for an existing key).
     pub created_at: DateTime<Utc>,
+    /// Kept whatever the lifecycle rules say ([`crate::lifecycle`]). Set only by
+    /// [`ObjectRecordStore::set_keep`]; like `created_at`, a replacement keeps the stored value.
+    pub keep: bool,
 }
 
 /// A page request of the recursive listing.
@@ -127,8 +131,31 @@ pub trait ObjectRecordStore: Send + Sync {
         org_id: &OrgId,
         m: &FolderMove,
     ) -> Result<MoveBatch, StoreError>;
+    /// Deletes up to `limit` objects that `expiry` expires ([`Expiry::expires`], judged on the
+    /// row as it is when deleted: an object replaced or kept meanwhile stays), oldest first,
+    /// with an `object.expire` entry each, in one step; returns them (their bytes are the
+    /// caller's to remove). Concurrent calls never delete one object twice.
+    async fn expire(
+        &self,
+        org_id: &OrgId,
+        expiry: &Expiry,
+        limit: usize,
+        audit: &Audit,
+    ) -> Result<Vec<ObjectRecord>, StoreError>;
+    /// Marks the objects of `keys` that exist as kept (or not), with an `object.keep` entry for
+    /// each one whose mark changed; returns the keys that exist.
+    async fn set_keep(
+        &self,
+        org_id: &OrgId,
+        keys: &[ObjectKey],
+        keep: bool,
+        audit: &Audit,
+    ) -> Result<Vec<ObjectKey>, StoreError>;
     /// Whether any row points at this storage path (garbage collection).
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError>;
+    /// The organization's objects and bytes per top-level folder ([`top_folder`]), in folder
+    /// byte order, folders with no object left out. Exact after every committed change.
+    async fn folder_usage(&self, org_id: &OrgId) -> Result<Vec<FolderUsage>, StoreError>;
     /// How many objects the organization stores, and their bytes (the overview's usage).
     async fn totals(&self, org_id: &OrgId) -> Result<ObjectTotals, StoreError>;
 }
@@ -139,6 +166,23 @@ pub struct ObjectTotals {
     pub objects: i64,
     /// The sum of their sizes.
     pub bytes: i64,
+}
+
+/// One top-level folder's share of an organization's objects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderUsage {
+    /// The first segment of the keys counted; `""` for objects at the top level.
+    pub folder: String,
+    pub totals: ObjectTotals,
+}
+
+/// The top-level folder a key is counted in: its first segment, or `""` for a key without a
+/// `/` (an object at the top level). Hidden keys count like any other (they take space).
+pub fn top_folder(key: &str) -> &str {
+    match key.split_once('/') {
+        Some((first, _)) => first,
+        None => "",
+    }
 }
 
 /// The audit entry of a deleted object: its key, with its size, type and entity tag.

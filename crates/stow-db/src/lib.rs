@@ -32,7 +32,9 @@ use secrecy::{ExposeSecret, SecretString};
 
 pub use accounts::PgAccounts;
 pub use audit::PgAudit;
-pub use cdn::{PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
+pub use cdn::{
+    roll_up_usage, PgIdempotency, PgLifecycle, PgObjectRecords, PgPlaceholders, PgUploadUrls,
+};
 pub use console_sessions::PgConsoleSessions;
 pub use rate_buckets::PgRateBuckets;
 pub use sign_in_failures::PgSignInFailures;

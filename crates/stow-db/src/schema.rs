@@ -65,6 +65,17 @@ diesel::table! {
         storage_path -> Text,
         updated_at -> Timestamptz,
         created_at -> Nullable<Timestamptz>,
+        keep -> Bool,
+    }
+}
+
+diesel::table! {
+    lifecycle_rules (org_id, folder) {
+        org_id -> Text,
+        folder -> Text,
+        days -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
     }
 }
 
@@ -309,6 +320,7 @@ diesel::table! {
 
 diesel::allow_tables_to_appear_in_same_query!(
     plans,
+    lifecycle_rules,
     organizations,
     servers,
     api_keys,

@@ -2,7 +2,8 @@
 use auth_core::model::NewKey;
 use auth_core::{secret, AccountStore, CredentialType, PermissionSet};
 use stow_db::{
-    testing, Db, DbConfig, PgAccounts, PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls,
+    testing, Db, DbConfig, PgAccounts, PgIdempotency, PgLifecycle, PgObjectRecords, PgPlaceholders,
+    PgUploadUrls,
 };
 
 async fn db() -> Db {
@@ -29,6 +30,7 @@ async fn fixture() -> cdn_core::testsuite::Fixture {
         idempotency: Box::new(PgIdempotency::new(db.clone())),
         upload_urls: Box::new(PgUploadUrls::new(db.clone())),
         placeholders: Box::new(PgPlaceholders::new(db.clone())),
+        lifecycle: Box::new(PgLifecycle::new(db.clone())),
         audit: Box::new(stow_db::PgAudit::new(db)),
         org_a: a.id,
         org_b: b.id,
@@ -39,6 +41,61 @@ async fn fixture() -> cdn_core::testsuite::Fixture {
 mod postgres_cdn_stores {
     use super::*;
     cdn_core::cdn_store_suite!(testing::run_case, fixture);
+}
+
+/// The usage per folder reads the same before and after the maintenance folds the appended
+/// changes into the counts, and the changes of a deleted organization are dropped.
+#[tokio::test]
+async fn usage_reads_the_same_after_the_roll_up() {
+    use cdn_core::store::ObjectRecordStore;
+    use diesel_async::RunQueryDsl;
+    let db = db().await;
+    let accounts = PgAccounts::new(db.clone());
+    let a = accounts.create_org("A", "a", "pro").await.unwrap();
+    let gone = accounts.create_org("G", "g", "pro").await.unwrap();
+    let records = PgObjectRecords::new(db.clone());
+    let record = |k: &str, size: i64| cdn_core::ObjectRecord {
+        key: cdn_core::ObjectKey::new(k),
+        size,
+        content_type: None,
+        etag: "e".into(),
+        metadata: Default::default(),
+        storage_path: format!("loc/{k}"),
+        last_modified: chrono::Utc::now(),
+        created_at: chrono::Utc::now(),
+        keep: false,
+    };
+    for (k, size) in [("shots/a", 10), ("shots/b", 5), ("voice/c", 7)] {
+        records.upsert(&a.id, &record(k, size)).await.unwrap();
+        records.upsert(&gone.id, &record(k, size)).await.unwrap();
+    }
+    let before = records.folder_usage(&a.id).await.unwrap();
+    assert!(stow_db::roll_up_usage(&db).await.unwrap() > 0);
+    assert_eq!(records.folder_usage(&a.id).await.unwrap(), before);
+    records.upsert(&a.id, &record("shots/d", 1)).await.unwrap();
+    let mut conn = db.conn().await.unwrap();
+    diesel::sql_query("DELETE FROM organizations WHERE id = $1")
+        .bind::<diesel::sql_types::Text, _>(gone.id.as_str())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    stow_db::roll_up_usage(&db).await.unwrap();
+    let after = records.folder_usage(&a.id).await.unwrap();
+    assert_eq!(after[0].folder, "shots");
+    assert_eq!((after[0].totals.objects, after[0].totals.bytes), (3, 16));
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let left: N = diesel::sql_query(
+        "SELECT (SELECT count(*) FROM object_usage_deltas) + (SELECT count(*) FROM object_usage WHERE org_id = $1) AS n",
+    )
+    .bind::<diesel::sql_types::Text, _>(gone.id.as_str())
+    .get_result(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(left.n, 0, "nothing is left of the deleted organization");
 }
 
 /// Records written by the release before migration 6 (jsonb response, no lease) keep working

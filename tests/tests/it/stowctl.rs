@@ -453,6 +453,7 @@ async fn placeholders_are_set_listed_and_removed_with_the_apis_rules() {
                 storage_path: "o/x".into(),
                 last_modified: now,
                 created_at: now,
+                keep: false,
             },
         )
         .await

@@ -5,6 +5,7 @@
 
 mod audit;
 mod idempotency;
+mod lifecycle;
 mod placeholders;
 mod records;
 mod search;
@@ -12,6 +13,7 @@ mod upload_urls;
 
 pub use audit::*;
 pub use idempotency::*;
+pub use lifecycle::*;
 pub use placeholders::*;
 pub use records::*;
 pub use search::*;
@@ -42,6 +44,7 @@ pub(crate) fn record(k: &str, path: &str) -> ObjectRecord {
         storage_path: path.to_owned(),
         last_modified: Utc::now().trunc_subsecs(6),
         created_at: Utc::now().trunc_subsecs(6),
+        keep: false,
     }
 }
 
@@ -65,6 +68,7 @@ pub struct Fixture {
     pub idempotency: Box<dyn IdempotencyStore>,
     pub upload_urls: Box<dyn UploadUrlStore>,
     pub placeholders: Box<dyn PlaceholderStore>,
+    pub lifecycle: Box<dyn crate::lifecycle::LifecycleStore>,
     /// The audit log the stores above write to.
     pub audit: Box<dyn auth_core::audit::AuditStore>,
     pub org_a: OrgId,
@@ -103,6 +107,10 @@ macro_rules! cdn_store_suite {
             placeholders_stop_at_the_limit_for_new_patterns_only,
             placeholders_limit_holds_under_concurrent_puts,
             placeholders_set_needs_an_existing_fallback,
+            lifecycle_rules_are_set_listed_and_removed_within_the_limit,
+            records_expire_by_rule_age_and_keep_oldest_first,
+            records_keep_marks_survive_replacement_and_moves,
+            records_usage_per_top_folder_follows_every_change,
             changes_write_one_audit_entry_each_and_no_change_none);
     };
     (@cases $run:path, $fixture:path; $($case:ident),*) => {

@@ -5,15 +5,17 @@ use auth_core::audit::Audit;
 use auth_core::{OrgId, StoreError};
 use cdn_core::folder::{FolderEntry, FolderQuery};
 use cdn_core::folder_move::{FolderMove, MoveBatch};
+use cdn_core::lifecycle::{expired_entry, keep_entry, Expiry};
 use cdn_core::metadata::Metadata;
 use cdn_core::search::SearchQuery;
 use cdn_core::store::{
-    deleted_entry, moved_entry, ListQuery, ObjectRecord, ObjectRecordStore, ObjectTotals, Renamed,
+    deleted_entry, moved_entry, FolderUsage, ListQuery, ObjectRecord, ObjectRecordStore,
+    ObjectTotals, Renamed,
 };
 use cdn_core::ObjectKey;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
@@ -33,6 +35,7 @@ pub(super) struct ObjectRow {
     storage_path: String,
     updated_at: DateTime<Utc>,
     created_at: Option<DateTime<Utc>>,
+    keep: bool,
 }
 
 impl From<ObjectRow> for ObjectRecord {
@@ -54,6 +57,7 @@ impl From<ObjectRow> for ObjectRecord {
             last_modified: r.updated_at,
             // rows stored before migration 7 have no creation time
             created_at: r.created_at.unwrap_or(r.updated_at),
+            keep: r.keep,
         }
     }
 }
@@ -377,6 +381,133 @@ impl ObjectRecordStore for PgObjectRecords {
         .map_err(db_error)
     }
 
+    async fn expire(
+        &self,
+        org_id: &OrgId,
+        e: &Expiry,
+        limit: usize,
+        audit: &Audit,
+    ) -> Result<Vec<ObjectRecord>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let keys: Vec<String> = diesel::sql_query(EXPIRED_KEYS)
+                    .bind::<Text, _>(org_id.as_str())
+                    .bind::<Timestamptz, _>(e.before)
+                    .bind::<Text, _>(&e.folder)
+                    .bind::<Array<Text>, _>(&e.except)
+                    .bind::<BigInt, _>(limit as i64)
+                    .load::<KeyRow>(conn)
+                    .await?
+                    .into_iter()
+                    .map(|r| r.key)
+                    .collect();
+                if keys.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let rows: Vec<ObjectRow> = diesel::delete(
+                    objects::table
+                        .filter(objects::org_id.eq(org_id.as_str()))
+                        .filter(objects::key.eq_any(&keys)),
+                )
+                .returning(ObjectRow::as_returning())
+                .get_results(conn)
+                .await?;
+                let mut gone: Vec<ObjectRecord> = rows.into_iter().map(Into::into).collect();
+                gone.sort_by(|a, b| (a.last_modified, &a.key).cmp(&(b.last_modified, &b.key)));
+                let entries: Vec<_> = gone
+                    .iter()
+                    .map(|r| expired_entry(audit, org_id, e, r))
+                    .collect();
+                crate::audit::append(conn, &entries).await?;
+                Ok(gone)
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
+    }
+
+    async fn set_keep(
+        &self,
+        org_id: &OrgId,
+        keys: &[ObjectKey],
+        keep: bool,
+        audit: &Audit,
+    ) -> Result<Vec<ObjectKey>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let wanted: Vec<&str> = keys.iter().map(ObjectKey::as_str).collect();
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let changed: Vec<String> = diesel::update(
+                    objects::table
+                        .filter(objects::org_id.eq(org_id.as_str()))
+                        .filter(objects::key.eq_any(&wanted))
+                        .filter(objects::keep.ne(keep)),
+                )
+                .set(objects::keep.eq(keep))
+                .returning(objects::key)
+                .get_results(conn)
+                .await?;
+                let entries: Vec<_> = changed
+                    .iter()
+                    .map(|k| keep_entry(audit, org_id, &ObjectKey::from(k.clone()), keep))
+                    .collect();
+                crate::audit::append(conn, &entries).await?;
+                let found: Vec<String> = objects::table
+                    .filter(objects::org_id.eq(org_id.as_str()))
+                    .filter(objects::key.eq_any(&wanted))
+                    .select(objects::key)
+                    .load(conn)
+                    .await?;
+                // in the order asked
+                Ok(keys
+                    .iter()
+                    .filter(|k| found.iter().any(|f| f == k.as_str()))
+                    .cloned()
+                    .collect())
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
+    }
+
+    async fn folder_usage(&self, org_id: &OrgId) -> Result<Vec<FolderUsage>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = Text)]
+            folder: String,
+            #[diesel(sql_type = BigInt)]
+            objects: i64,
+            #[diesel(sql_type = BigInt)]
+            bytes: i64,
+        }
+        // the rolled-up counts plus the changes not rolled up yet (migration 27)
+        let rows: Vec<Row> = diesel::sql_query(
+            "SELECT folder, sum(objects)::bigint AS objects, sum(bytes)::bigint AS bytes \
+               FROM (SELECT folder, objects, bytes FROM object_usage WHERE org_id = $1 \
+                     UNION ALL \
+                     SELECT folder, objects, bytes FROM object_usage_deltas WHERE org_id = $1) u \
+              GROUP BY folder HAVING sum(objects) > 0 ORDER BY folder",
+        )
+        .bind::<Text, _>(org_id.as_str())
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| FolderUsage {
+                folder: r.folder,
+                totals: ObjectTotals {
+                    objects: r.objects,
+                    bytes: r.bytes,
+                },
+            })
+            .collect())
+    }
+
     async fn totals(&self, org_id: &OrgId) -> Result<ObjectTotals, StoreError> {
         let mut conn = self.db.conn().await?;
         #[derive(QueryableByName)]
@@ -406,6 +537,21 @@ struct KeyRow {
     #[diesel(sql_type = Text)]
     key: String,
 }
+
+/// The keys of one lifecycle rule's next batch (`cdn_core::lifecycle::Expiry::expires`): under
+/// `$3` (every key for the root), last modified before `$2`, not kept, not hidden, not under a
+/// deeper rule's folder (`$4`), oldest first. Rows another instance's batch holds are skipped; a
+/// row changed since the snapshot is judged again as it now is (a replaced or kept one stays).
+const EXPIRED_KEYS: &str = r#"
+SELECT key FROM objects
+ WHERE org_id = $1 AND updated_at < $2 AND NOT keep
+   AND key NOT LIKE '.%' AND key NOT LIKE '%/.%'
+   AND ($3 = '' OR (key >= ($3 || '/') AND key < ($3 || '0')))
+   AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS inner_rule(folder)
+                    WHERE key >= (inner_rule.folder || '/') AND key < (inner_rule.folder || '0'))
+ ORDER BY updated_at, key
+ LIMIT $5
+ FOR UPDATE SKIP LOCKED"#;
 
 /// Keys under a folder (`$2` = `folder/` ≤ key < `$3`), never dot-named ones, with a condition on
 /// the destination appended. A destination is `$5` (the new folder) followed by the

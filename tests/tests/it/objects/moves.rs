@@ -301,6 +301,7 @@ async fn a_folder_move_gets_past_more_conflicts_than_a_batch_and_ends() {
         metadata: Default::default(),
         last_modified: chrono::Utc::now(),
         created_at: chrono::Utc::now(),
+        keep: false,
     };
     let records = &app.cdn_state.stores.records;
     for i in 0..1001 {
