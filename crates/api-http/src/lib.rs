@@ -9,6 +9,7 @@ pub mod explorer;
 pub mod form;
 pub mod idempotency;
 pub mod keys;
+pub mod lifecycle;
 pub mod members;
 pub mod objects;
 pub mod openapi;
@@ -63,6 +64,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         idempotency: Arc::new(PgIdempotency::new(db.clone())),
         upload_urls: Arc::new(PgUploadUrls::new(db.clone())),
         placeholders: Arc::new(PgPlaceholders::new(db.clone())),
+        lifecycle: Arc::new(stow_db::PgLifecycle::new(db.clone())),
         signing_secrets: Arc::new(stow_db::PgSigningSecrets::new(db.clone())),
         logs: Arc::new(stow_db::logs::PgLogs::new(db.clone())),
         read_slots: Arc::new(stow_db::logs::PgReadSlots::new(db.clone())),
@@ -231,6 +233,7 @@ impl Application {
                 sweep_console_sessions(&state).await;
             }
         });
+        let maintainer = tokio::spawn(maintain_objects(self.state.clone()));
         let result = match self.console {
             Some((_, console)) => match futures::future::join(self.server, console).await {
                 (Err(e), _) | (Ok(()), Err(e)) => Err(e),
@@ -239,7 +242,30 @@ impl Application {
             None => self.server.await,
         };
         sweeper.abort();
+        maintainer.abort();
         result
+    }
+}
+
+/// Every `LIFECYCLE_INTERVAL_SECONDS`: the lifecycle rules enforced, then the usage counts folded
+/// (`stow_db::roll_up_usage`).
+async fn maintain_objects(state: web::Data<CdnState>) {
+    let mut tick = tokio::time::interval(state.config.lifecycle_interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let pass = lifecycle::expire_objects(&state, chrono::Utc::now()).await;
+        if pass.expired > 0 || pass.failed > 0 {
+            tracing::info!(
+                expired = pass.expired,
+                bytes = pass.bytes,
+                failed = pass.failed,
+                "lifecycle rules enforced"
+            );
+        }
+        if let Err(e) = stow_db::roll_up_usage(&state.db).await {
+            tracing::warn!(error = %e, "folding the usage counts failed");
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
 use crate::{
-    account, audit, delivery, explorer, keys, members, objects, placeholders, presigned,
+    account, audit, delivery, explorer, keys, lifecycle, members, objects, placeholders, presigned,
     saved_searches,
 };
 
@@ -30,10 +30,13 @@ stow_http::api_routes! {
     "/v1/objects/bulk" => { post: objects::upload_bulk }
     "/v1/objects/bulk-delete" => { post: objects::bulk_delete }
     "/v1/objects/delete-folder" => { post: objects::delete_folder }
+    "/v1/objects/keep" => { post: objects::keep }
     "/v1/objects/move" => { post: objects::move_objects }
     "/v1/objects/purge" => { post: objects::purge }
     "/v1/objects/search" => { post: objects::search }
+    "/v1/objects/usage" => { get: objects::usage }
     "/v1/objects/zip" => { post: objects::zip }
+    "/v1/lifecycle" => { get: lifecycle::list_lifecycle_rules, put: lifecycle::set_lifecycle_rule, delete: lifecycle::remove_lifecycle_rule }
     "/v1/placeholders" => { get: placeholders::list_placeholders, put: placeholders::set_placeholder, delete: placeholders::remove_placeholder }
     "/v1/presigned-url" => { get: presigned::create }
     "/v1/presigned-url/{token}" [.wrap(crate::cors())] => { post: presigned::upload }
@@ -93,6 +96,7 @@ mod tests {
                 "/v1/keys/{keyId}/disable",
                 "/v1/keys/{keyId}/enable",
                 "/v1/keys/{keyId}/rotate",
+                "/v1/lifecycle",
                 "/v1/logs/counts",
                 "/v1/logs/export",
                 "/v1/logs/facets",
@@ -116,9 +120,11 @@ mod tests {
                 "/v1/objects/bulk-delete",
                 "/v1/objects/delete-folder",
                 "/v1/objects/details",
+                "/v1/objects/keep",
                 "/v1/objects/move",
                 "/v1/objects/purge",
                 "/v1/objects/search",
+                "/v1/objects/usage",
                 "/v1/objects/zip",
                 "/v1/overview",
                 "/v1/placeholders",

@@ -144,6 +144,7 @@ pub struct Stores {
     pub idempotency: Arc<dyn IdempotencyStore>,
     pub upload_urls: Arc<dyn UploadUrlStore>,
     pub placeholders: Arc<dyn PlaceholderStore>,
+    pub lifecycle: Arc<dyn cdn_core::lifecycle::LifecycleStore>,
     pub signing_secrets: Arc<dyn SigningSecretStore>,
     pub logs: Arc<dyn logs_core::LogStore>,
     pub read_slots: Arc<dyn logs_core::ReadSlotStore>,

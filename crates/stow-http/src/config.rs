@@ -72,6 +72,9 @@ pub struct Config {
     /// Renditions (resized images) made at once on this instance; more wait
     /// (`RENDITION_CONCURRENCY`, default the number of CPUs).
     pub rendition_concurrency: usize,
+    /// How often a `cdn-api` enforces the lifecycle rules and folds the usage counts
+    /// (`LIFECYCLE_INTERVAL_SECONDS`).
+    pub lifecycle_interval: Duration,
     /// Open live tails per organization, across instances (`LOGS_TAIL_LIMIT`).
     pub tail_limit: usize,
     /// How often a live tail looks for new batches (`LOGS_TAIL_POLL_MS`).
@@ -300,6 +303,7 @@ impl Config {
                 std::thread::available_parallelism().map_or(2, |n| n.get()),
             )?
             .max(1),
+            lifecycle_interval: positive_secs("LIFECYCLE_INTERVAL_SECONDS", 300)?,
             tail_limit: parsed("LOGS_TAIL_LIMIT", 10)?,
             tail_poll: Duration::from_millis(parsed::<u64>("LOGS_TAIL_POLL_MS", 100)?.max(10)),
             tail_heartbeat: positive_secs("LOGS_TAIL_HEARTBEAT_SECONDS", 15)?,
@@ -351,6 +355,7 @@ impl Config {
             cursor_ttl: Duration::from_secs(900),
             data_scan_limit: 100_000,
             rendition_concurrency: 2,
+            lifecycle_interval: Duration::from_secs(300),
             tail_limit: 10,
             tail_poll: Duration::from_millis(50),
             tail_heartbeat: Duration::from_secs(15),

@@ -31,6 +31,25 @@ pub struct ObjectDetails {
     /// When the current bytes were stored (the listing's `lastModified`).
     pub updated_at: String,
     pub public_url: String,
+    /// Kept whatever the lifecycle rules say (`POST /v1/objects/keep`).
+    pub keep: bool,
+    /// The lifecycle rule that decides for this object (the deepest folder with a rule it lies
+    /// under), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<ObjectLifecycle>,
+}
+
+/// What the lifecycle rules do to one object.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectLifecycle {
+    /// The rule's folder (`""`: the workspace's rule).
+    pub rule: String,
+    pub days: i64,
+    /// From when the rule deletes the object (its last modification plus `days`; the deletion
+    /// happens at the next maintenance pass after it); absent when the object is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -70,18 +89,24 @@ pub async fn details(
         ));
     }
     let not_found = || ApiError::new(Code::NotFound, format!("no object has the key `{key}`"));
-    let r = state
-        .stores
-        .records
-        .get(&auth.org.id, &key)
-        .await?
-        .ok_or_else(not_found)?;
+    let (r, rules) = futures::try_join!(
+        state.stores.records.get(&auth.org.id, &key),
+        state.stores.lifecycle.list(&auth.org.id)
+    )?;
+    let r = r.ok_or_else(not_found)?;
     let time =
         |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     Ok(HttpResponse::Ok().json(DetailsResponse {
         success: true,
         object: ObjectDetails {
             public_url: state.public_url(&auth.org.slug, &r.key),
+            lifecycle: cdn_core::lifecycle::rule_for(&rules, &r.key).map(|rule| ObjectLifecycle {
+                rule: rule.folder.clone(),
+                days: rule.days,
+                expires_at: (!r.keep)
+                    .then(|| time(r.last_modified + chrono::Duration::days(rule.days))),
+            }),
+            keep: r.keep,
             created_at: time(r.created_at),
             updated_at: time(r.last_modified),
             key: r.key.into_string(),

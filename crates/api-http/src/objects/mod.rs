@@ -1,5 +1,6 @@
 //! `/v1/objects*`, one module per operation beside its wire types: list, search, upload
-//! (multipart, Base64, bulk), ZIP download, details, delete, bulk delete, folder delete, move, purge. What several of them share is here.
+//! (multipart, Base64, bulk), ZIP download, details, delete, bulk delete, folder delete, move, purge,
+//! keep (lifecycle exemption), usage per folder. What several of them share is here.
 
 mod base64_upload;
 mod bulk;
@@ -7,11 +8,13 @@ mod bulk_delete;
 mod delete;
 mod delete_folder;
 mod details;
+mod keep;
 mod list;
 mod move_objects;
 mod purge;
 mod search;
 mod upload;
+mod usage;
 mod zip;
 
 pub use base64_upload::*;
@@ -20,11 +23,13 @@ pub use bulk_delete::*;
 pub use delete::*;
 pub use delete_folder::*;
 pub use details::*;
+pub use keep::*;
 pub use list::*;
 pub use move_objects::*;
 pub use purge::*;
 pub use search::*;
 pub use upload::*;
+pub use usage::*;
 pub use zip::*;
 
 use actix_web::http::StatusCode;

@@ -11,6 +11,7 @@ mod delete_folder;
 mod delivery;
 mod details;
 mod folders;
+mod lifecycle;
 mod limits;
 mod listing_and_bulk;
 mod moves;
