@@ -70,18 +70,7 @@ pub async fn bulk_delete(
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnDelete)?;
     let body = body.into_inner();
-    let max = state.config.max_bulk_delete_paths;
-    if body.paths.len() > max {
-        return Err(ApiError::new(
-            Code::TooManyFiles,
-            format!("paths has {} entries; the limit is {max}", body.paths.len()),
-        ));
-    }
-    if body.paths.is_empty() {
-        return Err(ApiError::invalid_request(
-            "paths must contain at least one object key",
-        ));
-    }
+    super::paths_within(&body.paths, state.config.max_bulk_delete_paths)?;
     let mut fp = Fingerprint::new();
     fp.json(&json!(body.paths));
     let fingerprint = fp.finish();

@@ -54,18 +54,7 @@ pub async fn keep(
 ) -> Result<HttpResponse, ApiError> {
     // unkeeping an object lets a rule delete it: the permission a delete takes
     auth.require(Permission::CdnDelete)?;
-    let max = state.config.max_bulk_delete_paths;
-    if body.paths.len() > max {
-        return Err(ApiError::new(
-            Code::TooManyFiles,
-            format!("paths has {} entries; the limit is {max}", body.paths.len()),
-        ));
-    }
-    if body.paths.is_empty() {
-        return Err(ApiError::invalid_request(
-            "paths must contain at least one object path",
-        ));
-    }
+    super::paths_within(&body.paths, state.config.max_bulk_delete_paths)?;
     let scope = auth.key.path_scope();
     let mut keys: Vec<ObjectKey> = Vec::with_capacity(body.paths.len());
     for path in &body.paths {

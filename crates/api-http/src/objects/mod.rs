@@ -133,6 +133,22 @@ pub(crate) fn outside_scope(auth: &Auth, part: &str, verb: &str) -> ApiError {
     )
 }
 
+/// Refuses an empty list of paths or one over `max` (`TOO_MANY_FILES`), naming the limit.
+pub(crate) fn paths_within(paths: &[String], max: usize) -> Result<(), ApiError> {
+    if paths.len() > max {
+        return Err(ApiError::new(
+            stow_http::Code::TooManyFiles,
+            format!("paths has {} entries; the limit is {max}", paths.len()),
+        ));
+    }
+    if paths.is_empty() {
+        return Err(ApiError::invalid_request(
+            "paths must contain at least one object key",
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn metadata_error(e: metadata::MetadataError) -> ApiError {
     ApiError::invalid_request(format!("invalid metadata: {e}"))
 }
