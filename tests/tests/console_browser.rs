@@ -1881,3 +1881,87 @@ async fn saved_names(app: &TestApp) -> Vec<String> {
         .map(|s| s["name"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// A lifecycle rule set from the files page: the folder says what it does, a file's details say
+/// when it goes and keep it, the rule is removed from its row, and the Overview shows storage per
+/// folder with the folder's rule.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn a_lifecycle_rule_is_set_a_file_kept_and_the_rule_removed() {
+    let (app, b, console) = signed_in().await;
+    app.put_file("shots", "old.png", picture(8, 8), "image/png", "{}")
+        .await;
+    app.put_file("voice", "a.ogg", b"OggS voice".to_vec(), "audio/ogg", "{}")
+        .await;
+    b.client
+        .goto(&format!("{console}/objects?path=shots"))
+        .await
+        .unwrap();
+    b.listed("old.png").await;
+    b.button("Lifecycle").await;
+    b.until("document.querySelector('dialog #rule-path')?.value === 'shots'")
+        .await;
+    b.js("document.querySelector('dialog #rule-days').value = '30'; return true;")
+        .await;
+    b.shoot("files-lifecycle-dialog").await;
+    b.button("Save rule").await;
+    b.until("document.querySelector('#toasts')?.innerText.includes('deleted after 30 days')")
+        .await;
+    let note = b
+        .until("document.querySelector('#lifecycle-note')?.innerText")
+        .await;
+    assert!(
+        note.as_str()
+            .unwrap()
+            .contains("deleted 30 days after their last change"),
+        "{note}"
+    );
+    b.button("old.png").await;
+    let said = b
+        .until("document.querySelector('#lifecycle-state')?.innerText")
+        .await;
+    assert!(said.as_str().unwrap().contains("Deleted from"), "{said}");
+    b.shoot_at("files-details-lifecycle", Some("#lifecycle-state"))
+        .await;
+    b.click("#keep-toggle").await;
+    b.until("document.querySelector('#lifecycle-state')?.innerText.startsWith('Kept')")
+        .await;
+    let details = app
+        .get_json("/v1/objects/details?path=shots/old.png", &app.dev_key)
+        .await;
+    assert_eq!(details["object"]["keep"], true, "{details}");
+
+    // the Overview: storage per folder, with the folder's rule
+    b.client.goto(&format!("{console}/overview")).await.unwrap();
+    b.until(
+        "[...document.querySelectorAll('main h2')].some(h => h.innerText === 'Storage by folder')",
+    )
+    .await;
+    let rows = b
+        .js("const h = [...document.querySelectorAll('main h2')].find(h => h.innerText === 'Storage by folder');
+             return h.nextElementSibling.innerText;")
+        .await;
+    let rows = rows.as_str().unwrap();
+    assert!(rows.contains("shots/\t1\t148 B\t30 days"), "{rows}");
+    assert!(rows.contains("voice/\t1\t10 B\tno rule"), "{rows}");
+    b.shoot_at("overview-folders", Some("main table:last-of-type"))
+        .await;
+
+    // removed from its own row
+    b.client
+        .goto(&format!("{console}/objects?path=shots"))
+        .await
+        .unwrap();
+    b.listed("old.png").await;
+    b.button("Lifecycle").await;
+    b.click("dialog button[aria-label='Remove the rule on shots/']")
+        .await;
+    b.until(
+        "document.querySelector('#toasts')?.innerText.includes('The rule on shots/ is removed')",
+    )
+    .await;
+    let rules = app.get_json("/v1/lifecycle", &app.dev_key).await;
+    assert_eq!(rules["rules"], json!([]));
+    b.until("!document.querySelector('#lifecycle-note')").await;
+    b.client.close().await.unwrap();
+}

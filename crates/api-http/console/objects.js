@@ -6,6 +6,7 @@
 // (/objects?path=shots&q=jay&sort=lastModified&order=desc&view=grid).
 import { api, upload, download, sentence, retryable, ApiError } from './api.js';
 import { h, toast, bytes, when, errorBox, empty, dialog, copy, field, thumbnailUrl } from './ui.js';
+import { listRules, folderNote, detailsRow, rulesDialog } from './lifecycle.js';
 
 const parent = (p) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
 const base = (k) => k.slice(k.lastIndexOf('/') + 1);
@@ -74,7 +75,14 @@ export function filesView() {
       );
       return;
     }
-    root.append(breadcrumbs(path), toolbar(), h('div', { id: 'uploads', class: 'uploads' }));
+    const rules = await listRules();
+    if (!state) return;
+    root.append(
+      breadcrumbs(path),
+      folderNote(rules, path) || '',
+      toolbar(),
+      h('div', { id: 'uploads', class: 'uploads' }),
+    );
     if (state.search)
       root.append(
         h(
@@ -267,6 +275,19 @@ export function filesView() {
           )
         : null,
       h('button', { type: 'button', class: 'ghost', onclick: placeholders }, 'Placeholders'),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'ghost',
+          id: 'lifecycle-rules',
+          onclick: () =>
+            rulesDialog(state.path, can('delete'), () =>
+              state.navigate(withParams({}), { replace: true }),
+            ),
+        },
+        'Lifecycle',
+      ),
     );
   }
 
@@ -604,6 +625,7 @@ export function filesView() {
         h('dd', {}, when(o.createdAt)),
         h('dt', {}, 'Modified'),
         h('dd', {}, when(o.updatedAt)),
+        detailsRow(o, can('delete'), () => showDetails(o.key)),
         h('dt', {}, 'Metadata'),
         h(
           'dd',

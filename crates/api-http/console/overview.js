@@ -110,6 +110,7 @@ async function render(root, { me }) {
       ),
     );
   }
+  if (me.permissions.cdn.includes('read')) await folderUsage(root);
   const perms = [
     ...me.permissions.cdn.map((a) => `cdn:${a}`),
     ...me.permissions.logs.map((a) => `logs:${a}`),
@@ -148,6 +149,45 @@ async function render(root, { me }) {
           : null,
         h('dt', {}, 'Expires'),
         h('dd', {}, me.expiresAt ? when(me.expiresAt) : 'never'),
+      ),
+    ),
+  );
+}
+
+/** Storage per top-level folder (GET /v1/objects/usage), largest first, each a link to it. */
+async function folderUsage(root) {
+  /** @type {{ folders: import('./types.js').FolderUsage[] }} */
+  let usage;
+  try {
+    usage = await api('GET', '/objects/usage');
+  } catch {
+    return; // the overview stands without it
+  }
+  if (usage.folders.length === 0) return;
+  const folders = [...usage.folders].sort((a, b) => b.bytes - a.bytes);
+  root.append(
+    h('h2', {}, 'Storage by folder'),
+    table(
+      ['Folder', 'Files', 'Size', 'Deleted after'],
+      folders.map((f) =>
+        h(
+          'tr',
+          {},
+          h(
+            'td',
+            {},
+            f.folder
+              ? h(
+                  'a',
+                  { href: `/objects?path=${encodeURIComponent(f.folder)}`, 'data-link': true },
+                  `${f.folder}/`,
+                )
+              : h('a', { href: '/objects', 'data-link': true }, 'Files at the top level'),
+          ),
+          h('td', { class: 'num' }, f.objects.toLocaleString()),
+          h('td', { class: 'num' }, bytes(f.bytes)),
+          h('td', {}, f.lifecycleDays ? `${f.lifecycleDays} days` : 'no rule'),
+        ),
       ),
     ),
   );

@@ -74,6 +74,24 @@
  * @property {string} [lastModified]
  * @property {string} [createdAt]
  * @property {string} [updatedAt]
+ * @property {boolean} [keep]
+ * @property {{ rule: string, days: number, expiresAt?: string }} [lifecycle]
+ */
+
+/**
+ * @typedef {object} LifecycleRule
+ * @property {string} path
+ * @property {number} days
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ */
+
+/**
+ * @typedef {object} FolderUsage
+ * @property {string} folder
+ * @property {number} objects
+ * @property {number} bytes
+ * @property {number} [lifecycleDays]
  */
 
 /**

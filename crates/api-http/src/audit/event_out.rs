@@ -8,7 +8,8 @@ use utoipa::ToSchema;
 /// Who acted.
 #[derive(Serialize, ToSchema)]
 pub struct ActorOut {
-    /// `key`, `member` or `operator` (someone running `stowctl` on the service's machine).
+    /// `key`, `member`, `operator` (someone running `stowctl` on the service's machine) or
+    /// `service` (the service doing what a rule asked: `lifecycle`).
     pub kind: String,
     /// The key's id, the member's id, or the operator's user name.
     pub id: String,
@@ -26,7 +27,7 @@ pub struct AuditEventOut {
     /// When (RFC 3339, milliseconds, UTC).
     pub at: String,
     pub actor: ActorOut,
-    /// `api`, `console` or `stowctl`.
+    /// `api`, `console`, `stowctl` or `maintenance` (the service's own work).
     pub via: String,
     /// The client's address (none for `stowctl`).
     pub address: Option<String>,
