@@ -248,16 +248,16 @@ impl ObjectRecordStore for MemoryObjectRecords {
         audit: &Audit,
     ) -> Result<Vec<ObjectRecord>, StoreError> {
         let mut rows = lock(&self.rows);
-        let mut chosen: Vec<(DateTime<Utc>, ObjectKey)> = rows
+        // the map is in key order
+        let chosen: Vec<ObjectKey> = rows
             .iter()
             .filter(|((org, _), r)| org == org_id && expiry.expires(r))
-            .map(|((_, k), r)| (r.last_modified, k.clone()))
+            .map(|((_, k), _)| k.clone())
+            .take(limit)
             .collect();
-        chosen.sort();
-        chosen.truncate(limit);
         let removed: Vec<ObjectRecord> = chosen
             .into_iter()
-            .filter_map(|(_, k)| rows.remove(&(org_id.clone(), k)))
+            .filter_map(|k| rows.remove(&(org_id.clone(), k)))
             .collect();
         self.audit.append(
             removed

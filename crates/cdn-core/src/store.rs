@@ -132,7 +132,7 @@ pub trait ObjectRecordStore: Send + Sync {
         m: &FolderMove,
     ) -> Result<MoveBatch, StoreError>;
     /// Deletes up to `limit` objects that `expiry` expires ([`Expiry::expires`], judged on the
-    /// row as it is when deleted: an object replaced or kept meanwhile stays), oldest first,
+    /// row as it is when deleted: an object replaced or kept meanwhile stays), in key order,
     /// with an `object.expire` entry each, in one step; returns them (their bytes are the
     /// caller's to remove). Concurrent calls never delete one object twice.
     async fn expire(

@@ -1,5 +1,5 @@
 //! Lifecycle: rules put, replaced, listed and deleted within the limit; expiry selects by rule,
-//! age, keep mark and deeper rules, oldest first, in batches; keep marks survive replacement and
+//! age, keep mark and deeper rules, in key order, in batches; keep marks survive replacement and
 //! moves; usage per top-level folder follows every change.
 
 use auth_core::audit::{Action, Audit, AuditEntry, AuditQuery};
@@ -160,7 +160,7 @@ pub async fn lifecycle_rules_are_set_listed_and_removed_within_the_limit(f: &Fix
     );
 }
 
-pub async fn records_expire_by_rule_age_and_keep_oldest_first(f: &Fixture) {
+pub async fn records_expire_by_rule_age_and_keep_in_key_order(f: &Fixture) {
     let repo = f.records.as_ref();
     let now = Utc::now().trunc_subsecs(6);
     for (k, days) in [
@@ -213,7 +213,7 @@ pub async fn records_expire_by_rule_age_and_keep_oldest_first(f: &Fixture) {
     assert_eq!(
         keys_of(&first),
         ["shots/2026/d.png", "shots/a.png"],
-        "oldest first, a batch at most"
+        "in key order, a batch at most"
     );
     assert_eq!(first[0].storage_path, "loc/shots/2026/d.png");
     let rest = repo.expire(&f.org_a, &expiry, 100, &who()).await.unwrap();

@@ -108,7 +108,7 @@ macro_rules! cdn_store_suite {
             placeholders_limit_holds_under_concurrent_puts,
             placeholders_set_needs_an_existing_fallback,
             lifecycle_rules_are_set_listed_and_removed_within_the_limit,
-            records_expire_by_rule_age_and_keep_oldest_first,
+            records_expire_by_rule_age_and_keep_in_key_order,
             records_keep_marks_survive_replacement_and_moves,
             records_usage_per_top_folder_follows_every_change,
             changes_write_one_audit_entry_each_and_no_change_none);

@@ -414,7 +414,7 @@ impl ObjectRecordStore for PgObjectRecords {
                 .get_results(conn)
                 .await?;
                 let mut gone: Vec<ObjectRecord> = rows.into_iter().map(Into::into).collect();
-                gone.sort_by(|a, b| (a.last_modified, &a.key).cmp(&(b.last_modified, &b.key)));
+                gone.sort_by(|a, b| a.key.cmp(&b.key));
                 let entries: Vec<_> = gone
                     .iter()
                     .map(|r| expired_entry(audit, org_id, e, r))
@@ -540,8 +540,11 @@ struct KeyRow {
 
 /// The keys of one lifecycle rule's next batch (`cdn_core::lifecycle::Expiry::expires`): under
 /// `$3` (every key for the root), last modified before `$2`, not kept, not hidden, not under a
-/// deeper rule's folder (`$4`), oldest first. Rows another instance's batch holds are skipped; a
-/// row changed since the snapshot is judged again as it now is (a replaced or kept one stays).
+/// deeper rule's folder (`$4`), in key order: the planner then walks the folder's primary-key range
+/// when many are old, or the last-modified index when few are (ordered by age, a rule on a small
+/// folder walked every old object of the organization: 140 ms a batch against 1.4 ms over 1.1M
+/// objects). Rows another instance's batch holds are skipped; a row changed since the snapshot is
+/// judged again as it now is (a replaced or kept one stays).
 const EXPIRED_KEYS: &str = r#"
 SELECT key FROM objects
  WHERE org_id = $1 AND updated_at < $2 AND NOT keep
@@ -549,7 +552,7 @@ SELECT key FROM objects
    AND ($3 = '' OR (key >= ($3 || '/') AND key < ($3 || '0')))
    AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS inner_rule(folder)
                     WHERE key >= (inner_rule.folder || '/') AND key < (inner_rule.folder || '0'))
- ORDER BY updated_at, key
+ ORDER BY key
  LIMIT $5
  FOR UPDATE SKIP LOCKED"#;
 
