@@ -162,7 +162,7 @@ impl LifecycleStore for PgLifecycle {
 /// Any number of instances may run it at once.
 pub async fn roll_up_usage(db: &Db) -> Result<usize, StoreError> {
     let mut conn = db.conn().await?;
-    diesel::sql_query(
+    let folded = diesel::sql_query(
         r#"WITH moved AS (DELETE FROM object_usage_deltas RETURNING org_id, folder, objects, bytes),
                 sums AS (SELECT org_id, folder, sum(objects) AS objects, sum(bytes) AS bytes, count(*) AS n
                            FROM moved GROUP BY org_id, folder),
@@ -176,5 +176,11 @@ pub async fn roll_up_usage(db: &Db) -> Result<usize, StoreError> {
     )
     .execute(&mut conn)
     .await
-    .map_err(db_error)
+    .map_err(db_error)?;
+    // folders emptied for good (a read leaves them out either way)
+    diesel::sql_query("DELETE FROM object_usage WHERE objects = 0 AND bytes = 0")
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+    Ok(folded)
 }

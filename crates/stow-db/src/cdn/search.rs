@@ -1,5 +1,5 @@
 //! One page of an object search ([`cdn_core::search`]) in one statement: the folder as a key
-//! range, the text through the trigram index on `key`, metadata values through the index on
+//! range, the text through the trigram index on `key || ''`, metadata values through the index on
 //! `object_metadata_values(metadata)`, and the order walked by `(org_id, key)`,
 //! `(org_id, updated_at, key)` or `(org_id, size, key)` from the page's start.
 
@@ -41,7 +41,9 @@ pub(super) async fn search(
         .into_boxed();
     query = visible_in(query, &q.folder, &q.denied);
     if let Some(text) = &q.contains {
-        query = query.filter(objects::key.ilike(anywhere(text)));
+        // the trigram index is on `key || ''` (migration 28), so that no equality on `key`
+        // can be planned through it
+        query = query.filter(sql::<Bool>("(key || '') ILIKE ").bind::<Text, _>(anywhere(text)));
     }
     if !q.metadata_values.is_empty() {
         query = query.filter(
