@@ -2,6 +2,8 @@
 //! reported), canonical batch digests for idempotent retries, query validation and signed
 //! cursors, and the storage trait with an in-memory implementation.
 
+pub mod alert_messages;
+pub mod alerts;
 pub mod counts;
 pub mod criteria;
 pub mod event;
