@@ -142,7 +142,9 @@ def pct(values, p):
 def services(env_extra=None):
     env = {"DATABASE_URL": DB, "CDN_API_ADDR": f"127.0.0.1:{CDN}", "LOGS_API_ADDR": f"127.0.0.1:{LOGS}", "CONSOLE_ADDR": "off",
            "OBJECT_STORE_URL": f"file://{WORK}/objects", "STOWAGE_SIGNING_SECRET": SECRET, "RATE_LIMIT_PER_SECOND": "1000000",
-           "RATE_LIMIT_BURST": "1000000", "RUST_LOG": "warn", "DATABASE_MAX_CONNECTIONS": "16", **(env_extra or {})}
+           "RATE_LIMIT_BURST": "1000000", "RUST_LOG": "warn", "DATABASE_MAX_CONNECTIONS": "16",
+           # bench_lifecycle waits for a pass; with no rule a pass is one small query
+           "LIFECYCLE_INTERVAL_SECONDS": "1", **(env_extra or {})}
     cdn = start([f"{BIN}/cdn-api"], env, "cdn-api")
     logs = start([f"{BIN}/logs-api"], env, "logs-api")
     wait_http(f"http://127.0.0.1:{CDN}/healthz")
@@ -307,6 +309,7 @@ def bench_upload(key):
 def bench_rss(key):
     stop_all_services()
     cdn, logs = services()
+    os.makedirs(f"{WORK}/files", exist_ok=True)
     big = f"{WORK}/files/100m.bin"
     with open(big, "wb") as f:
         for _ in range(BIG_UPLOAD_MIB):
@@ -319,6 +322,40 @@ def bench_rss(key):
     hwm = next(l for l in open(f"/proc/{cdn.pid}/status") if l.startswith("VmHWM")).split()[1]
     assert all(c == 0 for c in codes), codes
     record("upload_16x100mib_peak_rss_mib", [int(hwm) / 1024], "MiB", None, "< 256 MiB", f"16 concurrent {BIG_UPLOAD_MIB} MiB uploads took {elapsed:.1f} s; VmHWM of cdn-api")
+    return cdn, logs
+
+
+def bench_zip_rss(key):
+    """Peak memory of a fresh cdn-api while 4 clients each download a folder of ZIP_FILES random
+    8 MiB files (incompressible) as one ZIP: the archive is streamed, so the peak should not grow
+    with the folder. The high-water mark is reset (`clear_refs`) after the uploads; the baseline
+    is the RSS then."""
+    stop_all_services()
+    cdn, logs = services()
+    os.makedirs(f"{WORK}/files", exist_ok=True)
+    files = 8 if QUICK else 32
+    blob = f"{WORK}/files/8m.bin"
+    with open(blob, "wb") as f:
+        f.write(os.urandom(8 * 1024 * 1024))
+    for i in range(files):
+        sh(f"curl -s -o /dev/null -f -H 'Authorization: Bearer {key}' -F 'file=@{blob};filename=f{i:03d}.bin' "
+           f"-F path=zipme http://127.0.0.1:{CDN}/v1/objects")
+    status = lambda field: int(next(l for l in open(f"/proc/{cdn.pid}/status") if l.startswith(field)).split()[1]) / 1024
+    with open(f"/proc/{cdn.pid}/clear_refs", "w") as f:
+        f.write("5")
+    before = status("VmRSS")
+    curl = (f"curl -s -o {WORK}/files/out-%d.zip -f -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' "
+            f"-d '{{\"path\": \"zipme\"}}' http://127.0.0.1:{CDN}/v1/objects/zip")
+    t0 = time.time()
+    ps = [subprocess.Popen(curl % i, shell=True) for i in range(4)]
+    codes = [p.wait() for p in ps]
+    elapsed = time.time() - t0
+    assert all(c == 0 for c in codes), codes
+    size = os.path.getsize(f"{WORK}/files/out-0.zip")
+    assert size > files * 8 * 1024 * 1024, size
+    record("zip_4x_peak_rss_mib", [status("VmHWM")], "MiB", [before], "does not grow with the folder",
+           f"4 concurrent ZIPs of {files} × 8 MiB files ({size / 2**20:.0f} MiB each) took {elapsed:.1f} s; "
+           "VmHWM of cdn-api (reset after the uploads); baseline: its RSS before the downloads")
     return cdn, logs
 
 
@@ -521,6 +558,80 @@ def bench_delete_folder(key, org_id):
     record("delete_folder_100k_s" if n == 100_000 else f"delete_folder_{n}_s", api_s, "s", sql_s, "no request times out",
            f"{n:,} objects (rows and 1-byte files) deleted by {statistics.median(calls):.0f} calls of 1000; no file left; "
            "baseline: one SQL DELETE of as many rows (no files)")
+
+
+def delete_probe(key, folder, n, stop, latencies):
+    """Deletes random objects of `folder` (`<folder>/00000001.png`…) one request at a time until
+    `stop`, timing each: a delete waits for the row lock of a batch that holds its row."""
+    import random
+    conn = http.client.HTTPConnection("127.0.0.1", CDN, timeout=120)
+    while not stop.is_set():
+        path = f"{folder}/{random.randint(1, n):08d}.png"
+        t0 = time.perf_counter()
+        conn.request("DELETE", f"/v1/objects?path={path}", headers={"Authorization": f"Bearer {key}"})
+        r = conn.getresponse()
+        r.read()
+        assert r.status == 200, r.status
+        latencies.append((time.perf_counter() - t0) * 1000)
+    conn.close()
+
+
+def bench_lifecycle(key, org_id):
+    """A lifecycle rule expiring n = OBJECTS/10 objects (rows and real 1-byte files, last modified
+    two days ago) against `POST /v1/objects/delete-folder` of as many, each with a probe deleting
+    random objects of the folder meanwhile: the probe's slowest request is how long a batch held
+    a row another request wanted. The pass is the API host's own (LIFECYCLE_INTERVAL_SECONDS=1);
+    the time is from setting the rule to the last row gone."""
+    n = OBJECTS // 10
+    def load(folder, age):
+        psql(f"""INSERT INTO objects (org_id, key, size, content_type, etag, metadata, storage_path, updated_at)
+                 SELECT '{org_id}', '{folder}/' || lpad(i::text, 8, '0') || '.png', 1, 'image/png', md5(i::text), '{{}}',
+                        'o/{folder}/' || i, now() - interval '{age}'
+                 FROM generate_series(1, {n}) i; ANALYZE objects;""")
+        os.makedirs(f"{WORK}/objects/o/{folder}", exist_ok=True)
+        for i in range(1, n + 1):
+            with open(f"{WORK}/objects/o/{folder}/{i}", "wb") as f:
+                f.write(b"x")
+    def left(folder):
+        return int(psql(f"SELECT count(*) FROM objects WHERE org_id = '{org_id}' AND key >= '{folder}/' AND key < '{folder}0'").strip())
+    def probed(folder, work):
+        stop, lat = threading.Event(), []
+        t = threading.Thread(target=delete_probe, args=(key, folder, n, stop, lat))
+        t.start()
+        t0 = time.time()
+        work()
+        took = time.time() - t0
+        stop.set()
+        t.join()
+        assert left(folder) == 0 and not os.listdir(f"{WORK}/objects/o/{folder}"), f"{folder}: something left"
+        return took, max(lat), pct(lat, 99), len(lat)
+    life, folder_runs = [], []
+    for run in range(RUNS):
+        load(f"trashp{run}", "0 seconds")
+        def folder_delete():
+            while True:
+                status, res = api("POST", "/v1/objects/delete-folder", key, {"path": f"trashp{run}"})
+                assert status == 200, (status, res)
+                if res["done"]:
+                    return
+        folder_runs.append(probed(f"trashp{run}", folder_delete))
+        load(f"aged{run}", "2 days")
+        def expire():
+            status, res = api("PUT", "/v1/lifecycle", key, {"path": f"aged{run}", "days": 1})
+            assert status == 200, (status, res)
+            while left(f"aged{run}") > 0:
+                time.sleep(0.05)
+        life.append(probed(f"aged{run}", expire))
+        api("DELETE", f"/v1/lifecycle?path=aged{run}", key)
+        log(f"lifecycle run {run}: {life[-1][0]:.1f} s, probe max {life[-1][1]:.0f} ms; folder delete {folder_runs[-1][0]:.1f} s, probe max {folder_runs[-1][1]:.0f} ms")
+    label = f"{n // 1000}k" if n % 1000 == 0 else str(n)
+    record(f"lifecycle_expire_{label}_s", [r[0] for r in life], "s", [r[0] for r in folder_runs], None,
+           f"{n:,} expired objects (rows and 1-byte files) deleted by the API host's passes, from setting the rule to the last row gone; "
+           "baseline: delete-folder of as many, called until done")
+    record(f"lifecycle_probe_max_ms", [r[1] for r in life], "ms", [r[1] for r in folder_runs], "≤ folder delete's",
+           f"slowest of {statistics.median([r[3] for r in life]):.0f} deletes of random objects of the folder while it expired (p99 "
+           f"{statistics.median([r[2] for r in life]):.1f} ms); baseline: the same probe during the folder delete (p99 "
+           f"{statistics.median([r[2] for r in folder_runs]):.1f} ms)")
 
 
 def bench_presigned(key):
@@ -1543,12 +1654,14 @@ def main():
             ("listing", lambda: bench_object_search(keys["developerKey"])),
             ("listing", lambda: bench_folders(keys["developerKey"], org_id)),
             ("listing", lambda: bench_delete_folder(keys["developerKey"], org_id)),
+            ("listing", lambda: bench_lifecycle(keys["developerKey"], org_id)),
             ("ingest", lambda: bench_ingest(keys["serverKey"])),
             ("ingest", bench_ceiling),
             ("ingest", lambda: bench_tail(keys["serverKey"], keys["developerKey"])),
             ("query", lambda: bench_query(keys["developerKey"], org_id)),
             ("ingest-ab", lambda: bench_ingest_ab(keys["serverKey"])),
             ("rss", lambda: bench_rss(keys["developerKey"])),
+            ("rss", lambda: bench_zip_rss(keys["developerKey"])),
             ("signin", lambda: bench_signin(keys["developerKey"])),
             # last: it empties the log tables
             ("soak", lambda: bench_soak(keys["serverKey"])),
