@@ -45,7 +45,7 @@ mod postgres_cdn_stores {
 
 /// Only btree indexes serve equality on `objects.key`: pg_trgm's operator class answers `=` too,
 /// and a trigram index on the bare column once made the planner take it for `key = ANY($keys)`
-/// (a 1,000-key delete in 6–9 s). The trigram index is on an expression (migration 28).
+/// (a 1,000-key delete took seconds). The trigram index is on an expression (migration 28).
 #[tokio::test]
 async fn no_gin_index_is_on_the_bare_key_column() {
     use diesel_async::RunQueryDsl;

@@ -542,8 +542,8 @@ struct KeyRow {
 /// `$3` (every key for the root), last modified before `$2`, not kept, not hidden, not under a
 /// deeper rule's folder (`$4`), in key order: the planner then walks the folder's primary-key range
 /// when many are old, or the last-modified index when few are (ordered by age, a rule on a small
-/// folder walked every old object of the organization: 140 ms a batch against 1.4 ms over 1.1M
-/// objects). Rows another instance's batch holds are skipped; a row changed since the snapshot is
+/// folder walked every old object of the organization; decision 014). Rows another instance's
+/// batch holds are skipped; a row changed since the snapshot is
 /// judged again as it now is (a replaced or kept one stays).
 const EXPIRED_KEYS: &str = r#"
 SELECT key FROM objects
