@@ -17,8 +17,9 @@ pub struct FolderUsageView {
     pub objects: i64,
     /// The sum of their sizes.
     pub bytes: i64,
-    /// Days after which the folder's own lifecycle rule deletes its objects, when it has one
-    /// (rules on deeper folders are listed by `GET /v1/lifecycle`).
+    /// Days after which a lifecycle rule deletes the files directly in this folder: the folder's
+    /// own rule, else the workspace's (path `""`); absent when neither exists. Rules on deeper
+    /// folders are listed by `GET /v1/lifecycle`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle_days: Option<i64>,
 }
@@ -53,7 +54,11 @@ pub async fn usage(auth: Auth, state: web::Data<CdnState>) -> Result<HttpRespons
         .into_iter()
         .filter(|u| scope.outside_part(&u.folder).is_none())
         .map(|u| FolderUsageView {
-            lifecycle_days: rules.iter().find(|r| r.folder == u.folder).map(|r| r.days),
+            lifecycle_days: rules
+                .iter()
+                .filter(|r| r.folder == u.folder || r.folder.is_empty())
+                .max_by_key(|r| r.folder.len())
+                .map(|r| r.days),
             folder: u.folder,
             objects: u.totals.objects,
             bytes: u.totals.bytes,

@@ -384,6 +384,21 @@ async fn usage_is_counted_per_top_level_folder() {
         usage["folders"],
         json!([{ "folder": "shots", "objects": 3, "bytes": 3 * size, "lifecycleDays": 30 }])
     );
+    // a workspace rule decides for folders without their own
+    assert_eq!(set(&app, &app.dev_key, "", 365).sent_status().await, 200);
+    assert_eq!(
+        app.get_json("/v1/objects/usage", &app.dev_key).await["folders"][0]["lifecycleDays"],
+        30,
+        "the folder's own rule first"
+    );
+    app.upload(&app.dev_key, "d.png", png_bytes(), Some("voice"))
+        .await;
+    let with_root = app.get_json("/v1/objects/usage", &app.dev_key).await;
+    assert_eq!(with_root["folders"][1]["folder"], "voice", "{with_root}");
+    assert_eq!(with_root["folders"][1]["lifecycleDays"], 365);
+    app.delete("/v1/objects?path=voice/d.png", &app.dev_key)
+        .sent_status()
+        .await;
     stow_db::roll_up_usage(&app.db).await.unwrap();
     assert_eq!(
         app.get_json("/v1/objects/usage", &app.dev_key).await["folders"],
