@@ -505,23 +505,13 @@ impl PlaceholderStore for MemoryPlaceholders {
         max: usize,
         audit: &Audit,
     ) -> Result<Put, StoreError> {
-        let mut rows = lock(&self.rows);
-        let slot = (org_id.clone(), p.pattern.clone());
-        if let Some(existing) = rows.get_mut(&slot) {
-            let created_at = existing.created_at;
-            *existing = Placeholder {
-                created_at,
-                ..p.clone()
-            };
+        let put = put_limited(&mut lock(&self.rows), org_id, &p.pattern, p, max, |v| {
+            &mut v.created_at
+        });
+        if put != Put::LimitReached {
             self.audit.append([set_entry(audit, org_id, p)]);
-            return Ok(Put::Replaced { created_at });
         }
-        if rows.keys().filter(|(org, _)| org == org_id).count() >= max {
-            return Ok(Put::LimitReached);
-        }
-        rows.insert(slot, p.clone());
-        self.audit.append([set_entry(audit, org_id, p)]);
-        Ok(Put::Created)
+        Ok(put)
     }
 
     async fn list(&self, org_id: &OrgId) -> Result<Vec<Placeholder>, StoreError> {
@@ -545,6 +535,31 @@ impl PlaceholderStore for MemoryPlaceholders {
         }
         Ok(removed)
     }
+}
+
+/// Stores `value` under `(org_id, name)` — replacing the stored one but keeping its creation
+/// time — or, for a new name, only while the organization has fewer than `max` (the placeholders'
+/// and lifecycle rules' `put`).
+fn put_limited<V: Clone>(
+    rows: &mut BTreeMap<(OrgId, String), V>,
+    org_id: &OrgId,
+    name: &str,
+    value: &V,
+    max: usize,
+    created_at: fn(&mut V) -> &mut DateTime<Utc>,
+) -> Put {
+    let slot = (org_id.clone(), name.to_owned());
+    if let Some(existing) = rows.get_mut(&slot) {
+        let kept = *created_at(existing);
+        *existing = value.clone();
+        *created_at(existing) = kept;
+        return Put::Replaced { created_at: kept };
+    }
+    if rows.keys().filter(|(org, _)| org == org_id).count() >= max {
+        return Put::LimitReached;
+    }
+    rows.insert(slot, value.clone());
+    Put::Created
 }
 
 /// Lifecycle rules.
@@ -572,23 +587,13 @@ impl LifecycleStore for MemoryLifecycle {
         max: usize,
         audit: &Audit,
     ) -> Result<Put, StoreError> {
-        let mut rows = lock(&self.rows);
-        let slot = (org_id.clone(), r.folder.clone());
-        if let Some(existing) = rows.get_mut(&slot) {
-            let created_at = existing.created_at;
-            *existing = LifecycleRule {
-                created_at,
-                ..r.clone()
-            };
+        let put = put_limited(&mut lock(&self.rows), org_id, &r.folder, r, max, |v| {
+            &mut v.created_at
+        });
+        if put != Put::LimitReached {
             self.audit.append([lifecycle::set_entry(audit, org_id, r)]);
-            return Ok(Put::Replaced { created_at });
         }
-        if rows.keys().filter(|(org, _)| org == org_id).count() >= max {
-            return Ok(Put::LimitReached);
-        }
-        rows.insert(slot, r.clone());
-        self.audit.append([lifecycle::set_entry(audit, org_id, r)]);
-        Ok(Put::Created)
+        Ok(put)
     }
 
     async fn list(&self, org_id: &OrgId) -> Result<Vec<LifecycleRule>, StoreError> {

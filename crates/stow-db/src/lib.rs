@@ -197,6 +197,20 @@ pub fn pool_error(e: PoolError) -> StoreError {
     }
 }
 
+/// Takes the organization's turn for changes until the transaction ends: concurrent changes of
+/// one organization that count or check its rows (a limit, a unique name) take turns. `NO KEY
+/// UPDATE` leaves the organization's other writes (its rows' foreign keys) unblocked.
+pub(crate) async fn lock_org(conn: &mut AsyncPgConnection, org: &str) -> diesel::QueryResult<()> {
+    use diesel::QueryDsl;
+    schema::organizations::table
+        .find(org)
+        .select(schema::organizations::id)
+        .for_no_key_update()
+        .first::<String>(conn)
+        .await
+        .map(drop)
+}
+
 /// Maps a diesel error to the transport-neutral store error.
 pub fn db_error(e: DieselError) -> StoreError {
     match &e {

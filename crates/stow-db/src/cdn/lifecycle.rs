@@ -11,7 +11,7 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
-use crate::schema::{lifecycle_rules, organizations};
+use crate::schema::lifecycle_rules;
 use crate::{db_error, Db};
 
 pub struct PgLifecycle {
@@ -58,12 +58,7 @@ impl LifecycleStore for PgLifecycle {
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 // concurrent puts of one organization take turns, so the count below holds
-                organizations::table
-                    .find(org_id.as_str())
-                    .select(organizations::id)
-                    .for_no_key_update()
-                    .first::<String>(conn)
-                    .await?;
+                crate::lock_org(conn, org_id.as_str()).await?;
                 let row = lifecycle_rules::table.find((org_id.as_str(), r.folder.as_str()));
                 let existing: Option<DateTime<Utc>> = row
                     .select(lifecycle_rules::created_at)

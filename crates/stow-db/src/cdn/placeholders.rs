@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
-use crate::schema::{organizations, placeholders};
+use crate::schema::placeholders;
 use crate::{db_error, Db};
 
 pub struct PgPlaceholders {
@@ -55,15 +55,8 @@ impl PlaceholderStore for PgPlaceholders {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                // concurrent puts of one organization take turns, so the count below holds;
-                // NO KEY UPDATE leaves the organization's other writes (its objects' foreign
-                // keys) unblocked
-                organizations::table
-                    .find(org_id.as_str())
-                    .select(organizations::id)
-                    .for_no_key_update()
-                    .first::<String>(conn)
-                    .await?;
+                // concurrent puts of one organization take turns, so the count below holds
+                crate::lock_org(conn, org_id.as_str()).await?;
                 let existing: Option<DateTime<Utc>> = placeholders::table
                     .find((org_id.as_str(), p.pattern.as_str()))
                     .select(placeholders::created_at)

@@ -12,7 +12,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use logs_core::saved::{self, SavedPut, SavedSearch, SavedSearchStore, SavedServers};
 use serde_json::Value;
 
-use crate::schema::{organizations, saved_searches as t};
+use crate::schema::saved_searches as t;
 use crate::{db_error, Db};
 
 pub struct PgSavedSearches {
@@ -72,17 +72,6 @@ fn row(s: &SavedSearch) -> Row {
     }
 }
 
-/// Takes the organization's turn for changes (until the transaction ends).
-async fn lock_org(conn: &mut AsyncPgConnection, org: &str) -> QueryResult<()> {
-    organizations::table
-        .find(org)
-        .select(organizations::id)
-        .for_no_key_update()
-        .first::<String>(conn)
-        .await
-        .map(drop)
-}
-
 /// Whether another saved search of `s`'s organization has its name, in any case.
 async fn name_taken(conn: &mut AsyncPgConnection, s: &SavedSearch) -> QueryResult<bool> {
     let lower = diesel::dsl::sql::<diesel::sql_types::Text>("lower(name)");
@@ -135,7 +124,7 @@ impl SavedSearchStore for PgSavedSearches {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                lock_org(conn, &s.org_id).await?;
+                crate::lock_org(conn, &s.org_id).await?;
                 if name_taken(conn, s).await? {
                     return Ok(SavedPut::NameTaken);
                 }
@@ -164,7 +153,7 @@ impl SavedSearchStore for PgSavedSearches {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                lock_org(conn, &s.org_id).await?;
+                crate::lock_org(conn, &s.org_id).await?;
                 let before: Option<SavedSearch> = t::table
                     .filter(t::org_id.eq(s.org_id.as_str()))
                     .filter(t::id.eq(&s.id))
