@@ -82,9 +82,12 @@ async fn a_sixty_day_count_equals_the_sum_of_its_events() {
     let app = spawn().await;
     let newest = Utc::now() - Duration::minutes(1);
     insert_history(&app, 5_000, newest).await;
-    // not aligned to anything: the ends read events, the whole days and hours the kept counts
+    // not aligned to anything: the ends read events, the whole days and hours the kept counts.
+    // 7 minutes past 60 days, so the window touches at least 121 half-days whatever the clock
+    // says (7 minutes short of it touched only 120 when the clock stood in the last 7 minutes
+    // before 00:00 or 12:00 UTC, and 12 h buckets were rightly chosen)
     let (from, to) = (
-        Utc::now() - Duration::days(60) + Duration::minutes(7),
+        Utc::now() - Duration::days(60) - Duration::minutes(7),
         Utc::now(),
     );
     let window = json!({ "serverId": "abc123", "from": at(from), "to": at(to) });
