@@ -28,7 +28,7 @@ for crate in auth-core cdn-core logs-core; do
   # shellcheck disable=SC2086
   refuse "$crate" $io $upper
 done
-for crate in stow-db stow-objects stow-images; do
+for crate in stow-db stow-objects stow-images stow-alerts; do
   refuse "$crate" actix-web actix-http stow-http api-http logs-http stow-admin
 done
 refuse api-http logs-http

@@ -15,6 +15,8 @@ use stow_db::{testing, Db, PgAccounts};
 use stow_http::Config;
 use stow_objects::Objects;
 
+pub mod receiver;
+
 pub use reqwest;
 pub use serde_json::{json, Value};
 

@@ -5,7 +5,15 @@
 import { api, sentence } from './api.js';
 import { h, when, dialog, copy, toast, field, table } from './ui.js';
 
-const PERMISSIONS = ['cdn:read', 'cdn:write', 'cdn:delete', 'cdn:purge', 'logs:read', 'logs:write'];
+const PERMISSIONS = [
+  'cdn:read',
+  'cdn:write',
+  'cdn:delete',
+  'cdn:purge',
+  'logs:read',
+  'logs:write',
+  'logs:alerts',
+];
 
 /** The keys page (stateless). */
 export function keysView() {

@@ -2,6 +2,7 @@
 //! delivery, as an actix-web application that tests can start on port 0.
 
 pub mod account;
+pub mod alerts;
 pub mod audit;
 pub mod console;
 pub mod delivery;
@@ -74,6 +75,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         sign_in_failures: Arc::new(stow_db::PgSignInFailures::new(db.clone())),
         audit: Arc::new(stow_db::PgAudit::new(db.clone())),
         saved_searches: Arc::new(stow_db::logs::PgSavedSearches::new(db.clone())),
+        alerts: Arc::new(stow_db::logs::alerts::PgAlerts::new(db.clone())),
     };
     Ok(CdnState::new(Arc::clone(&config), db, objects, stores))
 }

@@ -6,8 +6,8 @@ use stow_http::error::{CdnErrorBody, CdnErrorDetail};
 use stow_http::BodyLimit;
 
 use crate::{
-    account, audit, delivery, explorer, keys, lifecycle, members, objects, placeholders, presigned,
-    saved_searches,
+    account, alerts, audit, delivery, explorer, keys, lifecycle, members, objects, placeholders,
+    presigned, saved_searches,
 };
 
 stow_http::api_routes! {
@@ -51,6 +51,13 @@ stow_http::api_routes! {
     "/v1/logs/tail" => { get: explorer::tail::tail }
     "/v1/logs/saved-searches" => { get: saved_searches::list_saved_searches, post: saved_searches::create_saved_search }
     "/v1/logs/saved-searches/{savedSearchId}" => { patch: saved_searches::update_saved_search, delete: saved_searches::delete_saved_search }
+    "/v1/logs/destinations" => { get: alerts::list_destinations, post: alerts::create_destination }
+    "/v1/logs/destinations/{destinationId}" => { patch: alerts::update_destination, delete: alerts::delete_destination }
+    "/v1/logs/destinations/{destinationId}/test" => { post: alerts::test_destination }
+    "/v1/logs/alert-rules" => { get: alerts::list_alert_rules, post: alerts::create_alert_rule }
+    "/v1/logs/alert-rules/{alertRuleId}" => { patch: alerts::update_alert_rule, delete: alerts::delete_alert_rule }
+    "/v1/logs/alert-deliveries" => { get: alerts::list_alert_deliveries }
+    "/v1/logs/alert-deliveries/{deliveryId}/send-again" => { post: alerts::send_delivery_again }
     "/v1/keys" => { get: keys::list::list_keys, post: keys::create::create_key }
     "/v1/keys/{keyId}" => { delete: keys::delete::delete_key }
     "/v1/keys/{keyId}/rotate" => { post: keys::rotate::rotate_key }
@@ -97,7 +104,14 @@ mod tests {
                 "/v1/keys/{keyId}/enable",
                 "/v1/keys/{keyId}/rotate",
                 "/v1/lifecycle",
+                "/v1/logs/alert-deliveries",
+                "/v1/logs/alert-deliveries/{deliveryId}/send-again",
+                "/v1/logs/alert-rules",
+                "/v1/logs/alert-rules/{alertRuleId}",
                 "/v1/logs/counts",
+                "/v1/logs/destinations",
+                "/v1/logs/destinations/{destinationId}",
+                "/v1/logs/destinations/{destinationId}/test",
                 "/v1/logs/export",
                 "/v1/logs/facets",
                 "/v1/logs/patterns",

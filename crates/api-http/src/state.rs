@@ -154,6 +154,7 @@ pub struct Stores {
     pub sign_in_failures: Arc<dyn auth_core::backoff::SignInFailureStore>,
     pub audit: Arc<dyn auth_core::audit::AuditStore>,
     pub saved_searches: Arc<dyn logs_core::saved::SavedSearchStore>,
+    pub alerts: Arc<dyn logs_core::alert_store::AlertStore>,
 }
 
 impl CdnState {

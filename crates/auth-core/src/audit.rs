@@ -181,6 +181,16 @@ actions! {
     /// A saved search renamed, or its servers or filters changed.
     SavedSearchChange = "saved_search.change",
     SavedSearchDelete = "saved_search.delete",
+    /// An alert rule made; the target is its id.
+    AlertRuleCreate = "alert_rule.create",
+    /// An alert rule changed, muted or unmuted.
+    AlertRuleChange = "alert_rule.change",
+    AlertRuleDelete = "alert_rule.delete",
+    /// An alert destination (Discord or generic webhook) made; the target is its id.
+    DestinationCreate = "alert_destination.create",
+    /// A destination renamed, its address changed or its signing secret rotated.
+    DestinationChange = "alert_destination.change",
+    DestinationDelete = "alert_destination.delete",
 }
 
 impl Action {

@@ -1,4 +1,4 @@
-//! The six permissions and a compact set of them.
+//! The seven permissions and a compact set of them.
 
 use std::fmt;
 use std::str::FromStr;
@@ -13,16 +13,19 @@ pub enum Permission {
     CdnPurge,
     LogsRead,
     LogsWrite,
+    /// Manage alert rules and their destinations (`/v1/logs/alert-rules`, `/v1/logs/destinations`).
+    LogsAlerts,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 6] = [
+    pub const ALL: [Permission; 7] = [
         Permission::CdnRead,
         Permission::CdnWrite,
         Permission::CdnDelete,
         Permission::CdnPurge,
         Permission::LogsRead,
         Permission::LogsWrite,
+        Permission::LogsAlerts,
     ];
 
     /// The wire name, e.g. `cdn:read`.
@@ -34,6 +37,7 @@ impl Permission {
             Permission::CdnPurge => "cdn:purge",
             Permission::LogsRead => "logs:read",
             Permission::LogsWrite => "logs:write",
+            Permission::LogsAlerts => "logs:alerts",
         }
     }
 
@@ -57,7 +61,7 @@ impl fmt::Display for Permission {
 
 /// Error for an unknown permission name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown permission `{0}` (expected one of cdn:read, cdn:write, cdn:delete, cdn:purge, logs:read, logs:write)")]
+#[error("unknown permission `{0}` (expected one of cdn:read, cdn:write, cdn:delete, cdn:purge, logs:read, logs:write, logs:alerts)")]
 pub struct UnknownPermission(pub String);
 
 impl FromStr for Permission {
@@ -149,7 +153,7 @@ mod tests {
         assert!(s.contains(Permission::LogsWrite));
         assert!(!s.contains(Permission::CdnRead));
         assert!(!s.contains(Permission::CdnDelete));
-        assert_eq!(PermissionSet::all().iter().count(), 6);
+        assert_eq!(PermissionSet::all().iter().count(), 7);
         assert_eq!(PermissionSet::empty().iter().count(), 0);
         let parsed = PermissionSet::from_names(&["cdn:read", "logs:write"]).unwrap();
         assert_eq!(parsed.names(), vec!["cdn:read", "logs:write"]);

@@ -61,6 +61,12 @@ impl SealKey {
 
     /// The secret sealed for `member`: a random nonce, then the ciphertext with its tag.
     pub fn seal(&self, member: &MemberId, secret: &[u8]) -> Vec<u8> {
+        self.seal_bound(member.as_bytes(), secret)
+    }
+
+    /// The secret sealed to `bound` (what it belongs to, e.g. an id prefixed with its kind): it
+    /// opens only with the same key and the same `bound`.
+    pub fn seal_bound(&self, bound: &[u8], secret: &[u8]) -> Vec<u8> {
         let mut nonce = [0u8; NONCE_BYTES];
         rand::rngs::OsRng.fill_bytes(&mut nonce);
         let cipher = XChaCha20Poly1305::new(&self.0.into());
@@ -69,7 +75,7 @@ impl SealKey {
                 XNonce::from_slice(&nonce),
                 Payload {
                     msg: secret,
-                    aad: member.as_bytes(),
+                    aad: bound,
                 },
             )
             .unwrap_or_default();
@@ -80,6 +86,11 @@ impl SealKey {
 
     /// The secret [`SealKey::seal`] sealed for `member`.
     pub fn open(&self, member: &MemberId, sealed: &[u8]) -> Result<Vec<u8>, Unsealable> {
+        self.open_bound(member.as_bytes(), sealed)
+    }
+
+    /// The secret [`SealKey::seal_bound`] sealed to `bound`.
+    pub fn open_bound(&self, bound: &[u8], sealed: &[u8]) -> Result<Vec<u8>, Unsealable> {
         if sealed.len() <= NONCE_BYTES {
             return Err(Unsealable);
         }
@@ -89,7 +100,7 @@ impl SealKey {
                 XNonce::from_slice(nonce),
                 Payload {
                     msg: ciphertext,
-                    aad: member.as_bytes(),
+                    aad: bound,
                 },
             )
             .map_err(|_| Unsealable)

@@ -6,9 +6,16 @@
 //! Discord counts a text's length in UTF-16 code units (JavaScript's `length`), so every limit
 //! here does too, and a text cut to fit is cut between characters and ends with `…`.
 
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::alerts::{ActiveRule, GroupBy};
 use crate::store::EventRow;
+
+/// Events one every-match firing carries; more matching events in the same commit are counted
+/// (`matched`) and summarised.
+pub const MAX_FIRING_EVENTS: usize = 100;
 
 /// A message's `content`.
 pub const MAX_CONTENT: usize = 2000;
@@ -124,10 +131,200 @@ pub fn level_color(level: &str) -> u32 {
     }
 }
 
+/// A matching event as a firing carries it (and a generic webhook receives it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AlertEvent {
+    pub event_id: String,
+    /// The server's join code.
+    pub server_id: String,
+    pub level: String,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// ISO 8601 UTC, milliseconds.
+    pub occurred_at: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_player_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<Value>,
+}
+
+impl From<&EventRow> for AlertEvent {
+    fn from(e: &EventRow) -> Self {
+        AlertEvent {
+            event_id: e.event_id.clone(),
+            server_id: e.cfx_id.clone(),
+            level: e.level.clone(),
+            event_type: e.event_type.clone(),
+            occurred_at: e.occurred_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+            message: e.message.clone(),
+            resource: e.resource.clone(),
+            player_id: e.player_id.clone(),
+            target_player_id: e.target_player_id.clone(),
+            data: e.data.clone(),
+        }
+    }
+}
+
+/// The rule a firing is of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleRef {
+    pub id: String,
+    pub name: String,
+    /// `every` or `threshold`.
+    pub kind: String,
+    pub saved_search_id: String,
+}
+
+/// A threshold rule's breach.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Breach {
+    /// Matching events in the window when it fired.
+    pub count: u64,
+    pub threshold: u64,
+    pub window_minutes: i64,
+    /// The group that breached, when the rule groups: `{"by": "resource", "value": "phone"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<BreachGroup>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BreachGroup {
+    /// `resource`, `eventType` or `player`.
+    pub by: String,
+    pub value: String,
+}
+
+/// What a firing says: the body of a generic webhook (with its delivery's id added), and what a
+/// Discord message is made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Firing {
+    /// `alert.fired`, or `alert.test` for a destination's test message.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleRef>,
+    /// ISO 8601 UTC, milliseconds.
+    pub fired_at: String,
+    /// Every-match rules: the matching events (at most 100)…
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<AlertEvent>,
+    /// …of this many that matched in the batches committed together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<u64>,
+    /// Threshold rules: the breach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breach: Option<Breach>,
+}
+
+fn rule_ref(rule: &ActiveRule) -> RuleRef {
+    RuleRef {
+        id: rule.id.clone(),
+        name: rule.name.clone(),
+        kind: rule.trigger.kind().to_owned(),
+        saved_search_id: rule.saved_search_id.clone(),
+    }
+}
+
+fn millis(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+impl Firing {
+    /// An every-match rule's firing: the first [`MAX_FIRING_EVENTS`] of `events`.
+    pub fn every(rule: &ActiveRule, events: &[&EventRow], now: DateTime<Utc>) -> Firing {
+        Firing {
+            kind: "alert.fired".into(),
+            rule: Some(rule_ref(rule)),
+            fired_at: millis(now),
+            events: events
+                .iter()
+                .take(MAX_FIRING_EVENTS)
+                .map(|e| AlertEvent::from(*e))
+                .collect(),
+            matched: Some(events.len() as u64),
+            breach: None,
+        }
+    }
+
+    /// A threshold rule's firing for `group` (`None` when it does not group).
+    pub fn breach(
+        rule: &ActiveRule,
+        group: Option<(GroupBy, &str)>,
+        count: u64,
+        now: DateTime<Utc>,
+    ) -> Firing {
+        let (threshold, window, _) = rule.trigger.threshold().unwrap_or((1, 0, 0));
+        Firing {
+            kind: "alert.fired".into(),
+            rule: Some(rule_ref(rule)),
+            fired_at: millis(now),
+            events: Vec::new(),
+            matched: None,
+            breach: Some(Breach {
+                count,
+                threshold,
+                window_minutes: window,
+                group: group.map(|(by, value)| BreachGroup {
+                    by: by.as_str().to_owned(),
+                    value: value.to_owned(),
+                }),
+            }),
+        }
+    }
+
+    /// A destination's test message.
+    pub fn test(now: DateTime<Utc>) -> Firing {
+        Firing {
+            kind: "alert.test".into(),
+            rule: None,
+            fired_at: millis(now),
+            events: Vec::new(),
+            matched: None,
+            breach: None,
+        }
+    }
+}
+
+/// Links into the console, from its public address (`CONSOLE_PUBLIC_URL`).
+pub struct ConsoleLinks<'a>(pub &'a str);
+
+impl ConsoleLinks<'_> {
+    /// The saved search, opened over the last hour.
+    pub fn search(&self, saved_search_id: &str) -> String {
+        format!("{}/logs?saved={saved_search_id}&range=1h", self.0)
+    }
+
+    /// The event among its server's events of the minute either side.
+    pub fn event(&self, e: &AlertEvent) -> String {
+        let at = DateTime::parse_from_rfc3339(&e.occurred_at)
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default();
+        let from = millis(at - Duration::minutes(1));
+        let to = millis(at + Duration::minutes(1));
+        let q: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("server", &e.server_id)
+            .append_pair("range", "custom")
+            .append_pair("from", &from)
+            .append_pair("to", &to)
+            .finish();
+        format!("{}/logs?{q}", self.0)
+    }
+}
+
 /// The embed of one matching event: `[level] type` as the title (a link to the event in the
 /// console), its message, then its server, resource and players as fields.
-pub fn event_embed(e: &EventRow, event_url: &str, rule_name: &str) -> Embed {
-    let mut fields = vec![("Server".to_owned(), e.cfx_id.clone(), true)];
+pub fn event_embed(e: &AlertEvent, event_url: &str, rule_name: &str) -> Embed {
+    let mut fields = vec![("Server".to_owned(), e.server_id.clone(), true)];
     for (name, value) in [
         ("Resource", e.resource.as_deref()),
         ("Player", e.player_id.as_deref()),
@@ -149,12 +346,59 @@ pub fn event_embed(e: &EventRow, event_url: &str, rule_name: &str) -> Embed {
         url: Some(event_url.to_owned()),
         color: level_color(&e.level),
         fields,
-        timestamp: Some(
-            e.occurred_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        ),
+        timestamp: Some(e.occurred_at.clone()),
         footer: Some(truncate(rule_name, MAX_FOOTER)),
     }
+}
+
+/// One Discord message for firings waiting for a destination, oldest first: the events of
+/// every-match firings as embeds (what does not fit summarised with a link to the search), or a
+/// threshold firing's breach, or the test message. The caller sends several firings together
+/// only when they are of the same rule.
+pub fn discord_message(firings: &[Firing], links: &ConsoleLinks) -> Message {
+    let Some(first) = firings.first() else {
+        return Message::default();
+    };
+    let Some(rule) = &first.rule else {
+        return Message {
+            content: "Stowage test message: this destination receives alerts.".into(),
+            embeds: Vec::new(),
+        };
+    };
+    let search = links.search(&rule.saved_search_id);
+    if let Some(b) = &first.breach {
+        let group = b.group.as_ref().map(|g| (g.by.as_str(), g.value.as_str()));
+        return threshold_message(&rule.name, group, b.count, b.window_minutes, &search);
+    }
+    let mut embeds = Vec::new();
+    for f in firings {
+        for e in &f.events {
+            embeds.push(event_embed(e, &links.event(e), &rule.name));
+        }
+    }
+    let total: u64 = firings
+        .iter()
+        .map(|f| f.matched.unwrap_or(f.events.len() as u64))
+        .sum();
+    let mut message = pack(embeds, 1, &search).pop().unwrap_or_default();
+    let more = total.saturating_sub(message.embeds.len() as u64);
+    message.content = if more > 0 {
+        more_text(more, &search)
+    } else {
+        String::new()
+    };
+    message
+}
+
+/// "137 more matching events — open in console: …".
+fn more_text(more: u64, search_url: &str) -> String {
+    truncate(
+        &format!(
+            "{more} more matching event{} — open in console: {search_url}",
+            if more == 1 { "" } else { "s" }
+        ),
+        MAX_CONTENT,
+    )
 }
 
 /// Packs embeds into at most `max_messages` messages (each ≤ 10 embeds and ≤ 6,000 characters of
@@ -184,13 +428,7 @@ pub fn pack(embeds: Vec<Embed>, max_messages: usize, search_url: &str) -> Vec<Me
     let more = total - sent;
     if more > 0 {
         if let Some(last) = out.last_mut() {
-            last.content = truncate(
-                &format!(
-                    "{more} more matching event{} — open in console: {search_url}",
-                    if more == 1 { "" } else { "s" }
-                ),
-                MAX_CONTENT,
-            );
+            last.content = more_text(more as u64, search_url);
         }
     }
     out

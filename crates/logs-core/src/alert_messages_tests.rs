@@ -35,7 +35,11 @@ fn an_event_reads_as_an_embed_within_the_limits() {
     e.resource = Some("phone".into());
     e.player_id = Some("license:abc".into());
     e.target_player_id = Some(String::new());
-    let em = event_embed(&e, "https://console.example/logs?event=e1", "Errors");
+    let em = event_embed(
+        &AlertEvent::from(&e),
+        "https://console.example/logs?event=e1",
+        "Errors",
+    );
     assert_eq!(em.title, "[error] resource.error");
     assert_eq!(em.color, level_color("error"));
     assert!(em.description.starts_with("line one\nline two"));
@@ -55,7 +59,10 @@ fn an_event_reads_as_an_embed_within_the_limits() {
     assert_eq!(json["timestamp"], "1970-01-01T00:00:00.000Z");
     let mut long_type = EventRow::fixture(2);
     long_type.event_type = "t".repeat(300);
-    assert_eq!(length(&event_embed(&long_type, "u", "r").title), MAX_TITLE);
+    assert_eq!(
+        length(&event_embed(&AlertEvent::from(&long_type), "u", "r").title),
+        MAX_TITLE
+    );
 }
 
 #[test]
@@ -122,4 +129,42 @@ fn a_threshold_firing_says_count_window_and_group() {
         one.embeds[0].description,
         "1 matching event in the last 1 minute."
     );
+}
+
+#[test]
+fn firings_queued_behind_each_other_become_one_discord_message_with_a_summary() {
+    let rule = crate::alerts::ActiveRule {
+        id: "alr_1".into(),
+        org_id: auth_core::OrgId::new("org_a"),
+        name: "Bans".into(),
+        saved_search_id: "ss_1".into(),
+        servers: crate::saved::SavedServers::All,
+        filters: crate::search::Filters::default(),
+        trigger: crate::alerts::Trigger::EveryMatch,
+        group_by: None,
+        muted_until: None,
+    };
+    let rows: Vec<EventRow> = (1..=8).map(EventRow::fixture).collect();
+    let refs: Vec<&EventRow> = rows.iter().collect();
+    let now = chrono::DateTime::UNIX_EPOCH;
+    // 8 events listed of 150 that matched in one commit, and 8 of 8 in the next
+    let mut big = Firing::every(&rule, &refs, now);
+    big.matched = Some(150);
+    let small = Firing::every(&rule, &refs, now);
+    let links = ConsoleLinks("https://console.example");
+    let m = discord_message(&[big, small], &links);
+    assert_eq!(m.embeds.len(), MAX_EMBEDS);
+    assert_eq!(
+        m.content,
+        "148 more matching events — open in console: https://console.example/logs?saved=ss_1&range=1h"
+    );
+    assert!(m.embeds[0].url.as_deref().unwrap().starts_with(
+        "https://console.example/logs?server=c&range=custom&from=1969-12-31T23%3A59%3A00.000Z"
+    ));
+    // one that fits says nothing more; the test message has no embeds
+    let one = Firing::every(&rule, &refs[..1], now);
+    assert_eq!(discord_message(&[one], &links).content, "");
+    assert!(discord_message(&[Firing::test(now)], &links)
+        .embeds
+        .is_empty());
 }

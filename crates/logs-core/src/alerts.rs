@@ -13,6 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::Deserialize;
 
+use auth_core::{OrgId, ServerId};
+
+use crate::saved::SavedServers;
+use crate::search::Filters;
 use crate::store::EventRow;
 
 /// Rules an organization may have.
@@ -56,6 +60,34 @@ pub struct AlertRuleRequest {
     pub group_by: Option<String>,
     /// 1 to 10 destinations.
     pub destination_ids: Option<Vec<String>>,
+    /// Mute until this time (ISO 8601): nothing is counted or sent before it. `null` unmutes.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub muted_until: Option<Option<String>>,
+}
+
+/// A field that was sent, `null` included (`Some(None)`), told from one that was not (`None`).
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// A mute time as sent: `Some(None)` unmutes.
+pub fn parse_mute(sent: &Option<String>) -> Result<Option<DateTime<Utc>>, RuleError> {
+    match sent {
+        None => Ok(None),
+        Some(t) => DateTime::parse_from_rfc3339(t)
+            .map(|t| Some(t.with_timezone(&Utc)))
+            .map_err(|_| {
+                refuse(
+                    "mutedUntil",
+                    format!("must be an ISO 8601 time with a zone (2026-11-27T18:00:00Z) or null; got {t:?}"),
+                )
+            }),
+    }
 }
 
 /// What makes a rule fire.
@@ -67,6 +99,28 @@ pub enum Trigger {
         window: Duration,
         cooldown: Duration,
     },
+}
+
+impl Trigger {
+    /// `every` or `threshold`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Trigger::EveryMatch => "every",
+            Trigger::Threshold { .. } => "threshold",
+        }
+    }
+
+    /// A threshold rule's count, window and cool-down (minutes).
+    pub fn threshold(self) -> Option<(u64, i64, i64)> {
+        match self {
+            Trigger::EveryMatch => None,
+            Trigger::Threshold {
+                count,
+                window,
+                cooldown,
+            } => Some((count, window.num_minutes(), cooldown.num_minutes())),
+        }
+    }
 }
 
 /// The field a rule groups by.
@@ -172,20 +226,12 @@ impl AlertRuleRequest {
         };
         let kind = match (&self.kind, base) {
             (Some(k), _) => k.as_str(),
-            (None, Some(b)) => match b.trigger {
-                Trigger::EveryMatch => "every",
-                Trigger::Threshold { .. } => "threshold",
-            },
+            (None, Some(b)) => b.trigger.kind(),
             (None, None) => return Err(refuse("kind", "is required: `every` or `threshold`")),
         };
-        let stored = base.and_then(|b| match b.trigger {
-            Trigger::Threshold {
-                count,
-                window,
-                cooldown,
-            } => Some((count as i64, window.num_minutes(), cooldown.num_minutes())),
-            Trigger::EveryMatch => None,
-        });
+        let stored = base
+            .and_then(|b| b.trigger.threshold())
+            .map(|(count, window, cooldown)| (count as i64, window, cooldown));
         let trigger = match kind {
             "every" => {
                 for (field, given) in [
@@ -381,6 +427,89 @@ pub fn tally<'a>(
         *counts.entry((g, minute_of(e.occurred_at))).or_default() += 1;
     }
     counts.into_iter().map(|((g, m), n)| (g, m, n)).collect()
+}
+
+/// A rule as the commit path evaluates it: its saved search's servers and filters with it.
+#[derive(Debug, Clone)]
+pub struct ActiveRule {
+    pub id: String,
+    pub org_id: OrgId,
+    pub name: String,
+    pub saved_search_id: String,
+    pub servers: SavedServers,
+    pub filters: Filters,
+    pub trigger: Trigger,
+    pub group_by: Option<GroupBy>,
+    pub muted_until: Option<DateTime<Utc>>,
+}
+
+impl ActiveRule {
+    /// Whether the rule watches events of `server` of `org` (a saved search of every server:
+    /// every server of the organization) and is not muted at `now`.
+    pub fn watches(&self, org: &OrgId, server: &ServerId, now: DateTime<Utc>) -> bool {
+        self.org_id == *org
+            && !is_muted(self.muted_until, now)
+            && match &self.servers {
+                SavedServers::All => true,
+                SavedServers::Named(ids) => ids.contains(server),
+            }
+    }
+}
+
+/// A threshold rule's count of matching events in one group and minute, added by a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MinuteCount {
+    pub rule_id: String,
+    pub group: String,
+    pub minute: DateTime<Utc>,
+    pub n: u64,
+}
+
+/// What the rules make of the events of one commit.
+#[derive(Debug, Default)]
+pub struct Matches<'a> {
+    /// Every-match rules (by index into the rules) and their matching events, in order.
+    pub every: Vec<(usize, Vec<&'a EventRow>)>,
+    /// Threshold rules' counts, in rule, group and minute order (the order rows are locked in).
+    pub counts: Vec<MinuteCount>,
+}
+
+/// Matches each server's accepted events against the rules watching it. A threshold rule
+/// counts at most [`MAX_GROUPS`] groups per commit (the rest in [`OTHER_GROUP`]).
+pub fn evaluate<'a>(
+    rules: &[ActiveRule],
+    servers: &[(&OrgId, &ServerId, &'a [EventRow])],
+    now: DateTime<Utc>,
+) -> Matches<'a> {
+    let mut out = Matches::default();
+    for (i, rule) in rules.iter().enumerate() {
+        let matching: Vec<&'a EventRow> = servers
+            .iter()
+            .filter(|(org, server, _)| rule.watches(org, server, now))
+            .flat_map(|(_, _, events)| events.iter())
+            .filter(|e| rule.filters.matches(e))
+            .collect();
+        if matching.is_empty() {
+            continue;
+        }
+        match rule.trigger {
+            Trigger::EveryMatch => out.every.push((i, matching)),
+            Trigger::Threshold { .. } => {
+                out.counts
+                    .extend(tally(rule.group_by, matching, &[]).into_iter().map(
+                        |(group, minute, n)| MinuteCount {
+                            rule_id: rule.id.clone(),
+                            group,
+                            minute,
+                            n,
+                        },
+                    ))
+            }
+        }
+    }
+    out.counts
+        .sort_by(|a, b| (&a.rule_id, &a.group, a.minute).cmp(&(&b.rule_id, &b.group, b.minute)));
+    out
 }
 
 #[cfg(test)]

@@ -278,3 +278,95 @@ fn events_are_tallied_per_group_and_minute_with_a_bounded_number_of_groups() {
     assert_eq!(GroupBy::parse("eventType"), Some(GroupBy::EventType));
     assert_eq!(GroupBy::parse("EventType"), None);
 }
+
+fn active(id: &str, trigger: Trigger, servers: SavedServers, filters: Filters) -> ActiveRule {
+    ActiveRule {
+        id: id.into(),
+        org_id: OrgId::new("org_a"),
+        name: id.into(),
+        saved_search_id: "ss_1".into(),
+        servers,
+        filters,
+        trigger,
+        group_by: Some(GroupBy::Resource),
+        muted_until: None,
+    }
+}
+
+#[test]
+fn a_commit_is_matched_against_the_rules_watching_its_servers() {
+    let errors = Filters {
+        event_type: Some(crate::criteria::TypeMatch::parse("eventType", "resource.error").unwrap()),
+        ..Filters::default()
+    };
+    let threshold = Trigger::Threshold {
+        count: 2,
+        window: Duration::minutes(5),
+        cooldown: Duration::zero(),
+    };
+    let mut muted = active(
+        "r_muted",
+        Trigger::EveryMatch,
+        SavedServers::All,
+        Filters::default(),
+    );
+    muted.muted_until = Some(at(13, 0, 0));
+    let rules = vec![
+        active(
+            "r_every",
+            Trigger::EveryMatch,
+            SavedServers::All,
+            errors.clone(),
+        ),
+        active(
+            "r_other_server",
+            Trigger::EveryMatch,
+            SavedServers::Named(vec![ServerId::new("srv_b")]),
+            Filters::default(),
+        ),
+        active("r_count", threshold, SavedServers::All, errors),
+        muted,
+    ];
+    let mut rows: Vec<EventRow> = (1..=4).map(EventRow::fixture).collect();
+    for (row, (kind, res)) in rows.iter_mut().zip([
+        ("resource.error", "phone"),
+        ("chat", "chat"),
+        ("resource.error", "bank"),
+        ("resource.error", "phone"),
+    ]) {
+        row.event_type = kind.into();
+        row.resource = Some(res.into());
+        row.occurred_at = at(12, 0, 30);
+    }
+    let org = OrgId::new("org_a");
+    let server = ServerId::new("srv_a");
+    let other_org = OrgId::new("org_b");
+    let m = evaluate(
+        &rules,
+        &[(&org, &server, &rows), (&other_org, &server, &rows)],
+        at(12, 1, 0),
+    );
+    assert_eq!(
+        m.every.len(),
+        1,
+        "not the other server's rule, not the muted one"
+    );
+    assert_eq!(m.every[0].0, 0);
+    let ids: Vec<&str> = m.every[0].1.iter().map(|e| e.event_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["e1", "e3", "e4"],
+        "the matching events in order, one organization's"
+    );
+    let counts: Vec<(&str, &str, u64)> = m
+        .counts
+        .iter()
+        .map(|c| (c.rule_id.as_str(), c.group.as_str(), c.n))
+        .collect();
+    assert_eq!(
+        counts,
+        [("r_count", "bank", 1), ("r_count", "phone", 2)],
+        "key order"
+    );
+    assert!(m.counts.iter().all(|c| c.minute == at(12, 0, 0)));
+}

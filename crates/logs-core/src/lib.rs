@@ -2,7 +2,9 @@
 //! reported), canonical batch digests for idempotent retries, query validation and signed
 //! cursors, and the storage trait with an in-memory implementation.
 
+pub mod alert_delivery;
 pub mod alert_messages;
+pub mod alert_store;
 pub mod alerts;
 pub mod counts;
 pub mod criteria;

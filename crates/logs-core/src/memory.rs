@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use auth_core::audit::Audit;
 use auth_core::StoreError;
 use chrono::{DateTime, Datelike, Utc};
-use serde_json::Value;
 
 use crate::event::{Batch, Level};
 use crate::saved::{self, SavedPut, SavedSearch, SavedSearchStore};
@@ -68,11 +67,6 @@ pub struct MemoryLogs {
     state: Mutex<State>,
 }
 
-fn map_value(m: &Option<std::collections::BTreeMap<String, String>>) -> Option<Value> {
-    m.as_ref()
-        .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
-}
-
 #[async_trait]
 impl LogStore for MemoryLogs {
     async fn ingest(
@@ -99,25 +93,14 @@ impl LogStore for MemoryLogs {
         let seq = st.batch_log.len() as i64;
         for e in &batch.events {
             st.next_id += 1;
-            let row = EventRow {
-                id: st.next_id,
-                event_id: e.event_id.clone().unwrap_or_else(new_event_id),
-                cfx_id: t.cfx_id.clone(),
-                batch_id: batch.batch_id.clone(),
-                level: e.level.as_str().to_owned(),
-                event_type: e.event_type.clone(),
-                occurred_at: e.occurred_at,
-                ingested_at: now,
-                player_id: e.player_id.clone(),
-                target_player_id: e.target_player_id.clone(),
-                player_identifiers: map_value(&e.player_identifiers),
-                target_player_identifiers: map_value(&e.target_player_identifiers),
-                resource: e.resource.clone(),
-                trace_id: e.trace_id.clone(),
-                environment: e.environment.clone(),
-                message: e.message.clone(),
-                data: e.data.clone().map(Value::Object),
-            };
+            let row = EventRow::stored(
+                st.next_id,
+                e.event_id.clone().unwrap_or_else(new_event_id),
+                t,
+                &batch.batch_id,
+                e,
+                now,
+            );
             st.events.push((t.server_id.clone(), row));
             st.seqs.push(seq);
         }

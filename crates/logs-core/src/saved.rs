@@ -76,10 +76,14 @@ pub struct SavedSearch {
 impl SavedSearch {
     /// The filters, as a search applies them.
     pub fn filters(&self) -> Result<Filters, String> {
-        let f: SavedFilters = serde_json::from_value(self.search.clone())
-            .map_err(|e| format!("saved search `{}`: {e}", self.id))?;
-        validate_filters(&f.filters())
+        parse_filters(&self.search).map_err(|e| format!("saved search `{}`: {e}", self.id))
     }
+}
+
+/// Stored filter fields (a saved search's `search`), as a search applies them.
+pub fn parse_filters(search: &Value) -> Result<Filters, String> {
+    let f: SavedFilters = serde_json::from_value(search.clone()).map_err(|e| e.to_string())?;
+    validate_filters(&f.filters())
 }
 
 /// A request's changes, validated; `None` leaves the field as it is.

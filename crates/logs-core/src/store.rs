@@ -62,6 +62,43 @@ pub struct EventRow {
     pub data: Option<Value>,
 }
 
+impl EventRow {
+    /// The row an accepted event becomes: `id` and `event_id` as the store gave them, `now` its
+    /// batch's arrival.
+    pub fn stored(
+        id: i64,
+        event_id: String,
+        target: &IngestTarget,
+        batch_id: &str,
+        e: &crate::event::Event,
+        now: DateTime<Utc>,
+    ) -> EventRow {
+        let map_value = |m: &Option<std::collections::BTreeMap<String, String>>| {
+            m.as_ref()
+                .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+        };
+        EventRow {
+            id,
+            event_id,
+            cfx_id: target.cfx_id.clone(),
+            batch_id: batch_id.to_owned(),
+            level: e.level.as_str().to_owned(),
+            event_type: e.event_type.clone(),
+            occurred_at: e.occurred_at,
+            ingested_at: now,
+            player_id: e.player_id.clone(),
+            target_player_id: e.target_player_id.clone(),
+            player_identifiers: map_value(&e.player_identifiers),
+            target_player_identifiers: map_value(&e.target_player_identifiers),
+            resource: e.resource.clone(),
+            trace_id: e.trace_id.clone(),
+            environment: e.environment.clone(),
+            message: e.message.clone(),
+            data: e.data.clone().map(Value::Object),
+        }
+    }
+}
+
 #[cfg(test)]
 impl EventRow {
     /// An `info` event of type `log` with id `id`, message "m" and nothing else set, at the

@@ -74,6 +74,7 @@ pub struct Application {
     port: u16,
     server: actix_web::dev::Server,
     db: Db,
+    alerts: Arc<stow_alerts::Worker>,
     partitions_ready: watch::Sender<bool>,
 }
 
@@ -135,10 +136,23 @@ impl Application {
         .listen(listener)
         .map_err(|e| StartError(e.to_string()))?
         .run();
+        let alerts = stow_alerts::Worker::new(
+            Arc::new(stow_db::logs::alerts::PgAlerts::new(db.clone())),
+            stow_alerts::WorkerConfig {
+                allow: logs_core::alert_delivery::Allow {
+                    insecure: config.alerts_allow_insecure,
+                },
+                console_url: config.console_public_url.clone(),
+                poll: config.alerts_poll,
+                key: config.second_factor_key.clone(),
+            },
+        )
+        .map_err(StartError)?;
         Ok(Self {
             port,
             server,
             db,
+            alerts: Arc::new(alerts),
             partitions_ready,
         })
     }
@@ -149,8 +163,9 @@ impl Application {
 
     /// Serves until SIGINT/SIGTERM, maintaining log partitions in the background: at once (batches
     /// and readiness wait for that first run, retried every few seconds until it succeeds), then
-    /// hourly.
+    /// hourly; and sending alert deliveries.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let alerts = self.alerts.spawn();
         let db = self.db.clone();
         let ready = self.partitions_ready;
         let maintenance = tokio::spawn(async move {
@@ -182,6 +197,7 @@ impl Application {
         });
         let result = self.server.await;
         maintenance.abort();
+        alerts.abort();
         result
     }
 }

@@ -93,6 +93,15 @@ pub struct Config {
     /// A request head (request line and headers) that has not fully arrived this long after the
     /// connection opened is answered 408 (`REQUEST_HEAD_TIMEOUT_SECONDS`).
     pub request_head_timeout: Duration,
+    /// Alert destinations may be `http` and loopback addresses (`ALERTS_ALLOW_INSECURE`, default
+    /// false): for tests and receivers on the same machine. Private and link-local addresses stay
+    /// refused.
+    pub alerts_allow_insecure: bool,
+    /// How often a logs host's delivery worker looks for due alert deliveries (`ALERTS_POLL_MS`).
+    pub alerts_poll: Duration,
+    /// The console's address as its users reach it, for links in alert messages
+    /// (`CONSOLE_PUBLIC_URL`; default `http://{CONSOLE_ADDR}`).
+    pub console_public_url: String,
     pub log_format: LogFormat,
     pub workers: usize,
 }
@@ -278,6 +287,16 @@ impl Config {
             },
             signing_secret,
             second_factor_key,
+            alerts_allow_insecure: parsed("ALERTS_ALLOW_INSECURE", false)?,
+            alerts_poll: Duration::from_millis(positive("ALERTS_POLL_MS", 250, "milliseconds")?),
+            console_public_url: var("CONSOLE_PUBLIC_URL")
+                .map(|u| u.trim().trim_end_matches('/').to_owned())
+                .unwrap_or_else(|| {
+                    format!(
+                        "http://{}",
+                        var("CONSOLE_ADDR").unwrap_or_else(|| "127.0.0.1:8082".into())
+                    )
+                }),
             signing_keys_ttl: SIGNING_KEYS_TTL,
             rate_limit_per_second: parsed("RATE_LIMIT_PER_SECOND", 500)?,
             rate_limit_burst: parsed("RATE_LIMIT_BURST", 1000)?,
@@ -341,6 +360,10 @@ impl Config {
             // the database's secrets, read afresh for every request (a rotation shows at once)
             signing_secret: None,
             second_factor_key: Some(auth_core::second_factor::SealKey::new([42; 32])),
+            // the tests' receivers listen on loopback
+            alerts_allow_insecure: true,
+            alerts_poll: Duration::from_millis(50),
+            console_public_url: "http://console.test".into(),
             signing_keys_ttl: Duration::ZERO,
             rate_limit_per_second: 10_000,
             rate_limit_burst: 10_000,

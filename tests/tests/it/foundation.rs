@@ -24,8 +24,8 @@ async fn whoami_reports_the_key_without_its_secret() {
     assert_eq!(body["server"], Value::Null);
     assert_eq!(
         body["permissions"],
-        json!({"cdn": ["read", "write", "delete", "purge"], "logs": ["read", "write"]}),
-        "a key with every permission, cdn:purge included"
+        json!({"cdn": ["read", "write", "delete", "purge"], "logs": ["read", "write", "alerts"]}),
+        "a key with every permission, cdn:purge and logs:alerts included"
     );
     assert_eq!(
         body["restrictions"],

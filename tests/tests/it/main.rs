@@ -3,6 +3,7 @@
 //! headless-browser tests are their own binaries (`e2e_browser`, `console_browser`): `scripts/e2e.sh`
 //! runs them.
 
+mod alerts;
 mod binaries;
 mod console;
 mod deployment;

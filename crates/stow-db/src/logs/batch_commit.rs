@@ -20,6 +20,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use logs_core::event::Batch;
 use logs_core::store::{bucket_start, new_event_id, IngestOutcome, IngestTarget};
 
+use super::alerts::{self, commit::Committed, RuleCache};
 use super::LEVEL_SLOT;
 use crate::{db_error, Conn, Db};
 
@@ -65,6 +66,7 @@ fn is_lock_timeout(e: &diesel::result::Error) -> bool {
 /// every batch's answer: trying them one by one would only wait longer.
 pub async fn store_group(
     db: &Db,
+    rules: &RuleCache,
     batches: &[PendingBatch],
 ) -> Vec<Result<IngestOutcome, StoreError>> {
     let mut conn = match db.conn().await {
@@ -72,7 +74,7 @@ pub async fn store_group(
         Err(e) => return vec![Err(e); batches.len()],
     };
     let conn = &mut conn;
-    let e = match store_together(conn, batches).await {
+    let e = match store_together(conn, rules, batches).await {
         Ok(outcomes) => return outcomes.into_iter().map(Ok).collect(),
         Err(e) => e,
     };
@@ -83,7 +85,7 @@ pub async fn store_group(
     let mut answers = Vec::with_capacity(batches.len());
     for batch in batches {
         answers.push(
-            match store_together(conn, std::slice::from_ref(batch)).await {
+            match store_together(conn, rules, std::slice::from_ref(batch)).await {
                 Ok(mut o) => Ok(o.remove(0)),
                 Err(e) => alone_failed(e),
             },
@@ -135,6 +137,7 @@ struct Stored {
 
 async fn store_together(
     conn: &mut Conn,
+    rules: &RuleCache,
     batches: &[PendingBatch],
 ) -> Result<Vec<IngestOutcome>, GroupError> {
     // the first batch of each batch id, in key order; a later one with the same id is answered
@@ -197,6 +200,14 @@ async fn store_together(
                 Runs::new(batches, &accepted).insert(conn).await?;
                 events.counts().upsert(conn).await?;
                 Usage::new(batches, &accepted).upsert(conn).await?;
+                let rules = rules.current(conn).await?;
+                if !rules.is_empty() {
+                    let committed = events.committed(batches, &accepted, &rules);
+                    if !committed.is_empty() {
+                        let now = batches[accepted[0]].now;
+                        alerts::commit::record(conn, &rules, &committed, now).await?;
+                    }
+                }
             }
             Ok(batches
                 .iter()
@@ -358,6 +369,47 @@ impl<'a> EventColumns<'a> {
             }
         }
         c
+    }
+
+    /// The accepted batches' events as rows, one entry per batch, for the batches of
+    /// organizations that have alert rules (the rest are not looked at).
+    fn committed(
+        &self,
+        batches: &'a [PendingBatch],
+        accepted: &[usize],
+        rules: &[logs_core::alerts::ActiveRule],
+    ) -> Vec<Committed<'a>> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        for &i in accepted {
+            let j = &batches[i];
+            let n = j.batch.events.len();
+            if rules.iter().any(|r| r.org_id == j.target.org_id) {
+                let events = j
+                    .batch
+                    .events
+                    .iter()
+                    .zip(&self.event_id[at..at + n])
+                    .map(|(e, id)| {
+                        logs_core::store::EventRow::stored(
+                            0,
+                            id.clone(),
+                            &j.target,
+                            &j.batch.batch_id,
+                            e,
+                            j.now,
+                        )
+                    })
+                    .collect();
+                out.push(Committed {
+                    org: &j.target.org_id,
+                    server: &j.target.server_id,
+                    events,
+                });
+            }
+            at += n;
+        }
+        out
     }
 
     async fn insert(&self, conn: &mut AsyncPgConnection) -> QueryResult<usize> {

@@ -1,6 +1,7 @@
 //! Postgres storage of log batches and events: ingestion, queries, partition maintenance, usage
 //! counters and the organizations' read slots.
 
+pub mod alerts;
 mod batch_commit;
 mod event_row;
 mod event_store;
@@ -39,6 +40,7 @@ pub(crate) use logs_core::plan::LEVEL_SLOT;
 
 pub struct PgLogs {
     pub(crate) db: Db,
+    rules: std::sync::Arc<alerts::RuleCache>,
     writers: writers::Writers,
 }
 
@@ -49,8 +51,10 @@ impl PgLogs {
     }
 
     pub fn with_writers(db: Db, writers: usize) -> Self {
+        let rules = std::sync::Arc::new(alerts::RuleCache::default());
         Self {
-            writers: writers::Writers::new(db.clone(), writers),
+            writers: writers::Writers::new(db.clone(), std::sync::Arc::clone(&rules), writers),
+            rules,
             db,
         }
     }
@@ -61,6 +65,6 @@ impl PgLogs {
         &self,
         batches: &[PendingBatch],
     ) -> Vec<Result<IngestOutcome, StoreError>> {
-        batch_commit::store_group(&self.db, batches).await
+        batch_commit::store_group(&self.db, &self.rules, batches).await
     }
 }

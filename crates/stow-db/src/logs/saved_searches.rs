@@ -181,6 +181,8 @@ impl SavedSearchStore for PgSavedSearches {
                     ))
                     .execute(conn)
                     .await?;
+                // alert rules watching it evaluate its new filters from the next commit on
+                super::alerts::bump_version(conn).await?;
                 let after = SavedSearch {
                     created_at: before.created_at,
                     created_by: before.created_by.clone(),
@@ -197,26 +199,67 @@ impl SavedSearchStore for PgSavedSearches {
 
     async fn delete(&self, org: &OrgId, id: &str, audit: &Audit) -> Result<bool, StoreError> {
         let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                let gone: Option<Row> = diesel::delete(
-                    t::table
+        let watched = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    // its row first: a rule being made on it waits (or is waited for), so
+                    // either this sees the rule or the rule's reference check sees it gone
+                    let here: Option<String> = t::table
                         .filter(t::org_id.eq(org.as_str()))
-                        .filter(t::id.eq(id)),
-                )
-                .returning(Row::as_returning())
-                .get_result(conn)
-                .await
-                .optional()?;
-                let Some(gone) = gone else {
-                    return Ok(false);
-                };
-                crate::audit::append(conn, &[saved::deleted_entry(audit, &gone.into())]).await?;
-                Ok(true)
-            }
-            .scope_boxed()
+                        .filter(t::id.eq(id))
+                        .select(t::id)
+                        .for_update()
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    if here.is_none() {
+                        return Ok(Ok(false));
+                    }
+                    let rules = watching_rules(conn, id).await?;
+                    if !rules.is_empty() {
+                        return Ok(Err(rules));
+                    }
+                    let gone: Option<Row> = diesel::delete(
+                        t::table
+                            .filter(t::org_id.eq(org.as_str()))
+                            .filter(t::id.eq(id)),
+                    )
+                    .returning(Row::as_returning())
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    let Some(gone) = gone else {
+                        return Ok(Ok(false));
+                    };
+                    crate::audit::append(conn, &[saved::deleted_entry(audit, &gone.into())])
+                        .await?;
+                    Ok(Ok(true))
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(db_error)?;
+        watched.map_err(|rules| {
+            StoreError::Conflict(format!(
+                "alert rules watch this saved search ({}); delete them or point them at another search first",
+                rules.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+            ))
         })
-        .await
-        .map_err(db_error)
     }
+}
+
+/// The names of the alert rules watching saved search `id`.
+async fn watching_rules(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<Vec<String>> {
+    #[derive(diesel::QueryableByName)]
+    struct Name {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+    }
+    let names: Vec<Name> = diesel::sql_query(
+        "SELECT name FROM alert_rules WHERE saved_search_id = $1 ORDER BY lower(name)",
+    )
+    .bind::<diesel::sql_types::Text, _>(id)
+    .load(conn)
+    .await?;
+    Ok(names.into_iter().map(|n| n.name).collect())
 }

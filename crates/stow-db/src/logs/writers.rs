@@ -18,6 +18,7 @@ use auth_core::{Cause, StoreError};
 use logs_core::store::IngestOutcome;
 use tokio::sync::{mpsc, oneshot};
 
+use super::alerts::RuleCache;
 use super::batch_commit::{store_group, PendingBatch};
 use crate::Db;
 
@@ -38,14 +39,16 @@ struct Queued {
 
 pub(super) struct Writers {
     db: Db,
+    rules: Arc<RuleCache>,
     count: usize,
     queue: Mutex<Option<mpsc::UnboundedSender<Queued>>>,
 }
 
 impl Writers {
-    pub fn new(db: Db, count: usize) -> Self {
+    pub fn new(db: Db, rules: Arc<RuleCache>, count: usize) -> Self {
         Self {
             db,
+            rules,
             count: count.max(1),
             queue: Mutex::new(None),
         }
@@ -93,6 +96,7 @@ impl Writers {
             .sibling(self.count)
             .map_err(|e| Cause::context("writer pool", e))?;
         let count = self.count;
+        let rules = Arc::clone(&self.rules);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -103,7 +107,7 @@ impl Writers {
                 let rx = Arc::new(tokio::sync::Mutex::new(rx));
                 runtime.block_on(async move {
                     let tasks: Vec<_> = (0..count)
-                        .map(|_| tokio::spawn(write(db.clone(), rx.clone())))
+                        .map(|_| tokio::spawn(write(db.clone(), rules.clone(), rx.clone())))
                         .collect();
                     drop(rx);
                     for task in tasks {
@@ -120,7 +124,11 @@ impl Writers {
 
 /// One writer: takes the first batch waiting and what queued behind it, stores them together,
 /// answers each caller; until the queue is dropped.
-async fn write(db: Db, queue: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Queued>>>) {
+async fn write(
+    db: Db,
+    rules: Arc<RuleCache>,
+    queue: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Queued>>>,
+) {
     loop {
         let group = {
             let mut queue = queue.lock().await;
@@ -139,7 +147,7 @@ async fn write(db: Db, queue: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Que
         metrics::histogram!("logs_ingest_group_batches").record(group.len() as f64);
         let (batches, replies): (Vec<PendingBatch>, Vec<_>) =
             group.into_iter().map(|q| (q.pending, q.reply)).unzip();
-        let answers = store_group(&db, &batches).await;
+        let answers = store_group(&db, &rules, &batches).await;
         for (reply, answer) in replies.into_iter().zip(answers) {
             // a caller that went away (its client disconnected) finds the batch stored on retry
             let _ = reply.send(answer);

@@ -1,0 +1,299 @@
+//! Alert rules evaluated in the transaction that commits a group of batches (the outbox): the
+//! firings and their deliveries are written with the events that caused them, so a firing is
+//! never lost nor written for events that were not stored.
+//!
+//! Per commit: one read of the rules' version (the rules are reloaded, in the same
+//! transaction, only when it moved); with rules watching the committed servers and events that
+//! match them, threshold counts (one upsert, key order), the breached groups' state (one
+//! upsert, key order, taking the group rows in turn with other commits), their window sums, and
+//! the firings and deliveries (one insert each).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use auth_core::{OrgId, ServerId};
+use chrono::{DateTime, Duration, Utc};
+use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz};
+use diesel::{QueryResult, QueryableByName};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use logs_core::alert_messages::Firing;
+use logs_core::alert_store::{new_delivery_id, AlertRule};
+use logs_core::alerts::{decide, evaluate, ActiveRule, Decision, GroupState, Trigger};
+use logs_core::saved::{parse_filters, SavedServers};
+use logs_core::store::EventRow;
+
+use super::store::{RuleRow, RETRY_FOR, RULE_COLUMNS};
+
+/// The rules as last loaded, and the version they were loaded at.
+#[derive(Default)]
+pub struct RuleCache {
+    loaded: Mutex<Option<(i64, Arc<Vec<ActiveRule>>)>>,
+}
+
+#[derive(QueryableByName)]
+struct Version {
+    #[diesel(sql_type = BigInt)]
+    v: i64,
+}
+
+/// A rule with its saved search's servers and filters.
+#[derive(QueryableByName)]
+struct WatchRow {
+    #[diesel(embed)]
+    rule: RuleRow,
+    #[diesel(sql_type = Nullable<Array<Text>>)]
+    server_ids: Option<Vec<String>>,
+    #[diesel(sql_type = Jsonb)]
+    search: serde_json::Value,
+}
+
+impl RuleCache {
+    /// The rules in force for this transaction.
+    pub async fn current(&self, conn: &mut AsyncPgConnection) -> QueryResult<Arc<Vec<ActiveRule>>> {
+        let v: Version = diesel::sql_query("SELECT v FROM alert_rules_version")
+            .get_result(conn)
+            .await?;
+        if let Some((at, rules)) = &*self.loaded.lock().unwrap_or_else(|e| e.into_inner()) {
+            if *at == v.v {
+                return Ok(Arc::clone(rules));
+            }
+        }
+        let rows: Vec<WatchRow> = diesel::sql_query(format!(
+            "SELECT {RULE_COLUMNS}, s.server_ids, s.search FROM alert_rules r \
+             JOIN saved_searches s ON s.id = r.saved_search_id ORDER BY r.id"
+        ))
+        .load(conn)
+        .await?;
+        let rules: Vec<ActiveRule> = rows
+            .into_iter()
+            .filter_map(|row| {
+                let rule = AlertRule::from(row.rule);
+                // a saved search that no longer validates (a filter retired since) watches
+                // nothing rather than everything
+                let filters = match parse_filters(&row.search) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        tracing::warn!(rule = %rule.id, error = %e, "alert rule's saved search does not validate; rule skipped");
+                        return None;
+                    }
+                };
+                Some(ActiveRule {
+                    trigger: rule.spec.trigger,
+                    group_by: rule.spec.group_by,
+                    id: rule.id,
+                    org_id: rule.org_id,
+                    name: rule.spec.name,
+                    saved_search_id: rule.spec.saved_search_id,
+                    servers: match row.server_ids {
+                        None => SavedServers::All,
+                        Some(ids) => {
+                            SavedServers::Named(ids.into_iter().map(ServerId::new).collect())
+                        }
+                    },
+                    filters,
+                    muted_until: rule.muted_until,
+                })
+            })
+            .collect();
+        let rules = Arc::new(rules);
+        *self.loaded.lock().unwrap_or_else(|e| e.into_inner()) = Some((v.v, Arc::clone(&rules)));
+        Ok(rules)
+    }
+}
+
+/// The committed events of one server.
+pub struct Committed<'a> {
+    pub org: &'a OrgId,
+    pub server: &'a ServerId,
+    pub events: Vec<EventRow>,
+}
+
+#[derive(QueryableByName)]
+struct GroupRow {
+    #[diesel(sql_type = Text)]
+    rule_id: String,
+    #[diesel(sql_type = Text)]
+    grp: String,
+    #[diesel(sql_type = Bool)]
+    breached: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_fired: Option<DateTime<Utc>>,
+    #[diesel(sql_type = BigInt)]
+    in_window: i64,
+}
+
+/// Evaluates `rules` on the committed events and writes what fired: `true` when something did
+/// (the delivery worker has work).
+pub async fn record(
+    conn: &mut AsyncPgConnection,
+    rules: &[ActiveRule],
+    committed: &[Committed<'_>],
+    now: DateTime<Utc>,
+) -> QueryResult<bool> {
+    let servers: Vec<(&OrgId, &ServerId, &[EventRow])> = committed
+        .iter()
+        .map(|c| (c.org, c.server, c.events.as_slice()))
+        .collect();
+    let matches = evaluate(rules, &servers, now);
+    let mut firings: Vec<(&ActiveRule, Firing)> = matches
+        .every
+        .iter()
+        .map(|(i, events)| (&rules[*i], Firing::every(&rules[*i], events, now)))
+        .collect();
+    if !matches.counts.is_empty() {
+        let by_id: BTreeMap<&str, &ActiveRule> = rules.iter().map(|r| (r.id.as_str(), r)).collect();
+        let c = &matches.counts;
+        diesel::sql_query(
+            "INSERT INTO alert_minute_counts (rule_id, grp, minute, n) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int8[]) \
+             ON CONFLICT (rule_id, grp, minute) DO UPDATE SET n = alert_minute_counts.n + excluded.n",
+        )
+        .bind::<Array<Text>, _>(c.iter().map(|m| m.rule_id.as_str()).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(c.iter().map(|m| m.group.as_str()).collect::<Vec<_>>())
+        .bind::<Array<Timestamptz>, _>(c.iter().map(|m| m.minute).collect::<Vec<_>>())
+        .bind::<Array<BigInt>, _>(c.iter().map(|m| m.n as i64).collect::<Vec<_>>())
+        .execute(conn)
+        .await?;
+        // the touched groups, each once, in key order; with the start of their rule's window
+        let mut groups: Vec<(&str, &str, DateTime<Utc>)> = Vec::new();
+        for m in c {
+            if groups
+                .last()
+                .is_some_and(|(r, g, _)| *r == m.rule_id && *g == m.group)
+            {
+                continue;
+            }
+            let window = match by_id.get(m.rule_id.as_str()).map(|r| r.trigger) {
+                Some(Trigger::Threshold { window, .. }) => window,
+                _ => Duration::minutes(1),
+            };
+            let since = logs_core::alerts::minute_of(now) - window + Duration::minutes(1);
+            groups.push((m.rule_id.as_str(), m.group.as_str(), since));
+        }
+        // takes each group's row in turn (key order: no deadlock with another commit), then
+        // sums its window with every count committed before this statement
+        let rows: Vec<GroupRow> = diesel::sql_query(
+            "WITH locked AS ( \
+               INSERT INTO alert_groups (rule_id, grp, breached) \
+               SELECT r, g, false FROM unnest($1::text[], $2::text[]) AS u(r, g) \
+               ON CONFLICT (rule_id, grp) DO UPDATE SET breached = alert_groups.breached \
+               RETURNING rule_id, grp, breached, last_fired) \
+             SELECT l.rule_id, l.grp, l.breached, l.last_fired, \
+               (SELECT coalesce(sum(c.n), 0)::int8 FROM alert_minute_counts c \
+                WHERE c.rule_id = l.rule_id AND c.grp = l.grp AND c.minute >= u.since \
+                AND c.minute <= $4) AS in_window \
+             FROM locked l JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(r, g, since) \
+               ON u.r = l.rule_id AND u.g = l.grp",
+        )
+        .bind::<Array<Text>, _>(groups.iter().map(|g| g.0).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(groups.iter().map(|g| g.1).collect::<Vec<_>>())
+        .bind::<Array<Timestamptz>, _>(groups.iter().map(|g| g.2).collect::<Vec<_>>())
+        .bind::<Timestamptz, _>(logs_core::alerts::minute_of(now))
+        .load(conn)
+        .await?;
+        let mut changed: Vec<(String, String, bool, Option<DateTime<Utc>>)> = Vec::new();
+        for row in rows {
+            let Some(rule) = by_id.get(row.rule_id.as_str()) else {
+                continue;
+            };
+            let Trigger::Threshold {
+                count, cooldown, ..
+            } = rule.trigger
+            else {
+                continue;
+            };
+            let state = GroupState {
+                breached: row.breached,
+                last_fired: row.last_fired,
+            };
+            let in_window = row.in_window.max(0) as u64;
+            let (decision, next) = decide(state, in_window, count, cooldown, now);
+            if decision == Decision::Fire {
+                let group = rule.group_by.map(|by| (by, row.grp.as_str()));
+                firings.push((rule, Firing::breach(rule, group, in_window, now)));
+            }
+            if next != state {
+                changed.push((row.rule_id, row.grp, next.breached, next.last_fired));
+            }
+        }
+        if !changed.is_empty() {
+            diesel::sql_query(
+                "UPDATE alert_groups g SET breached = u.b, last_fired = u.f \
+                 FROM unnest($1::text[], $2::text[], $3::bool[], $4::timestamptz[]) AS u(r, grp, b, f) \
+                 WHERE g.rule_id = u.r AND g.grp = u.grp",
+            )
+            .bind::<Array<Text>, _>(changed.iter().map(|c| c.0.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(changed.iter().map(|c| c.1.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Bool>, _>(changed.iter().map(|c| c.2).collect::<Vec<_>>())
+            .bind::<Array<Nullable<Timestamptz>>, _>(
+                changed.iter().map(|c| c.3).collect::<Vec<_>>(),
+            )
+            .execute(conn)
+            .await?;
+        }
+    }
+    if firings.is_empty() {
+        return Ok(false);
+    }
+    write_firings(conn, &firings, now).await?;
+    Ok(true)
+}
+
+/// The firings and one delivery per destination of their rule, in firing order.
+async fn write_firings(
+    conn: &mut AsyncPgConnection,
+    firings: &[(&ActiveRule, Firing)],
+    now: DateTime<Utc>,
+) -> QueryResult<()> {
+    let ids: Vec<String> = firings
+        .iter()
+        .map(|_| format!("fir_{}", ulid::Ulid::new()))
+        .collect();
+    let bodies: Vec<serde_json::Value> = firings
+        .iter()
+        .map(|(_, f)| serde_json::to_value(f).unwrap_or_default())
+        .collect();
+    diesel::sql_query(
+        "INSERT INTO alert_firings (id, rule_id, fired_at, body) \
+         SELECT i, r, $3, b FROM unnest($1::text[], $2::text[], $4::jsonb[]) AS u(i, r, b)",
+    )
+    .bind::<Array<Text>, _>(&ids)
+    .bind::<Array<Text>, _>(
+        firings
+            .iter()
+            .map(|(r, _)| r.id.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind::<Timestamptz, _>(now)
+    .bind::<Array<Jsonb>, _>(&bodies)
+    .execute(conn)
+    .await?;
+    // a delivery per destination of each firing's rule, numbered in firing order
+    let delivery_ids: Vec<String> = (0..firings.len() * logs_core::alerts::MAX_DESTINATIONS)
+        .map(|_| new_delivery_id())
+        .collect();
+    diesel::sql_query(
+        "INSERT INTO alert_deliveries (id, org_id, destination_id, firing_id, rule_id, status, \
+         next_attempt_at, give_up_at, created_at) \
+         SELECT ($4::text[])[(f.o - 1) * $5 + d.position], r.org_id, d.destination_id, f.i, \
+           f.r, 'pending', $2, $3, $2 \
+         FROM unnest($1::text[], $6::text[]) WITH ORDINALITY AS f(i, r, o) \
+         JOIN alert_rules r ON r.id = f.r \
+         JOIN alert_rule_destinations d ON d.rule_id = f.r \
+         ORDER BY f.o, d.position",
+    )
+    .bind::<Array<Text>, _>(&ids)
+    .bind::<Timestamptz, _>(now)
+    .bind::<Timestamptz, _>(now + RETRY_FOR)
+    .bind::<Array<Text>, _>(&delivery_ids)
+    .bind::<BigInt, _>(logs_core::alerts::MAX_DESTINATIONS as i64)
+    .bind::<Array<Text>, _>(
+        firings
+            .iter()
+            .map(|(r, _)| r.id.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! Alerts in Postgres (migration 29): the rules and destinations store, the evaluation in the
+//! batch commit (the outbox), and the delivery worker's queue.
+
+pub(crate) mod commit;
+mod queue;
+mod store;
+
+pub use commit::RuleCache;
+pub use queue::{Attempt, Leased};
+pub(crate) use store::bump_version;
+pub use store::{PgAlerts, RETRY_FOR};

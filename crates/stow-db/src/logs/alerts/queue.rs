@@ -1,0 +1,244 @@
+//! The delivery worker's side of the outbox: any number of workers (in any number of
+//! instances) lease due deliveries with `FOR UPDATE SKIP LOCKED`, send them outside any
+//! transaction, and record the answer. A lease that is not recorded (the worker died) runs out
+//! and the delivery is taken again, with the same id.
+//!
+//! Order: a delivery is due only when no earlier delivery of its rule to its destination is
+//! pending, so one rule's firings arrive in order; a destination Discord holds back (its rate
+//! limit) is skipped until its hold ends.
+
+use auth_core::StoreError;
+use chrono::{DateTime, Utc};
+use diesel::sql_types::{Array, BigInt, Bytea, Integer, Jsonb, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+
+use super::store::PgAlerts;
+use crate::db_error;
+
+/// A delivery taken by a worker.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct Leased {
+    #[diesel(sql_type = BigInt)]
+    pub seq: i64,
+    /// The `webhook-id`.
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    #[diesel(sql_type = Text)]
+    pub destination_id: String,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = Bytea)]
+    pub sealed: Vec<u8>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub rule_id: Option<String>,
+    /// The firing (`None`: a test message).
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    pub body: Option<serde_json::Value>,
+    /// Attempts including this one.
+    #[diesel(sql_type = Integer)]
+    pub attempts: i32,
+    #[diesel(sql_type = Timestamptz)]
+    pub give_up_at: DateTime<Utc>,
+}
+
+/// What became of an attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attempt {
+    Delivered {
+        code: i32,
+    },
+    /// Try again at `retry_at` (past the delivery's 24 hours: failed).
+    Failed {
+        code: Option<i32>,
+        error: String,
+        retry_at: DateTime<Utc>,
+    },
+    /// The receiver asked to wait (Discord's 429): again at `until`, not counted as an attempt.
+    Held {
+        until: DateTime<Utc>,
+    },
+}
+
+const LEASED_COLUMNS: &str = "d.seq, d.id, d.destination_id, t.kind, t.sealed, d.rule_id, \
+     f.body, d.attempts, d.give_up_at";
+
+impl PgAlerts {
+    /// Takes up to `limit` due deliveries for `lease` (their attempt counted).
+    pub async fn lease_due(
+        &self,
+        limit: usize,
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+    ) -> Result<Vec<Leased>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::sql_query(format!(
+            "WITH due AS ( \
+               SELECT d.seq FROM alert_deliveries d \
+               JOIN alert_destinations t ON t.id = d.destination_id \
+               WHERE d.status = 'pending' AND d.next_attempt_at <= $1 \
+               AND (d.leased_until IS NULL OR d.leased_until <= $1) \
+               AND (t.hold_until IS NULL OR t.hold_until <= $1) \
+               AND NOT EXISTS (SELECT 1 FROM alert_deliveries e \
+                 WHERE e.destination_id = d.destination_id AND e.status = 'pending' \
+                 AND e.rule_id IS NOT DISTINCT FROM d.rule_id AND e.seq < d.seq) \
+               ORDER BY d.next_attempt_at, d.seq LIMIT $2 \
+               FOR UPDATE OF d SKIP LOCKED), \
+             taken AS ( \
+               UPDATE alert_deliveries d SET leased_until = $3, attempts = d.attempts + 1 \
+               FROM due WHERE d.seq = due.seq RETURNING d.*) \
+             SELECT {LEASED_COLUMNS} FROM taken d \
+             JOIN alert_destinations t ON t.id = d.destination_id \
+             LEFT JOIN alert_firings f ON f.id = d.firing_id ORDER BY d.seq"
+        ))
+        .bind::<Timestamptz, _>(now)
+        .bind::<BigInt, _>(limit as i64)
+        .bind::<Timestamptz, _>(now + lease)
+        .load(&mut conn)
+        .await
+        .map_err(db_error)
+    }
+
+    /// Takes the pending deliveries queued behind `head` for the same rule and destination (at
+    /// most `limit`), to be sent in one Discord message with it.
+    pub async fn lease_behind(
+        &self,
+        head: &Leased,
+        limit: usize,
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+    ) -> Result<Vec<Leased>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::sql_query(format!(
+            "WITH behind AS ( \
+               SELECT d.seq FROM alert_deliveries d WHERE d.destination_id = $1 \
+               AND d.rule_id = $2 AND d.status = 'pending' AND d.seq > $3 \
+               AND (d.leased_until IS NULL OR d.leased_until <= $5) \
+               ORDER BY d.seq LIMIT $4 FOR UPDATE SKIP LOCKED), \
+             taken AS ( \
+               UPDATE alert_deliveries d SET leased_until = $6, attempts = d.attempts + 1 \
+               FROM behind WHERE d.seq = behind.seq RETURNING d.*) \
+             SELECT {LEASED_COLUMNS} FROM taken d \
+             JOIN alert_destinations t ON t.id = d.destination_id \
+             LEFT JOIN alert_firings f ON f.id = d.firing_id ORDER BY d.seq"
+        ))
+        .bind::<Text, _>(&head.destination_id)
+        .bind::<Nullable<Text>, _>(head.rule_id.as_deref())
+        .bind::<BigInt, _>(head.seq)
+        .bind::<BigInt, _>(limit as i64)
+        .bind::<Timestamptz, _>(now)
+        .bind::<Timestamptz, _>(now + lease)
+        .load(&mut conn)
+        .await
+        .map_err(db_error)
+    }
+
+    /// Records what became of an attempt at deliveries `seqs` (sent together).
+    pub async fn finish(
+        &self,
+        seqs: &[i64],
+        destination_id: &str,
+        attempt: &Attempt,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.db.conn().await?;
+        let q = match attempt {
+            Attempt::Delivered { code } => diesel::sql_query(
+                "UPDATE alert_deliveries SET status = 'delivered', delivered_at = $2, \
+                 last_code = $3, last_error = NULL, leased_until = NULL WHERE seq = ANY($1)",
+            )
+            .bind::<Array<BigInt>, _>(seqs)
+            .bind::<Timestamptz, _>(now)
+            .bind::<Integer, _>(*code)
+            .execute(&mut conn)
+            .await,
+            Attempt::Failed {
+                code,
+                error,
+                retry_at,
+            } => diesel::sql_query(
+                "UPDATE alert_deliveries SET last_code = $2, last_error = $3, leased_until = NULL, \
+                 next_attempt_at = $4, \
+                 status = CASE WHEN $4 > give_up_at THEN 'failed' ELSE 'pending' END \
+                 WHERE seq = ANY($1)",
+            )
+            .bind::<Array<BigInt>, _>(seqs)
+            .bind::<Nullable<Integer>, _>(*code)
+            .bind::<Text, _>(error)
+            .bind::<Timestamptz, _>(*retry_at)
+            .execute(&mut conn)
+            .await,
+            Attempt::Held { until } => {
+                diesel::sql_query(
+                    "UPDATE alert_destinations SET hold_until = greatest(hold_until, $2) \
+                     WHERE id = $1",
+                )
+                .bind::<Text, _>(destination_id)
+                .bind::<Timestamptz, _>(*until)
+                .execute(&mut conn)
+                .await
+                .map_err(db_error)?;
+                diesel::sql_query(
+                    "UPDATE alert_deliveries SET last_code = 429, last_error = 'rate limited', \
+                     leased_until = NULL, next_attempt_at = $2, attempts = attempts - 1 \
+                     WHERE seq = ANY($1)",
+                )
+                .bind::<Array<BigInt>, _>(seqs)
+                .bind::<Timestamptz, _>(*until)
+                .execute(&mut conn)
+                .await
+            }
+        };
+        q.map(drop).map_err(db_error)
+    }
+
+    /// Holds a destination back until `until` (Discord said its bucket is empty), without an
+    /// attempt to record.
+    pub async fn hold(&self, destination_id: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::sql_query(
+            "UPDATE alert_destinations SET hold_until = greatest(hold_until, $2) WHERE id = $1",
+        )
+        .bind::<Text, _>(destination_id)
+        .bind::<Timestamptz, _>(until)
+        .execute(&mut conn)
+        .await
+        .map(drop)
+        .map_err(db_error)
+    }
+
+    /// Removes what alerts no longer need: threshold counts older than their rule's window,
+    /// and deliveries (with their firings) finished more than `keep` ago.
+    pub async fn prune(
+        &self,
+        now: DateTime<Utc>,
+        keep: chrono::Duration,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::sql_query(
+            "DELETE FROM alert_minute_counts c USING alert_rules r WHERE r.id = c.rule_id \
+             AND c.minute < $1 - make_interval(mins => r.window_minutes)",
+        )
+        .bind::<Timestamptz, _>(now)
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        diesel::sql_query(
+            "DELETE FROM alert_firings f WHERE f.fired_at < $1 AND NOT EXISTS \
+             (SELECT 1 FROM alert_deliveries d WHERE d.firing_id = f.id AND d.status = 'pending')",
+        )
+        .bind::<Timestamptz, _>(now - keep)
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        diesel::sql_query(
+            "DELETE FROM alert_deliveries WHERE firing_id IS NULL AND status <> 'pending' \
+             AND created_at < $1",
+        )
+        .bind::<Timestamptz, _>(now - keep)
+        .execute(&mut conn)
+        .await
+        .map(drop)
+        .map_err(db_error)
+    }
+}

@@ -1,0 +1,265 @@
+//! Deliveries: written with the batch that fired them, signed, retried with the same id, in
+//! order, following Discord's rate limits; sent again on request; test messages.
+
+use super::*;
+
+#[tokio::test]
+async fn an_every_match_rule_sends_the_matching_events_signed_once_per_webhook_id() {
+    let app = spawn().await;
+    let mut hook = Receiver::start();
+    let search = saved_search(&app, "Admin actions", json!({ "eventType": "admin." })).await;
+    let (dst, secret) = destination(&app, "SIEM", "webhook", &hook.url).await;
+    let secret = secret.expect("a generic webhook's secret, shown once");
+    assert!(secret.starts_with("whsec_"));
+    let rule_id = rule(
+        &app,
+        json!({ "name": "Admin log", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+    )
+    .await;
+    app.ingest_logs(
+        "alert-batch-b1",
+        vec![
+            event("admin.kick", "txadmin", "kicked 7"),
+            event("chat", "chat", "hello"),
+            event("admin.ban", "txadmin", "banned 7"),
+        ],
+    )
+    .await;
+    // written with the batch: pending (or sent already) as soon as the 202 came
+    let log = deliveries(&app, Some(&rule_id)).await;
+    assert_eq!(log.len(), 1, "{log:?}");
+
+    let got = hook.next().await;
+    let wh = standardwebhooks::Webhook::new(&secret).unwrap();
+    wh.verify(&got.raw, &got.http_headers())
+        .expect("signed the Standard Webhooks way");
+    assert_eq!(
+        got.header("webhook-id"),
+        got.body["deliveryId"].as_str().unwrap()
+    );
+    assert_eq!(got.body["type"], "alert.fired");
+    assert_eq!(got.body["rule"]["name"], "Admin log");
+    let types: Vec<&str> = got.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        ["admin.kick", "admin.ban"],
+        "the matching events, in order"
+    );
+    assert_eq!(got.body["matched"], 2);
+
+    // the log says delivered, once; the list never shows the address's path or the secret
+    let log = loop {
+        let log = deliveries(&app, Some(&rule_id)).await;
+        if log[0]["status"] != "pending" {
+            break log;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(log[0]["status"], "delivered");
+    assert_eq!(log[0]["attempts"], 1);
+    assert_eq!(log[0]["lastCode"], 204);
+    let listed = app.get_json("/v1/logs/destinations", &app.dev_key).await;
+    let text = listed.to_string();
+    assert!(
+        !text.contains("/hook") && !text.contains("whsec_"),
+        "{text}"
+    );
+    let rules = app.get_json("/v1/logs/alert-rules", &app.dev_key).await;
+    assert!(rules["alertRules"][0]["lastFiredAt"].is_string(), "{rules}");
+    assert!(hook.drain().is_empty(), "sent once");
+}
+
+#[tokio::test]
+async fn a_failed_delivery_is_retried_with_the_same_id_and_the_next_waits_its_turn() {
+    let app = spawn().await;
+    let mut hook = Receiver::start();
+    hook.script([Reply::Status(500)]);
+    let search = saved_search(&app, "Errors", json!({ "eventType": "resource.error" })).await;
+    let (dst, _) = destination(&app, "Ops", "webhook", &hook.url).await;
+    rule(
+        &app,
+        json!({ "name": "Errors", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+    )
+    .await;
+    app.ingest_logs(
+        "alert-batch-first",
+        vec![event("resource.error", "phone", "one")],
+    )
+    .await;
+    app.ingest_logs(
+        "alert-batch-second",
+        vec![event("resource.error", "phone", "two")],
+    )
+    .await;
+    let a = hook.next().await;
+    assert!(matches!(a.reply, Reply::Status(500)));
+    assert_eq!(a.body["events"][0]["message"], "one");
+    let again = hook.next().await;
+    assert_eq!(
+        again.header("webhook-id"),
+        a.header("webhook-id"),
+        "the same id on a retry"
+    );
+    assert_eq!(
+        again.body["events"][0]["message"], "one",
+        "in order: the first again before the second"
+    );
+    let b = hook.next().await;
+    assert_eq!(b.body["events"][0]["message"], "two");
+    assert_ne!(b.header("webhook-id"), a.header("webhook-id"));
+    let log = deliveries(&app, None).await;
+    let first = log
+        .iter()
+        .find(|d| d["id"] == a.header("webhook-id"))
+        .unwrap();
+    assert_eq!(first["attempts"], 2);
+}
+
+#[tokio::test]
+async fn discord_gets_embeds_and_its_rate_limits_are_followed() {
+    let app = spawn().await;
+    let mut discord = Receiver::start();
+    // a 429 for the first message, then an emptied bucket after the second
+    discord.script([
+        Reply::Limited {
+            retry_after: 0.4,
+            global: false,
+        },
+        Reply::Drained(1.0),
+    ]);
+    let search = saved_search(&app, "Bans", json!({ "eventType": "admin.ban" })).await;
+    let (dst, secret) = destination(&app, "Staff channel", "discord", &discord.url).await;
+    assert_eq!(secret, None, "Discord destinations have no signing secret");
+    rule(
+        &app,
+        json!({ "name": "Bans", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+    )
+    .await;
+    app.ingest_logs(
+        "alert-batch-ban-1",
+        vec![event("admin.ban", "txadmin", "<@&123> banned @everyone")],
+    )
+    .await;
+    let limited = discord.next().await;
+    let retried = discord.next().await;
+    assert!(
+        retried.at - limited.at >= std::time::Duration::from_millis(400),
+        "waited retry_after: {:?}",
+        retried.at - limited.at
+    );
+    assert_eq!(retried.body, limited.body, "the same message again");
+    let m = &retried.body;
+    assert_eq!(
+        m["allowed_mentions"],
+        json!({ "parse": [] }),
+        "an event cannot ping"
+    );
+    assert_eq!(m["embeds"][0]["title"], "[warn] admin.ban");
+    assert_eq!(m["embeds"][0]["description"], "<@&123> banned @everyone");
+    assert!(m["embeds"][0]["url"]
+        .as_str()
+        .unwrap()
+        .starts_with("http://console.test/logs?"));
+    // the bucket is empty after it: the next message waits for its reset
+    app.ingest_logs(
+        "alert-batch-ban-2",
+        vec![event("admin.ban", "txadmin", "again")],
+    )
+    .await;
+    let next = discord.next().await;
+    assert!(
+        next.at - retried.at >= std::time::Duration::from_millis(1000),
+        "waited the bucket's reset: {:?}",
+        next.at - retried.at
+    );
+    assert_eq!(next.body["embeds"][0]["description"], "again");
+}
+
+#[tokio::test]
+async fn a_test_message_and_send_again_reach_the_receiver() {
+    let app = spawn().await;
+    let mut hook = Receiver::start();
+    let (dst, secret) = destination(&app, "Hook", "webhook", &hook.url).await;
+    let res = app
+        .post(&format!("/v1/logs/destinations/{dst}/test"), &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    let id = res.json::<Value>().await.unwrap()["deliveryId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let got = hook.next().await;
+    assert_eq!(got.body["type"], "alert.test");
+    assert_eq!(got.header("webhook-id"), id);
+    standardwebhooks::Webhook::new(secret.as_deref().unwrap())
+        .unwrap()
+        .verify(&got.raw, &got.http_headers())
+        .unwrap();
+    // delivered: sent again on request, with the same id
+    let again = loop {
+        let res = app
+            .post(
+                &format!("/v1/logs/alert-deliveries/{id}/send-again"),
+                &app.dev_key,
+            )
+            .send()
+            .await
+            .unwrap();
+        if res.status() != 409 {
+            break res;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(again.status(), 202);
+    assert_eq!(hook.next().await.header("webhook-id"), id);
+    let res = app
+        .post(
+            "/v1/logs/alert-deliveries/msg_nope/send-again",
+            &app.dev_key,
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 404, "NOT_FOUND").await;
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_the_delivery_retries() {
+    let app = spawn().await;
+    let mut hook = Receiver::start();
+    let mut elsewhere = Receiver::start();
+    hook.script([Reply::Redirect(elsewhere.url.clone())]);
+    let (dst, _) = destination(&app, "Hook", "webhook", &hook.url).await;
+    app.post(&format!("/v1/logs/destinations/{dst}/test"), &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    let first = hook.next().await;
+    assert!(matches!(first.reply, Reply::Redirect(_)));
+    let entry = loop {
+        let log = deliveries(&app, None).await;
+        if log[0]["lastCode"] == 302 {
+            break log[0].clone();
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(entry["status"], "pending", "tried again later: {entry}");
+    assert!(
+        entry["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("redirects are not followed"),
+        "{entry}"
+    );
+    assert!(
+        elsewhere.drain().is_empty(),
+        "the redirect's target was never asked"
+    );
+}

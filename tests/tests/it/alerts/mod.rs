@@ -1,0 +1,79 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Alerts (issue 41): destinations, rules on saved searches, and deliveries to local receivers
+//! that behave like Discord and like a Standard Webhooks consumer.
+
+mod delivery;
+mod rules;
+
+use auth_core::Permission;
+use chrono::{Duration, SecondsFormat, Utc};
+use stowage_tests::receiver::{Receiver, Reply};
+use stowage_tests::*;
+
+fn ago(secs: i64) -> String {
+    (Utc::now() - Duration::seconds(secs)).to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn event(kind: &str, resource: &str, message: &str) -> Value {
+    json!({ "level": "warn", "message": message, "event_type": kind, "occurred_at": ago(5),
+            "resource": resource, "player_id": "7" })
+}
+
+async fn created(res: reqwest::Response) -> Value {
+    let status = res.status().as_u16();
+    let body: Value = res.json().await.unwrap();
+    assert!(status == 201 || status == 200, "{status}: {body}");
+    body
+}
+
+/// A saved search of `filters` on every server; its id.
+async fn saved_search(app: &TestApp, name: &str, filters: Value) -> String {
+    let body = created(
+        app.post("/v1/logs/saved-searches", &app.dev_key)
+            .json(&json!({ "name": name, "search": filters }))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    body["savedSearch"]["id"].as_str().unwrap().to_owned()
+}
+
+/// A destination of `kind` at `url`; its id and (generic webhooks) signing secret.
+async fn destination(app: &TestApp, name: &str, kind: &str, url: &str) -> (String, Option<String>) {
+    let body = created(
+        app.post("/v1/logs/destinations", &app.dev_key)
+            .json(&json!({ "name": name, "kind": kind, "url": url }))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    (
+        body["destination"]["id"].as_str().unwrap().to_owned(),
+        body["signingSecret"].as_str().map(str::to_owned),
+    )
+}
+
+/// A rule; its id.
+async fn rule(app: &TestApp, body: Value) -> String {
+    let body = created(
+        app.post("/v1/logs/alert-rules", &app.dev_key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    body["alertRule"]["id"].as_str().unwrap().to_owned()
+}
+
+/// The delivery log (newest first), every rule's or one's.
+async fn deliveries(app: &TestApp, rule: Option<&str>) -> Vec<Value> {
+    let path = match rule {
+        Some(r) => format!("/v1/logs/alert-deliveries?ruleId={r}"),
+        None => "/v1/logs/alert-deliveries".to_owned(),
+    };
+    let body = app.get_json(&path, &app.dev_key).await;
+    body["deliveries"].as_array().unwrap().clone()
+}

@@ -1,0 +1,218 @@
+//! Rules and destinations: threshold rules fire once per breach and per group, mutes, what
+//! cannot be deleted while used, who may change them, and the addresses refused.
+
+use super::*;
+
+#[tokio::test]
+async fn a_threshold_rule_fires_once_per_breach_for_each_group() {
+    let app = spawn().await;
+    let mut hook = Receiver::start();
+    let search = saved_search(&app, "Errors", json!({ "eventType": "resource.error" })).await;
+    let (dst, _) = destination(&app, "Ops", "webhook", &hook.url).await;
+    let rule_id = rule(
+        &app,
+        json!({ "name": "Error storm", "savedSearchId": search, "kind": "threshold",
+                "threshold": 3, "windowMinutes": 5, "groupBy": "resource", "destinationIds": [dst] }),
+    )
+    .await;
+    let err = |r: &str| event("resource.error", r, "ECONNRESET");
+    app.ingest_logs(
+        "alert-batch-t1",
+        vec![err("phone"), err("phone"), err("bank"), err("bank")],
+    )
+    .await;
+    assert!(
+        deliveries(&app, Some(&rule_id)).await.is_empty(),
+        "2 of 3 in each group"
+    );
+    app.ingest_logs("alert-batch-t2", vec![err("phone")]).await;
+    assert_eq!(
+        deliveries(&app, Some(&rule_id)).await.len(),
+        1,
+        "phone breached"
+    );
+    app.ingest_logs(
+        "alert-batch-t3",
+        vec![err("phone"), err("phone"), event("chat", "bank", "x")],
+    )
+    .await;
+    assert_eq!(
+        deliveries(&app, Some(&rule_id)).await.len(),
+        1,
+        "the breach lasts: no second firing (no cool-down)"
+    );
+    app.ingest_logs("alert-batch-t4", vec![err("bank")]).await;
+    assert_eq!(
+        deliveries(&app, Some(&rule_id)).await.len(),
+        2,
+        "bank breached on its own"
+    );
+
+    let phone = hook.next().await;
+    assert_eq!(
+        phone.body["breach"]["group"],
+        json!({ "by": "resource", "value": "phone" })
+    );
+    assert_eq!(phone.body["breach"]["count"], 3);
+    assert_eq!(phone.body["breach"]["threshold"], 3);
+    assert_eq!(phone.body["breach"]["windowMinutes"], 5);
+    let bank = hook.next().await;
+    assert_eq!(bank.body["breach"]["group"]["value"], "bank");
+}
+
+#[tokio::test]
+async fn a_muted_rule_sends_nothing_until_unmuted() {
+    let app = spawn().await;
+    let mut hook = Receiver::start();
+    let search = saved_search(&app, "Kicks", json!({ "eventType": "admin.kick" })).await;
+    let (dst, _) = destination(&app, "Ops", "webhook", &hook.url).await;
+    let until = (Utc::now() + Duration::hours(1)).to_rfc3339();
+    let rule_id = rule(
+        &app,
+        json!({ "name": "Kicks", "savedSearchId": search, "kind": "every",
+                "destinationIds": [dst], "mutedUntil": until }),
+    )
+    .await;
+    app.ingest_logs(
+        "alert-batch-m1",
+        vec![event("admin.kick", "txadmin", "muted")],
+    )
+    .await;
+    assert!(deliveries(&app, Some(&rule_id)).await.is_empty());
+    let res = app
+        .patch(&format!("/v1/logs/alert-rules/{rule_id}"), &app.dev_key)
+        .json(&json!({ "mutedUntil": null }))
+        .send()
+        .await
+        .unwrap();
+    let body = created(res).await;
+    assert_eq!(body["alertRule"]["mutedUntil"], Value::Null);
+    app.ingest_logs(
+        "alert-batch-m2",
+        vec![event("admin.kick", "txadmin", "heard")],
+    )
+    .await;
+    assert_eq!(deliveries(&app, Some(&rule_id)).await.len(), 1);
+    assert_eq!(hook.next().await.body["events"][0]["message"], "heard");
+}
+
+#[tokio::test]
+async fn what_a_rule_uses_cannot_be_deleted_and_changes_take_logs_alerts() {
+    let app = spawn().await;
+    let hook = Receiver::start();
+    let search = saved_search(&app, "Bans", json!({ "eventType": "admin.ban" })).await;
+    let (dst, _) = destination(&app, "Staff", "webhook", &hook.url).await;
+    let rule_id = rule(
+        &app,
+        json!({ "name": "Bans to staff", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+    )
+    .await;
+    let res = app
+        .delete(&format!("/v1/logs/saved-searches/{search}"), &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    expect_error_mentioning(res, 409, "CONFLICT", "`Bans to staff`").await;
+    let res = app
+        .delete(&format!("/v1/logs/destinations/{dst}"), &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    expect_error_mentioning(res, 409, "CONFLICT", "`Bans to staff`").await;
+
+    // a key that reads logs lists, but changes nothing without logs:alerts
+    let reader = app.key(KeySpec::perms(&[Permission::LogsRead])).await;
+    let listed = app.get_json("/v1/logs/alert-rules", &reader).await;
+    assert_eq!(listed["alertRules"][0]["id"], rule_id.as_str());
+    let res = app
+        .post("/v1/logs/destinations", &reader)
+        .json(&json!({ "name": "x", "kind": "webhook", "url": hook.url }))
+        .send()
+        .await
+        .unwrap();
+    expect_error_mentioning(res, 403, "FORBIDDEN", "logs:alerts").await;
+    let res = app
+        .delete(&format!("/v1/logs/alert-rules/{rule_id}"), &reader)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 403, "FORBIDDEN").await;
+
+    // refusals name the field
+    let res = app
+        .post("/v1/logs/alert-rules", &app.dev_key)
+        .json(
+            &json!({ "name": "T", "savedSearchId": search, "kind": "threshold",
+                       "threshold": 0, "windowMinutes": 5, "destinationIds": [dst] }),
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_error_mentioning(res, 400, "INVALID_REQUEST", "`threshold`").await;
+    let res = app
+        .post("/v1/logs/alert-rules", &app.dev_key)
+        .json(
+            &json!({ "name": "T", "savedSearchId": search, "kind": "every",
+                       "destinationIds": ["dst_nope"] }),
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_error_mentioning(res, 404, "NOT_FOUND", "dst_nope").await;
+
+    // once the rule is gone, both can go
+    let res = app
+        .delete(&format!("/v1/logs/alert-rules/{rule_id}"), &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    for path in [
+        format!("/v1/logs/destinations/{dst}"),
+        format!("/v1/logs/saved-searches/{search}"),
+    ] {
+        let res = app.delete(&path, &app.dev_key).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn addresses_that_reach_inside_are_refused() {
+    // the operator's default: https and public addresses only
+    let app = spawn_with(Options {
+        tweak: |c| c.alerts_allow_insecure = false,
+        ..Options::default()
+    })
+    .await;
+    let refused = |kind: &'static str, url: &'static str, says: &'static str| {
+        let app = &app;
+        async move {
+            let res = app
+                .post("/v1/logs/destinations", &app.dev_key)
+                .json(&json!({ "name": "x", "kind": kind, "url": url }))
+                .send()
+                .await
+                .unwrap();
+            expect_error_mentioning(res, 400, "INVALID_REQUEST", says).await;
+        }
+    };
+    refused("webhook", "http://hooks.example.com/in", "https").await;
+    refused("webhook", "https://127.0.0.1/in", "127.0.0.1").await;
+    refused("webhook", "https://10.1.2.3/in", "10.1.2.3").await;
+    refused(
+        "webhook",
+        "https://169.254.169.254/latest/meta-data",
+        "169.254.169.254",
+    )
+    .await;
+    refused("webhook", "https://[::1]/in", "::1").await;
+    // a name that resolves to loopback
+    refused("webhook", "https://localhost/in", "resolves to").await;
+    refused(
+        "discord",
+        "https://hooks.example.com/api/webhooks/1/t",
+        "discord.com",
+    )
+    .await;
+    refused("chat", "https://hooks.example.com/", "`kind`").await;
+}
