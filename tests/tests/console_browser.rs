@@ -1965,3 +1965,95 @@ async fn a_lifecycle_rule_is_set_a_file_kept_and_the_rule_removed() {
     b.until("!document.querySelector('#lifecycle-note')").await;
     b.client.close().await.unwrap();
 }
+
+/// A destination is added (its signing secret shown once), a rule made from the logs page's
+/// "Alert on this search", a matching event delivered and logged, a test message sent; an
+/// alert's "open in console" link (the saved search alone) opens its filters.
+#[tokio::test]
+#[ignore = "needs Chromium and ChromeDriver; run with `just e2e`"]
+async fn an_alert_rule_is_made_from_a_saved_search_and_its_delivery_logged() {
+    let (app, b, console) = signed_in().await;
+    let mut hook = stowage_tests::receiver::Receiver::start();
+    let made: Value = app
+        .post("/v1/logs/saved-searches", &app.dev_key)
+        .json(&json!({ "name": "Bans", "serverIds": ["abc123"], "search": { "eventType": "admin.ban" } }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let search = made["savedSearch"]["id"].as_str().unwrap().to_owned();
+
+    // a destination, from the Alerts page
+    b.client.goto(&format!("{console}/alerts")).await.unwrap();
+    b.button("New destination").await;
+    b.until("document.querySelector('dialog input')").await;
+    b.js(&format!(
+        "const d = document.querySelector('dialog');
+         d.querySelector('input[type=text]').value = 'Staff hook';
+         const k = d.querySelector('select'); k.value = 'webhook'; k.dispatchEvent(new Event('change'));
+         d.querySelector('input[type=url]').value = {:?}; return true;",
+        hook.url
+    ))
+    .await;
+    b.shoot_at("alerts-destination-dialog", Some("dialog")).await;
+    b.button("Add destination").await;
+    let secret = b
+        .until("document.querySelector('dialog code.secret')?.innerText")
+        .await;
+    assert!(secret.as_str().unwrap().starts_with("whsec_"), "{secret}");
+    b.shoot_at("alerts-signing-secret", Some("dialog")).await;
+    b.button("Done").await;
+    b.until("document.querySelector('[data-destination]')").await;
+
+    // an alert's link names only the saved search: its server and filters are opened
+    b.client
+        .goto(&format!("{console}/logs?saved={search}&range=1h"))
+        .await
+        .unwrap();
+    b.until("location.search.includes('eventType=admin.ban') && location.search.includes('server=abc123')")
+        .await;
+    b.button("Alert on this search").await;
+    b.until("location.pathname === '/alerts' && document.querySelector('dialog select')")
+        .await;
+    let picked = b
+        .js("return document.querySelector('dialog select').selectedOptions[0].innerText;")
+        .await;
+    assert_eq!(picked, "Bans");
+    b.js("document.querySelector('dialog input[type=text]').value = 'Bans to staff'; return true;")
+        .await;
+    b.shoot_at("alerts-rule-dialog", Some("dialog")).await;
+    b.button("Create rule").await;
+    b.until("document.querySelector('[data-rule]')").await;
+
+    // a ban: delivered, and the log says so
+    let at = chrono::Utc::now().to_rfc3339();
+    app.ingest_logs(
+        "console-alert-1",
+        vec![json!({ "level": "warn", "event_type": "admin.ban", "message": "Jay banned", "occurred_at": at })],
+    )
+    .await;
+    let got = hook.next().await;
+    assert_eq!(got.body["events"][0]["message"], "Jay banned");
+    let rules: Value = app.get_json("/v1/logs/alert-rules", &app.dev_key).await;
+    let rule = rules["alertRules"][0]["id"].as_str().unwrap().to_owned();
+    loop {
+        let log: Value = app
+            .get_json(&format!("/v1/logs/alert-deliveries?ruleId={rule}"), &app.dev_key)
+            .await;
+        if log["deliveries"][0]["status"] == "delivered" {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    b.client.goto(&format!("{console}/alerts")).await.unwrap();
+    b.until("[...document.querySelectorAll('[data-delivery] .pill')].some(p => p.innerText === 'delivered')")
+        .await;
+    b.button("Send test message").await;
+    assert_eq!(hook.next().await.body["type"], "alert.test");
+    b.client.goto(&format!("{console}/alerts")).await.unwrap();
+    b.until("document.querySelectorAll('[data-delivery]').length === 2").await;
+    b.shoot("alerts-page").await;
+    b.client.close().await.unwrap();
+}

@@ -20,12 +20,14 @@ import { keysView } from './keys.js';
 import { auditView } from './audit.js';
 import { playersView } from './players.js';
 import { accountView } from './account.js';
+import { alertsView } from './alerts.js';
 
 /** Each page's view, made anew for every visit: `render(root, ctx)`, then `leave()`. */
 const views = {
   '/overview': overviewView,
   '/objects': filesView,
   '/logs': logsView,
+  '/alerts': alertsView,
   '/members': membersView,
   '/keys': keysView,
   '/audit': auditView,

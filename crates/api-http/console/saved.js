@@ -73,6 +73,17 @@ export function savedControls(params, body, navigate) {
       ),
       ...(list.length ? [h('option', { value: '#manage' }, 'Rename or delete…')] : []),
     );
+    // opened from a link that names only the saved search (an alert's "open in console"): its
+    // servers and filters (the page fills in a server of its own, so the address is asked)
+    const here = new URLSearchParams(location.search);
+    const named = list.find((s) => s.id === params.get('saved'));
+    if (
+      named &&
+      location.pathname === '/logs' &&
+      here.get('saved') === named.id &&
+      !here.get('server')
+    )
+      navigate(savedSearchUrl(named, params));
   }
   pick.addEventListener('change', () => {
     const id = pick.value;
@@ -137,8 +148,20 @@ export function savedControls(params, body, navigate) {
     },
     'Save search',
   );
+  const alert = params.get('saved')
+    ? h(
+        'a',
+        {
+          href: `/alerts?new=${encodeURIComponent(params.get('saved') || '')}`,
+          'data-link': true,
+          class: 'button ghost',
+          title: 'Tell Discord or a webhook when this saved search finds events',
+        },
+        'Alert on this search',
+      )
+    : null;
   load();
-  return h('div', { class: 'saved-searches' }, pick, save);
+  return h('div', { class: 'saved-searches' }, pick, save, alert);
 }
 
 /**

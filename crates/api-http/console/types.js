@@ -157,3 +157,40 @@ export {};
  * @property {string} createdAt
  * @property {string} updatedAt
  */
+
+/**
+ * @typedef {object} AlertRule
+ * @property {string} id
+ * @property {string} name
+ * @property {string} savedSearchId
+ * @property {'every' | 'threshold'} kind
+ * @property {number} [threshold]
+ * @property {number} [windowMinutes]
+ * @property {number} [cooldownMinutes]
+ * @property {string | null} groupBy
+ * @property {string[]} destinationIds
+ * @property {string | null} mutedUntil
+ * @property {string | null} lastFiredAt
+ */
+
+/**
+ * @typedef {object} Destination
+ * @property {string} id
+ * @property {string} name
+ * @property {'discord' | 'webhook'} kind
+ * @property {string} url the address's hint (origin, Discord webhook id)
+ */
+
+/**
+ * @typedef {object} Delivery
+ * @property {string} id
+ * @property {string} destinationId
+ * @property {string | null} ruleId
+ * @property {'pending' | 'delivered' | 'failed'} status
+ * @property {number} attempts
+ * @property {string | null} nextAttemptAt
+ * @property {number | null} lastCode
+ * @property {string | null} lastError
+ * @property {string} createdAt
+ * @property {string | null} deliveredAt
+ */
