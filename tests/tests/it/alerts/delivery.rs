@@ -263,3 +263,78 @@ async fn a_redirect_is_not_followed_and_the_delivery_retries() {
         "the redirect's target was never asked"
     );
 }
+
+#[tokio::test]
+async fn a_hanging_or_rate_limited_receiver_slows_only_its_own_deliveries() {
+    let app = spawn().await;
+    let mut stuck = Receiver::start();
+    let mut limited = Receiver::start();
+    let mut healthy = Receiver::start();
+    stuck.script([Reply::Hang]);
+    limited.script([Reply::Limited {
+        retry_after: 30.0,
+        global: false,
+    }]);
+    let search = saved_search(&app, "Errors", json!({ "eventType": "resource.error" })).await;
+    let mut dsts = Vec::new();
+    for (name, r) in [("Stuck", &stuck), ("Limited", &limited), ("Healthy", &healthy)] {
+        dsts.push(destination(&app, name, "webhook", &r.url).await.0);
+    }
+    rule(
+        &app,
+        json!({ "name": "Errors", "savedSearchId": search, "kind": "every", "destinationIds": dsts }),
+    )
+    .await;
+    app.ingest_logs("alert-batch-slow-1", vec![event("resource.error", "phone", "one")]).await;
+    stuck.next().await;
+    limited.next().await;
+    let started = std::time::Instant::now();
+    assert_eq!(healthy.next().await.body["events"][0]["message"], "one");
+    app.ingest_logs("alert-batch-slow-2", vec![event("resource.error", "phone", "two")]).await;
+    assert_eq!(healthy.next().await.body["events"][0]["message"], "two");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the healthy receiver waited {:?} behind the others",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_discord_backlog_goes_out_as_one_message_with_a_summary() {
+    let app = spawn().await;
+    let mut discord = Receiver::start();
+    discord.script([Reply::Limited {
+        retry_after: 1.0,
+        global: false,
+    }]);
+    let search = saved_search(&app, "Kicks", json!({ "eventType": "admin.kick" })).await;
+    let (dst, _) = destination(&app, "Staff channel", "discord", &discord.url).await;
+    rule(
+        &app,
+        json!({ "name": "Kicks", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+    )
+    .await;
+    let kicks = |n: usize, from: usize| -> Vec<Value> {
+        (from..from + n)
+            .map(|i| event("admin.kick", "txadmin", &format!("kick {i}")))
+            .collect()
+    };
+    app.ingest_logs("alert-batch-backlog-1", kicks(4, 0)).await;
+    let held = discord.next().await;
+    assert_eq!(held.body["embeds"].as_array().unwrap().len(), 4);
+    // while the webhook is held back, two more firings queue behind the first
+    app.ingest_logs("alert-batch-backlog-2", kicks(5, 4)).await;
+    app.ingest_logs("alert-batch-backlog-3", kicks(6, 9)).await;
+    let merged = discord.next().await;
+    let embeds = merged.body["embeds"].as_array().unwrap();
+    assert_eq!(embeds.len(), 10, "one message, as many embeds as Discord takes");
+    assert_eq!(embeds[0]["description"], "kick 0", "oldest first");
+    let content = merged.body["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("5 more matching events — open in console: http://console.test/logs?saved="),
+        "{content}"
+    );
+    let log = deliveries(&app, None).await;
+    assert_eq!(log.len(), 3);
+    assert!(discord.drain().is_empty(), "nothing sent twice");
+}
