@@ -144,7 +144,10 @@ def services(env_extra=None):
            "OBJECT_STORE_URL": f"file://{WORK}/objects", "STOWAGE_SIGNING_SECRET": SECRET, "RATE_LIMIT_PER_SECOND": "1000000",
            "RATE_LIMIT_BURST": "1000000", "RUST_LOG": "warn", "DATABASE_MAX_CONNECTIONS": "16",
            # bench_lifecycle waits for a pass; with no rule a pass is one small query
-           "LIFECYCLE_INTERVAL_SECONDS": "1", **(env_extra or {})}
+           "LIFECYCLE_INTERVAL_SECONDS": "1",
+           # bench_alerts delivers to a receiver on loopback; destinations are sealed with the key
+           "ALERTS_ALLOW_INSECURE": "true", "SECOND_FACTOR_KEY": base64.b64encode(b"b" * 32).decode(),
+           **(env_extra or {})}
     cdn = start([f"{BIN}/cdn-api"], env, "cdn-api")
     logs = start([f"{BIN}/logs-api"], env, "logs-api")
     wait_http(f"http://127.0.0.1:{CDN}/healthz")
@@ -718,6 +721,125 @@ def bench_tail(server_key, dev_key):
                         "note": f"{len(got)} marker batches, one per 100 ms, during a {DURATION} s ingestion run at {eps:,.0f} events/s (16 connections); "
                                 "from the marker's 202 to its arrival at a tail client (another API process than the ingestion one); LOGS_TAIL_POLL_MS default"})
     log(f"tail delivery: p50 {pct(got, 50):.0f} ms, p99 {pct(got, 99):.0f} ms over {len(got)} markers at {eps:,.0f} events/s")
+
+
+# The rules of a community that alerts on what matters (issue 41): selective every-match rules
+# (on event types the bench's mix does not send, or conditions it never meets) and threshold
+# rules on its frequent types, counted per resource or player in every commit.
+ALERT_SEARCHES = (
+    [{"eventType": t} for t in ("anticheat.*", "admin.ban", "resource.error", "server.crash", "txadmin.*",
+                                  "phone.*", "garage.*", "police.*", "ems.*", "housing.*")]
+    + [{"eventType": "economy.transfer", "dataWhere": [{"path": "amount", "op": ">", "value": 1_000_000 + i}]} for i in range(10)]
+    + [{"message": w} for w in ("duped", "exploit", "injector", "lua executor", "money drop", "godmode", "noclip",
+                                 "speedhack", "teleport", "spawned vehicle")]
+    + [{"eventType": "admin.action", "resource": f"other-{i}"} for i in range(10)]
+)
+THRESHOLD_SEARCHES = [{"eventType": t} for t in ("economy.transfer", "player.death", "admin.action", "chat.message", "player.join")]
+
+
+def alert_receiver():
+    """A webhook receiver on loopback that notes when each probe event arrived."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    arrived = {}
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            now = time.time()
+            for e in json.loads(body).get("events", []):
+                arrived.setdefault(e["message"], now)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, arrived
+
+
+def bench_alerts(server_key, dev_key):
+    """Ingestion with 50 active rules against none (paired runs alternating which goes first), and
+    the time from a probe batch's 202 to its webhook arriving while ingestion runs at full rate."""
+    server, arrived = alert_receiver()
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    st, d = api("POST", "/v1/logs/destinations", dev_key, {"name": "bench hook", "kind": "webhook", "url": url})
+    assert st == 201, d
+    dst = d["destination"]["id"]
+    searches = []
+    for i, f in enumerate(ALERT_SEARCHES + THRESHOLD_SEARCHES + [{"eventType": "bench.probe"}]):
+        st, ss = api("POST", "/v1/logs/saved-searches", dev_key, {"name": f"alert {i}", "search": f})
+        assert st == 201, ss
+        searches.append(ss["savedSearch"]["id"])
+
+    def make_rules():
+        ids = []
+        for i, ss in enumerate(searches):
+            body = {"name": f"rule {i}", "savedSearchId": ss, "kind": "every", "destinationIds": [dst]}
+            if len(ALERT_SEARCHES) <= i < len(ALERT_SEARCHES) + len(THRESHOLD_SEARCHES):
+                body.update(kind="threshold", threshold=1_000_000, windowMinutes=5,
+                            groupBy="resource" if i % 2 else "player")
+            st, r = api("POST", "/v1/logs/alert-rules", dev_key, body)
+            assert st == 201, r
+            ids.append(r["alertRule"]["id"])
+        return ids
+
+    def drop_rules(ids):
+        for r in ids:
+            st, _ = api("DELETE", f"/v1/logs/alert-rules/{r}", dev_key)
+            assert st == 200
+
+    latencies, stop = [], threading.Event()
+
+    def probe():
+        n = 0
+        while not stop.is_set():
+            n += 1
+            msg = f"probe {time.time_ns()} {n}"
+            ev = {"level": "warn", "event_type": "bench.probe", "message": msg, "occurred_at": iso(time.time())}
+            st, _ = api("POST", "/v1/logs", server_key, {"batch_id": f"probe-{time.time_ns()}", "events": [ev]}, host=LOGS)
+            if st == 202:
+                latencies.append((msg, time.time()))
+            stop.wait(0.25)
+
+    eps = {"none": [], "50 rules": []}
+    pairs = RUNS + RUNS % 2
+    rules = []
+    for i in range(pairs * 2):
+        which = "none" if (i % 2 == 0) == (i // 2 % 2 == 0) else "50 rules"
+        if which == "50 rules" and not rules:
+            rules = make_rules()
+        elif which == "none" and rules:
+            drop_rules(rules)
+            rules = []
+        prober = threading.Thread(target=probe) if rules else None
+        if prober:
+            stop.clear()
+            prober.start()
+        r = wrk(f"http://127.0.0.1:{LOGS}/v1/logs", "scripts/bench/ingest.lua", conns=16,
+                env={"BENCH_KEY": server_key, "BENCH_RUN": f"alerts{i}"})
+        if prober:
+            stop.set()
+            prober.join()
+        assert r["non2xx"] == 0 and r["errors"] == 0, r
+        eps[which].append(r["requests"] * 500 / (r["duration_us"] / 1e6))
+        log(f"alerts run {i + 1}: {which} {eps[which][-1]:,.0f} events/s")
+    # every probe's webhook, waited for up to 30 s after the last run
+    deadline = time.time() + 30
+    while time.time() < deadline and any(m not in arrived for m, _ in latencies):
+        time.sleep(0.1)
+    lost = sum(1 for m, _ in latencies if m not in arrived)
+    waits = [(arrived[m] - t) * 1000 for m, t in latencies if m in arrived]
+    if rules:
+        drop_rules(rules)
+    server.shutdown()
+    record("ingest_events_per_s_with_50_alert_rules", eps["50 rules"], "events/s", eps["none"], "≥ 0.95×",
+           f"{pairs} pairs of {DURATION} s runs of the ingest mix, in turn without rules first and with first; 50 rules: "
+           f"{len(ALERT_SEARCHES) + 1} every-match (selective; one on the probes) and {len(THRESHOLD_SEARCHES)} threshold rules on frequent types grouped by resource or player")
+    record("alert_202_to_webhook_p95_ms", [pct(waits, 95)] if waits else [float("nan")], "ms", None, "≤ 2,000 ms",
+           f"{len(waits)} probe batches (one event each, every 250 ms) during the runs with rules at full ingestion rate; from the probe's 202 to its "
+           f"webhook arriving at a local receiver; p50 {pct(waits, 50) if waits else float('nan'):.0f} ms, max {max(waits) if waits else float('nan'):.0f} ms; {lost} not arrived within 30 s")
 
 
 def bench_ingest_ab(server_key):
@@ -1660,6 +1782,7 @@ def main():
             ("ingest", lambda: bench_tail(keys["serverKey"], keys["developerKey"])),
             ("query", lambda: bench_query(keys["developerKey"], org_id)),
             ("ingest-ab", lambda: bench_ingest_ab(keys["serverKey"])),
+            ("alerts", lambda: bench_alerts(keys["serverKey"], keys["developerKey"])),
             ("rss", lambda: bench_rss(keys["developerKey"])),
             ("rss", lambda: bench_zip_rss(keys["developerKey"])),
             ("signin", lambda: bench_signin(keys["developerKey"])),

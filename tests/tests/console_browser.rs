@@ -1997,7 +1997,8 @@ async fn an_alert_rule_is_made_from_a_saved_search_and_its_delivery_logged() {
         hook.url
     ))
     .await;
-    b.shoot_at("alerts-destination-dialog", Some("dialog")).await;
+    b.shoot_at("alerts-destination-dialog", Some("dialog"))
+        .await;
     b.button("Add destination").await;
     let secret = b
         .until("document.querySelector('dialog code.secret')?.innerText")
@@ -2005,7 +2006,8 @@ async fn an_alert_rule_is_made_from_a_saved_search_and_its_delivery_logged() {
     assert!(secret.as_str().unwrap().starts_with("whsec_"), "{secret}");
     b.shoot_at("alerts-signing-secret", Some("dialog")).await;
     b.button("Done").await;
-    b.until("document.querySelector('[data-destination]')").await;
+    b.until("document.querySelector('[data-destination]')")
+        .await;
 
     // an alert's link names only the saved search: its server and filters are opened
     b.client
@@ -2040,7 +2042,10 @@ async fn an_alert_rule_is_made_from_a_saved_search_and_its_delivery_logged() {
     let rule = rules["alertRules"][0]["id"].as_str().unwrap().to_owned();
     loop {
         let log: Value = app
-            .get_json(&format!("/v1/logs/alert-deliveries?ruleId={rule}"), &app.dev_key)
+            .get_json(
+                &format!("/v1/logs/alert-deliveries?ruleId={rule}"),
+                &app.dev_key,
+            )
             .await;
         if log["deliveries"][0]["status"] == "delivered" {
             break;
@@ -2053,7 +2058,8 @@ async fn an_alert_rule_is_made_from_a_saved_search_and_its_delivery_logged() {
     b.button("Send test message").await;
     assert_eq!(hook.next().await.body["type"], "alert.test");
     b.client.goto(&format!("{console}/alerts")).await.unwrap();
-    b.until("document.querySelectorAll('[data-delivery]').length === 2").await;
+    b.until("document.querySelectorAll('[data-delivery]').length === 2")
+        .await;
     b.shoot("alerts-page").await;
     b.client.close().await.unwrap();
 }

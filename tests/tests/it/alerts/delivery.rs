@@ -277,7 +277,11 @@ async fn a_hanging_or_rate_limited_receiver_slows_only_its_own_deliveries() {
     }]);
     let search = saved_search(&app, "Errors", json!({ "eventType": "resource.error" })).await;
     let mut dsts = Vec::new();
-    for (name, r) in [("Stuck", &stuck), ("Limited", &limited), ("Healthy", &healthy)] {
+    for (name, r) in [
+        ("Stuck", &stuck),
+        ("Limited", &limited),
+        ("Healthy", &healthy),
+    ] {
         dsts.push(destination(&app, name, "webhook", &r.url).await.0);
     }
     rule(
@@ -285,12 +289,20 @@ async fn a_hanging_or_rate_limited_receiver_slows_only_its_own_deliveries() {
         json!({ "name": "Errors", "savedSearchId": search, "kind": "every", "destinationIds": dsts }),
     )
     .await;
-    app.ingest_logs("alert-batch-slow-1", vec![event("resource.error", "phone", "one")]).await;
+    app.ingest_logs(
+        "alert-batch-slow-1",
+        vec![event("resource.error", "phone", "one")],
+    )
+    .await;
     stuck.next().await;
     limited.next().await;
     let started = std::time::Instant::now();
     assert_eq!(healthy.next().await.body["events"][0]["message"], "one");
-    app.ingest_logs("alert-batch-slow-2", vec![event("resource.error", "phone", "two")]).await;
+    app.ingest_logs(
+        "alert-batch-slow-2",
+        vec![event("resource.error", "phone", "two")],
+    )
+    .await;
     assert_eq!(healthy.next().await.body["events"][0]["message"], "two");
     assert!(
         started.elapsed() < std::time::Duration::from_secs(5),
@@ -327,14 +339,71 @@ async fn a_discord_backlog_goes_out_as_one_message_with_a_summary() {
     app.ingest_logs("alert-batch-backlog-3", kicks(6, 9)).await;
     let merged = discord.next().await;
     let embeds = merged.body["embeds"].as_array().unwrap();
-    assert_eq!(embeds.len(), 10, "one message, as many embeds as Discord takes");
+    assert_eq!(
+        embeds.len(),
+        10,
+        "one message, as many embeds as Discord takes"
+    );
     assert_eq!(embeds[0]["description"], "kick 0", "oldest first");
     let content = merged.body["content"].as_str().unwrap();
     assert!(
-        content.starts_with("5 more matching events — open in console: http://console.test/logs?saved="),
+        content.starts_with(
+            "5 more matching events — open in console: http://console.test/logs?saved="
+        ),
         "{content}"
     );
     let log = deliveries(&app, None).await;
     assert_eq!(log.len(), 3);
     assert!(discord.drain().is_empty(), "nothing sent twice");
+}
+
+/// A worker that took a delivery and died before recording the answer (kill -9 mid-send): once
+/// its lease runs out, another instance sends it, with the same `webhook-id`.
+#[tokio::test]
+async fn a_delivery_taken_by_a_worker_that_died_is_sent_by_another_instance() {
+    // this instance's worker looks once, at its start, then sleeps past the test
+    let app = spawn_with(Options {
+        tweak: |c| c.alerts_poll = std::time::Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    let mut hook = Receiver::start();
+    let search = saved_search(&app, "Bans", json!({ "eventType": "admin.ban" })).await;
+    let (dst, _) = destination(&app, "Hook", "webhook", &hook.url).await;
+    rule(
+        &app,
+        json!({ "name": "Bans", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+    )
+    .await;
+    app.ingest_logs(
+        "alert-batch-died",
+        vec![event("admin.ban", "txadmin", "banned")],
+    )
+    .await;
+    // the worker that dies: takes it for a second and never answers
+    let alerts = stow_db::logs::alerts::PgAlerts::new(app.db.clone());
+    let taken = alerts
+        .lease_due(10, Utc::now(), Duration::seconds(1))
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 1);
+    // another instance, whose worker looks often
+    let mut other = app.config.clone();
+    other.alerts_poll = std::time::Duration::from_millis(50);
+    spawn_logs(other);
+    let got = hook.next().await;
+    assert_eq!(
+        got.header("webhook-id"),
+        taken[0].id,
+        "the same id as the lost attempt"
+    );
+    let log = loop {
+        let log = deliveries(&app, None).await;
+        if log[0]["status"] == "delivered" {
+            break log;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(log[0]["attempts"], 2, "the lost attempt counts");
+    assert!(hook.drain().is_empty());
 }
