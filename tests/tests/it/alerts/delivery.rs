@@ -407,3 +407,62 @@ async fn a_delivery_taken_by_a_worker_that_died_is_sent_by_another_instance() {
     assert_eq!(log[0]["attempts"], 2, "the lost attempt counts");
     assert!(hook.drain().is_empty());
 }
+
+#[tokio::test]
+async fn a_rotated_secret_signs_from_then_on_and_a_delivery_gives_up_after_its_time() {
+    let app = spawn().await;
+    let mut hook = Receiver::start();
+    let (dst, old) = destination(&app, "Hook", "webhook", &hook.url).await;
+    let res = app
+        .patch(&format!("/v1/logs/destinations/{dst}"), &app.dev_key)
+        .json(&json!({ "rotateSecret": true }))
+        .send()
+        .await
+        .unwrap();
+    let body = created(res).await;
+    let new = body["signingSecret"].as_str().unwrap().to_owned();
+    assert_ne!(Some(new.clone()), old);
+    // the receiver fails every attempt
+    hook.script([Reply::Status(500), Reply::Status(503)]);
+    app.post(&format!("/v1/logs/destinations/{dst}/test"), &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    let first = hook.next().await;
+    let verify = |secret: &str| {
+        standardwebhooks::Webhook::new(secret)
+            .unwrap()
+            .verify(&first.raw, &first.http_headers())
+    };
+    verify(&new).expect("signed with the new secret");
+    assert!(
+        verify(old.as_deref().unwrap()).is_err(),
+        "not with the old one"
+    );
+    let entry = loop {
+        let log = deliveries(&app, None).await;
+        if log[0]["lastCode"] == 500 {
+            break log[0].clone();
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(entry["status"], "pending", "{entry}");
+    // its 24 hours are over (moved, not waited for): the next failure is the last
+    app.count(&format!(
+        "WITH u AS (UPDATE alert_deliveries SET give_up_at = now(), next_attempt_at = now() \
+         WHERE id = '{}' RETURNING 1) SELECT count(*) AS n FROM u",
+        entry["id"].as_str().unwrap()
+    ))
+    .await;
+    assert!(matches!(hook.next().await.reply, Reply::Status(503)));
+    let entry = loop {
+        let log = deliveries(&app, None).await;
+        if log[0]["status"] != "pending" {
+            break log[0].clone();
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(entry["status"], "failed", "{entry}");
+    assert_eq!(entry["attempts"], 2);
+    assert_eq!(entry["lastCode"], 503);
+}

@@ -145,7 +145,9 @@ pub async fn record(
         let c = &matches.counts;
         diesel::sql_query(
             "INSERT INTO alert_minute_counts (rule_id, grp, minute, n) \
-             SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int8[]) \
+             SELECT u.* FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int8[]) \
+               AS u(rule_id, grp, minute, n) JOIN alert_rules r ON r.id = u.rule_id \
+             ORDER BY u.rule_id, u.grp, u.minute \
              ON CONFLICT (rule_id, grp, minute) DO UPDATE SET n = alert_minute_counts.n + excluded.n",
         )
         .bind::<Array<Text>, _>(c.iter().map(|m| m.rule_id.as_str()).collect::<Vec<_>>())
@@ -175,7 +177,8 @@ pub async fn record(
         let rows: Vec<GroupRow> = diesel::sql_query(
             "WITH locked AS ( \
                INSERT INTO alert_groups (rule_id, grp, breached) \
-               SELECT r, g, false FROM unnest($1::text[], $2::text[]) AS u(r, g) \
+               SELECT u.r, u.g, false FROM unnest($1::text[], $2::text[]) AS u(r, g) \
+               JOIN alert_rules ar ON ar.id = u.r ORDER BY u.r, u.g \
                ON CONFLICT (rule_id, grp) DO UPDATE SET breached = alert_groups.breached \
                RETURNING rule_id, grp, breached, last_fired) \
              SELECT l.rule_id, l.grp, l.breached, l.last_fired, \
@@ -239,7 +242,9 @@ pub async fn record(
     Ok(true)
 }
 
-/// The firings and one delivery per destination of their rule, in firing order.
+/// The firings and one delivery per destination of their rule, in firing order. Every insert
+/// here joins `alert_rules`: a rule deleted since the rules were loaded gets nothing (rather
+/// than failing the batches' commit on its foreign key).
 async fn write_firings(
     conn: &mut AsyncPgConnection,
     firings: &[(&ActiveRule, Firing)],
@@ -255,7 +260,8 @@ async fn write_firings(
         .collect();
     diesel::sql_query(
         "INSERT INTO alert_firings (id, rule_id, fired_at, body) \
-         SELECT i, r, $3, b FROM unnest($1::text[], $2::text[], $4::jsonb[]) AS u(i, r, b)",
+         SELECT u.i, u.r, $3, u.b FROM unnest($1::text[], $2::text[], $4::jsonb[]) AS u(i, r, b) \
+         JOIN alert_rules r ON r.id = u.r",
     )
     .bind::<Array<Text>, _>(&ids)
     .bind::<Array<Text>, _>(
