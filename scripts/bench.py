@@ -778,7 +778,7 @@ def bench_alerts(server_key, dev_key):
         for i, ss in enumerate(searches):
             body = {"name": f"rule {i}", "savedSearchId": ss, "kind": "every", "destinationIds": [dst]}
             if len(ALERT_SEARCHES) <= i < len(ALERT_SEARCHES) + len(THRESHOLD_SEARCHES):
-                body.update(kind="threshold", threshold=1_000_000, windowMinutes=5,
+                body.update(kind="threshold", threshold=100_000, windowMinutes=5,
                             groupBy="resource" if i % 2 else "player")
             st, r = api("POST", "/v1/logs/alert-rules", dev_key, body)
             assert st == 201, r

@@ -216,3 +216,36 @@ async fn addresses_that_reach_inside_are_refused() {
     .await;
     refused("chat", "https://hooks.example.com/", "`kind`").await;
 }
+
+#[tokio::test]
+async fn batches_committed_at_once_fire_a_breach_once() {
+    let app = spawn().await;
+    let hook = Receiver::start();
+    let search = saved_search(&app, "Deaths", json!({ "eventType": "player.death" })).await;
+    let (dst, _) = destination(&app, "Ops", "webhook", &hook.url).await;
+    let rule_id = rule(
+        &app,
+        json!({ "name": "Death storm", "savedSearchId": search, "kind": "threshold",
+                "threshold": 5, "windowMinutes": 10, "destinationIds": [dst] }),
+    )
+    .await;
+    // 24 batches of one event each, 8 at a time: the writers commit several at once
+    for round in 0..3 {
+        let ids: Vec<String> = (0..8)
+            .map(|i| format!("alert-batch-race-{round}-{i}"))
+            .collect();
+        futures::future::join_all(ids.iter().map(|id| {
+            app.ingest_logs_at(
+                &app.logs,
+                id,
+                vec![event("player.death", "baseevents", "died")],
+            )
+        }))
+        .await;
+    }
+    assert_eq!(
+        deliveries(&app, Some(&rule_id)).await.len(),
+        1,
+        "one breach, one firing"
+    );
+}

@@ -4,9 +4,10 @@
 //!
 //! Per commit: one read of the rules' version (the rules are reloaded, in the same
 //! transaction, only when it moved); with rules watching the committed servers and events that
-//! match them, threshold counts (one upsert, key order), the breached groups' state (one
-//! upsert, key order, taking the group rows in turn with other commits), their window sums, and
-//! the firings and deliveries (one insert each).
+//! match them, threshold counts (one upsert, key order) and the touched groups' window sums
+//! (one read); only groups at or over their threshold or with a breach on are then taken (one
+//! upsert, key order, in turn with other commits) and decided; then the firings and deliveries
+//! (one insert each).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -172,28 +173,29 @@ pub async fn record(
             let since = logs_core::alerts::minute_of(now) - window + Duration::minutes(1);
             groups.push((m.rule_id.as_str(), m.group.as_str(), since));
         }
-        // takes each group's row in turn (key order: no deadlock with another commit), then
-        // sums its window with every count committed before this statement
-        let rows: Vec<GroupRow> = diesel::sql_query(
-            "WITH locked AS ( \
-               INSERT INTO alert_groups (rule_id, grp, breached) \
-               SELECT u.r, u.g, false FROM unnest($1::text[], $2::text[]) AS u(r, g) \
-               JOIN alert_rules ar ON ar.id = u.r ORDER BY u.r, u.g \
-               ON CONFLICT (rule_id, grp) DO UPDATE SET breached = alert_groups.breached \
-               RETURNING rule_id, grp, breached, last_fired) \
-             SELECT l.rule_id, l.grp, l.breached, l.last_fired, \
-               (SELECT coalesce(sum(c.n), 0)::int8 FROM alert_minute_counts c \
-                WHERE c.rule_id = l.rule_id AND c.grp = l.grp AND c.minute >= u.since \
-                AND c.minute <= $4) AS in_window \
-             FROM locked l JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(r, g, since) \
-               ON u.r = l.rule_id AND u.g = l.grp",
-        )
-        .bind::<Array<Text>, _>(groups.iter().map(|g| g.0).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(groups.iter().map(|g| g.1).collect::<Vec<_>>())
-        .bind::<Array<Timestamptz>, _>(groups.iter().map(|g| g.2).collect::<Vec<_>>())
-        .bind::<Timestamptz, _>(logs_core::alerts::minute_of(now))
-        .load(conn)
-        .await?;
+        // the windows read without locks; only groups at or over their threshold, or with a
+        // breach on, can change (fire or clear): those rows are taken and read again
+        let read = windows(conn, &groups, now).await?;
+        let due = |row: &GroupRow| {
+            row.breached
+                || by_id.get(row.rule_id.as_str()).is_some_and(|r| {
+                    matches!(r.trigger, Trigger::Threshold { count, .. } if row.in_window.max(0) as u64 >= count)
+                })
+        };
+        let deciding: Vec<(&str, &str, DateTime<Utc>)> = groups
+            .iter()
+            .filter(|(r, g, _)| {
+                read.iter()
+                    .any(|row| row.rule_id == *r && row.grp == *g && due(row))
+            })
+            .copied()
+            .collect();
+        let rows = if deciding.is_empty() {
+            Vec::new()
+        } else {
+            take_groups(conn, &deciding).await?;
+            windows(conn, &deciding, now).await?
+        };
         let mut changed: Vec<(String, String, bool, Option<DateTime<Utc>>)> = Vec::new();
         for row in rows {
             let Some(rule) = by_id.get(row.rule_id.as_str()) else {
@@ -240,6 +242,50 @@ pub async fn record(
     }
     write_firings(conn, &firings, now).await?;
     Ok(true)
+}
+
+/// Each group's matching events in its window (`groups`: rule, group, the window's first
+/// minute) with every count committed before this statement, and its state.
+async fn windows(
+    conn: &mut AsyncPgConnection,
+    groups: &[(&str, &str, DateTime<Utc>)],
+    now: DateTime<Utc>,
+) -> QueryResult<Vec<GroupRow>> {
+    diesel::sql_query(
+        "SELECT u.r AS rule_id, u.g AS grp, coalesce(s.breached, false) AS breached, \
+           s.last_fired, \
+           (SELECT coalesce(sum(c.n), 0)::int8 FROM alert_minute_counts c \
+            WHERE c.rule_id = u.r AND c.grp = u.g AND c.minute >= u.since \
+            AND c.minute <= $4) AS in_window \
+         FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(r, g, since) \
+         LEFT JOIN alert_groups s ON s.rule_id = u.r AND s.grp = u.g",
+    )
+    .bind::<Array<Text>, _>(groups.iter().map(|g| g.0).collect::<Vec<_>>())
+    .bind::<Array<Text>, _>(groups.iter().map(|g| g.1).collect::<Vec<_>>())
+    .bind::<Array<Timestamptz>, _>(groups.iter().map(|g| g.2).collect::<Vec<_>>())
+    .bind::<Timestamptz, _>(logs_core::alerts::minute_of(now))
+    .load(conn)
+    .await
+}
+
+/// Takes the groups' rows (made when missing) in key order, until the commit: two commits
+/// deciding one group take turns, and key order means no deadlock. A read after this sees every
+/// count of the commits that had the rows before.
+async fn take_groups(
+    conn: &mut AsyncPgConnection,
+    groups: &[(&str, &str, DateTime<Utc>)],
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "INSERT INTO alert_groups (rule_id, grp, breached) \
+         SELECT u.r, u.g, false FROM unnest($1::text[], $2::text[]) AS u(r, g) \
+         JOIN alert_rules ar ON ar.id = u.r ORDER BY u.r, u.g \
+         ON CONFLICT (rule_id, grp) DO UPDATE SET breached = alert_groups.breached",
+    )
+    .bind::<Array<Text>, _>(groups.iter().map(|g| g.0).collect::<Vec<_>>())
+    .bind::<Array<Text>, _>(groups.iter().map(|g| g.1).collect::<Vec<_>>())
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 /// The firings and one delivery per destination of their rule, in firing order. Every insert
