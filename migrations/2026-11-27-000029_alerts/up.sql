@@ -51,12 +51,15 @@ CREATE INDEX alert_rule_destinations_destination ON alert_rule_destinations (des
 
 -- Threshold rules: matching events per group and minute (of their occurredAt), and whether each
 -- group's breach is on. Minutes older than the rule's window are removed by the maintenance.
+-- Each database session adds to its own `shard` of a minute's count (its backend pid modulo 16),
+-- so concurrent batch commits never wait on each other's count rows; a window's count is the sum.
 CREATE TABLE alert_minute_counts (
     rule_id text NOT NULL REFERENCES alert_rules (id) ON DELETE CASCADE,
     grp     text NOT NULL,
     minute  timestamptz NOT NULL,
+    shard   smallint NOT NULL,
     n       bigint NOT NULL,
-    PRIMARY KEY (rule_id, grp, minute)
+    PRIMARY KEY (rule_id, grp, minute, shard)
 );
 CREATE TABLE alert_groups (
     rule_id    text NOT NULL REFERENCES alert_rules (id) ON DELETE CASCADE,

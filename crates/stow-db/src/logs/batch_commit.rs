@@ -4,9 +4,10 @@
 //!
 //! Statements per group, whatever its size: the batch rows (one insert, keys in order), the
 //! stored figures of batch ids that were there before (only when some were), the events of the
-//! accepted batches and their runs' words for message search (one insert each), the hourly
-//! counts by level, type and resource, the 15-minute counts by level and the usage (one upsert
-//! each, keys in order). Two groups committing at once take the rows they share in one order,
+//! accepted batches and their runs' words for message search (one insert each), the alert rules'
+//! version (one read; with rules, their evaluation: `alerts::commit`), the hourly counts by
+//! level, type and resource, the 15-minute counts by level and the usage (one upsert each, keys
+//! in order). Two groups committing at once take the rows they share in one order,
 //! so they wait on each other but never deadlock.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -198,8 +199,8 @@ async fn store_together(
                 let events = EventColumns::new(batches, &accepted);
                 events.insert(conn).await?;
                 Runs::new(batches, &accepted).insert(conn).await?;
-                events.counts().upsert(conn).await?;
-                Usage::new(batches, &accepted).upsert(conn).await?;
+                // before the shared count and usage rows are taken: a commit holds those until
+                // it ends, and other commits wait for them
                 let rules = rules.current(conn).await?;
                 if !rules.is_empty() {
                     let committed = events.committed(batches, &accepted, &rules);
@@ -208,6 +209,8 @@ async fn store_together(
                         alerts::commit::record(conn, &rules, &committed, now).await?;
                     }
                 }
+                events.counts().upsert(conn).await?;
+                Usage::new(batches, &accepted).upsert(conn).await?;
             }
             Ok(batches
                 .iter()

@@ -4,7 +4,8 @@
 //!
 //! Per commit: one read of the rules' version (the rules are reloaded, in the same
 //! transaction, only when it moved); with rules watching the committed servers and events that
-//! match them, threshold counts (one upsert, key order) and the touched groups' window sums
+//! match them, threshold counts (one upsert into this session's shard of the count rows, so
+//! concurrent commits do not wait on each other) and the touched groups' window sums
 //! (one read); only groups at or over their threshold or with a breach on are then taken (one
 //! upsert, key order, in turn with other commits) and decided; then the firings and deliveries
 //! (one insert each).
@@ -145,11 +146,13 @@ pub async fn record(
         let by_id: BTreeMap<&str, &ActiveRule> = rules.iter().map(|r| (r.id.as_str(), r)).collect();
         let c = &matches.counts;
         diesel::sql_query(
-            "INSERT INTO alert_minute_counts (rule_id, grp, minute, n) \
-             SELECT u.* FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int8[]) \
+            "INSERT INTO alert_minute_counts (rule_id, grp, minute, shard, n) \
+             SELECT u.rule_id, u.grp, u.minute, pg_backend_pid() % 16, u.n \
+             FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int8[]) \
                AS u(rule_id, grp, minute, n) JOIN alert_rules r ON r.id = u.rule_id \
              ORDER BY u.rule_id, u.grp, u.minute \
-             ON CONFLICT (rule_id, grp, minute) DO UPDATE SET n = alert_minute_counts.n + excluded.n",
+             ON CONFLICT (rule_id, grp, minute, shard) \
+             DO UPDATE SET n = alert_minute_counts.n + excluded.n",
         )
         .bind::<Array<Text>, _>(c.iter().map(|m| m.rule_id.as_str()).collect::<Vec<_>>())
         .bind::<Array<Text>, _>(c.iter().map(|m| m.group.as_str()).collect::<Vec<_>>())
