@@ -10,7 +10,7 @@
 //! upsert, key order, in turn with other commits) and decided; then the firings and deliveries
 //! (one insert each).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use auth_core::{OrgId, ServerId};
@@ -124,14 +124,13 @@ struct GroupRow {
     in_window: i64,
 }
 
-/// Evaluates `rules` on the committed events and writes what fired: `true` when something did
-/// (the delivery worker has work).
+/// Evaluates `rules` on the committed events and writes what fired.
 pub async fn record(
     conn: &mut AsyncPgConnection,
     rules: &[ActiveRule],
     committed: &[Committed<'_>],
     now: DateTime<Utc>,
-) -> QueryResult<bool> {
+) -> QueryResult<()> {
     let servers: Vec<(&OrgId, &ServerId, &[EventRow])> = committed
         .iter()
         .map(|c| (c.org, c.server, c.events.as_slice()))
@@ -185,12 +184,14 @@ pub async fn record(
                     matches!(r.trigger, Trigger::Threshold { count, .. } if row.in_window.max(0) as u64 >= count)
                 })
         };
+        let due: HashSet<(&str, &str)> = read
+            .iter()
+            .filter(|row| due(row))
+            .map(|row| (row.rule_id.as_str(), row.grp.as_str()))
+            .collect();
         let deciding: Vec<(&str, &str, DateTime<Utc>)> = groups
             .iter()
-            .filter(|(r, g, _)| {
-                read.iter()
-                    .any(|row| row.rule_id == *r && row.grp == *g && due(row))
-            })
+            .filter(|(r, g, _)| due.contains(&(*r, *g)))
             .copied()
             .collect();
         let rows = if deciding.is_empty() {
@@ -241,10 +242,9 @@ pub async fn record(
         }
     }
     if firings.is_empty() {
-        return Ok(false);
+        return Ok(());
     }
-    write_firings(conn, &firings, now).await?;
-    Ok(true)
+    write_firings(conn, &firings, now).await
 }
 
 /// Each group's matching events in its window (`groups`: rule, group, the window's first
