@@ -141,6 +141,10 @@ impl PgAlerts {
         attempt: &Attempt,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        if let Attempt::Held { until } = attempt {
+            // first, on a connection of its own: one finish never holds two
+            self.hold(destination_id, *until).await?;
+        }
         let mut conn = self.db.conn().await?;
         let q = match attempt {
             Attempt::Delivered { code } => diesel::sql_query(
@@ -169,15 +173,6 @@ impl PgAlerts {
             .execute(&mut conn)
             .await,
             Attempt::Held { until } => {
-                diesel::sql_query(
-                    "UPDATE alert_destinations SET hold_until = greatest(hold_until, $2) \
-                     WHERE id = $1",
-                )
-                .bind::<Text, _>(destination_id)
-                .bind::<Timestamptz, _>(*until)
-                .execute(&mut conn)
-                .await
-                .map_err(db_error)?;
                 diesel::sql_query(
                     "UPDATE alert_deliveries SET last_code = 429, last_error = 'rate limited', \
                      leased_until = NULL, next_attempt_at = $2, attempts = attempts - 1 \
