@@ -41,6 +41,12 @@ pub use state::{CdnState, Stores};
 /// Default limit of JSON bodies on this host.
 pub const JSON_LIMIT: usize = 1024 * 1024;
 
+/// Whether a caller's id could name a stored record: none holds U+0000 (Postgres text cannot),
+/// so such an id is answered as unknown instead of failing in the database.
+pub(crate) fn storable(id: &str) -> bool {
+    !id.contains('\0')
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("{0}")]

@@ -219,6 +219,9 @@ impl AlertRuleRequest {
             return Err(refuse("name", "must not contain control characters"));
         }
         let saved_search_id = match (&self.saved_search_id, base) {
+            (Some(id), _) if id.chars().any(char::is_control) => {
+                return Err(refuse("savedSearchId", "must not hold control characters"))
+            }
             (Some(id), _) if !id.trim().is_empty() => id.trim().to_owned(),
             (Some(_), _) => return Err(refuse("savedSearchId", "must name a saved search")),
             (None, Some(b)) => b.saved_search_id.clone(),
@@ -307,6 +310,15 @@ impl AlertRuleRequest {
                     "must name 1 to {MAX_DESTINATIONS} destinations; got {}",
                     destination_ids.len()
                 ),
+            ));
+        }
+        if destination_ids
+            .iter()
+            .any(|d| d.is_empty() || d.chars().any(char::is_control))
+        {
+            return Err(refuse(
+                "destinationIds",
+                "holds an id that is empty or has control characters",
             ));
         }
         let mut seen = destination_ids.clone();

@@ -370,3 +370,16 @@ fn a_commit_is_matched_against_the_rules_watching_its_servers() {
     );
     assert!(m.counts.iter().all(|c| c.minute == at(12, 0, 0)));
 }
+
+#[test]
+fn ids_with_control_characters_are_refused() {
+    let mut r = every();
+    r.destination_ids = Some(vec!["dst_1".into(), "d\u{0}".into()]);
+    assert_eq!(field_of(r.resolve(None)).0, "destinationIds");
+    let mut r = every();
+    r.saved_search_id = Some("ss\u{0}".into());
+    assert_eq!(field_of(r.resolve(None)).0, "savedSearchId");
+    let mut r = every();
+    r.destination_ids = Some(vec![String::new()]);
+    assert_eq!(field_of(r.resolve(None)).0, "destinationIds");
+}

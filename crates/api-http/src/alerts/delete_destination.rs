@@ -39,6 +39,9 @@ pub async fn delete_destination(
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let id = path.into_inner();
+    if !crate::storable(&id) {
+        return Err(super::no_destination(&id));
+    }
     match state
         .stores
         .alerts
@@ -50,10 +53,7 @@ pub async fn delete_destination(
             deleted: id,
             request_id: current_request_id(),
         })),
-        DestinationDelete::Missing => Err(ApiError::new(
-            Code::NotFound,
-            format!("no destination `{id}` in this organization"),
-        )),
+        DestinationDelete::Missing => Err(super::no_destination(&id)),
         DestinationDelete::InUse(rules) => Err(ApiError::new(
             Code::Conflict,
             format!(

@@ -198,17 +198,18 @@ pub(crate) async fn find_destination(
     auth: &Auth,
     id: &str,
 ) -> Result<Destination, ApiError> {
-    state
-        .stores
-        .alerts
-        .destination(&auth.org.id, id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                Code::NotFound,
-                format!("no destination `{id}` in this organization"),
-            )
-        })
+    let found = match crate::storable(id) {
+        true => state.stores.alerts.destination(&auth.org.id, id).await?,
+        false => None,
+    };
+    found.ok_or_else(|| no_destination(id))
+}
+
+pub(crate) fn no_destination(id: &str) -> ApiError {
+    ApiError::new(
+        Code::NotFound,
+        format!("no destination `{id}` in this organization"),
+    )
 }
 
 /// Whether the caller may see the rule: it may read its saved search's servers.
@@ -237,6 +238,9 @@ pub(crate) async fn find_rule(
             format!("no alert rule `{id}` in this organization"),
         )
     };
+    if !crate::storable(id) {
+        return Err(missing());
+    }
     let rule = state
         .stores
         .alerts

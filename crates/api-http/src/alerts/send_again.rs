@@ -37,12 +37,17 @@ pub async fn send_delivery_again(
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let id = path.into_inner();
-    match state
-        .stores
-        .alerts
-        .send_again(&auth.org.id, &id, Utc::now())
-        .await?
-    {
+    let again = match crate::storable(&id) {
+        true => {
+            state
+                .stores
+                .alerts
+                .send_again(&auth.org.id, &id, Utc::now())
+                .await?
+        }
+        false => None,
+    };
+    match again {
         None => Err(ApiError::new(
             Code::NotFound,
             format!("no delivery `{id}` in this organization"),

@@ -4,7 +4,7 @@
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use serde::Serialize;
-use stow_http::{current_request_id, ApiError, Auth, Code};
+use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::manager;
@@ -37,17 +37,17 @@ pub async fn test_destination(
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let id = path.into_inner();
-    let delivery = state
-        .stores
-        .alerts
-        .send_test(&auth.org.id, &id, Utc::now())
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                Code::NotFound,
-                format!("no destination `{id}` in this organization"),
-            )
-        })?;
+    let queued = match crate::storable(&id) {
+        true => {
+            state
+                .stores
+                .alerts
+                .send_test(&auth.org.id, &id, Utc::now())
+                .await?
+        }
+        false => None,
+    };
+    let delivery = queued.ok_or_else(|| super::no_destination(&id))?;
     Ok(HttpResponse::Accepted().json(TestMessageResponse {
         success: true,
         delivery_id: delivery,

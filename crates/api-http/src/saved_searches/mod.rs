@@ -122,18 +122,16 @@ pub(crate) async fn resolve(
 /// The saved search `id` of the organization, when the caller may read all its servers (404
 /// otherwise: one it may not see does not exist for it).
 pub(crate) async fn find(state: &CdnState, auth: &Auth, id: &str) -> Result<SavedSearch, ApiError> {
-    state
-        .stores
-        .saved_searches
-        .get(&auth.org.id, id)
-        .await?
-        .filter(|s| visible(auth, s))
-        .ok_or_else(|| {
-            ApiError::new(
-                Code::NotFound,
-                format!("no saved search `{id}` in this organization"),
-            )
-        })
+    let found = match crate::storable(id) {
+        true => state.stores.saved_searches.get(&auth.org.id, id).await?,
+        false => None,
+    };
+    found.filter(|s| visible(auth, s)).ok_or_else(|| {
+        ApiError::new(
+            Code::NotFound,
+            format!("no saved search `{id}` in this organization"),
+        )
+    })
 }
 
 /// The answer to a refused change.

@@ -249,3 +249,45 @@ async fn batches_committed_at_once_fire_a_breach_once() {
         "one breach, one firing"
     );
 }
+
+#[tokio::test]
+async fn ids_holding_nul_are_refused_not_failed() {
+    let app = spawn().await;
+    let k = &app.dev_key;
+    for (method, path) in [
+        ("PATCH", "/v1/logs/alert-rules/a%00b"),
+        ("DELETE", "/v1/logs/alert-rules/a%00b"),
+        ("PATCH", "/v1/logs/destinations/a%00b"),
+        ("DELETE", "/v1/logs/destinations/a%00b"),
+        ("POST", "/v1/logs/destinations/a%00b/test"),
+        ("POST", "/v1/logs/alert-deliveries/a%00b/send-again"),
+        ("GET", "/v1/logs/alert-deliveries?ruleId=a%00b"),
+        ("DELETE", "/v1/logs/saved-searches/a%00b"),
+    ] {
+        let req = match method {
+            "PATCH" => app.patch(path, k).json(&json!({ "name": "x" })),
+            "DELETE" => app.delete(path, k),
+            "POST" => app.post(path, k),
+            _ => app.get(path, k),
+        };
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        assert!(
+            status == 400 || status == 404,
+            "{method} {path}: {status} {:?}",
+            res.text().await
+        );
+    }
+    let res = app
+        .post("/v1/logs/alert-rules", k)
+        .json(&json!({ "name": "T", "savedSearchId": "ss\u{0}", "kind": "every", "destinationIds": ["d\u{0}"] }))
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    assert!(
+        status == 400 || status == 404,
+        "{status} {:?}",
+        res.text().await
+    );
+}
