@@ -165,9 +165,14 @@ impl Receiver {
 
     /// The next request to arrive (panics after 30 s without one).
     pub async fn next(&mut self) -> Received {
-        tokio::time::timeout(Duration::from_secs(30), self.seen.recv())
+        self.next_within(Duration::from_secs(30)).await
+    }
+
+    /// The next request to arrive (panics after `limit` without one).
+    pub async fn next_within(&mut self, limit: Duration) -> Received {
+        tokio::time::timeout(limit, self.seen.recv())
             .await
-            .expect("a request within 30 s")
+            .unwrap_or_else(|_| panic!("a request within {limit:?}"))
             .expect("receiver running")
     }
 

@@ -147,7 +147,7 @@ fn unsafe_free_kill(pid: i32) -> i32 {
 
 /// A TCP proxy in front of Postgres that the test can cut and restore, or freeze (connections
 /// stay open and nothing moves, as with a `SIGSTOP`ped server) and thaw.
-struct Proxy {
+pub(crate) struct Proxy {
     port: u16,
     up: Arc<AtomicBool>,
     generation: Arc<tokio::sync::watch::Sender<u64>>,
@@ -177,7 +177,7 @@ async fn pump(
 }
 
 impl Proxy {
-    async fn start(target: String) -> Self {
+    pub(crate) async fn start(target: String) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let up = Arc::new(AtomicBool::new(true));
@@ -220,29 +220,32 @@ impl Proxy {
     }
 
     /// `app`'s configuration with its database reached through this proxy.
-    fn config_for(&self, app: &TestApp) -> stow_http::Config {
+    pub(crate) fn config_for(&self, app: &TestApp) -> stow_http::Config {
         let mut config = app.config.clone();
-        config.database_url = app
-            .db_url
-            .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", self.port))
-            .into();
+        config.database_url = self.database_url_for(app).into();
         config
     }
 
-    fn freeze(&self) {
+    /// `app`'s database URL through this proxy.
+    pub(crate) fn database_url_for(&self, app: &TestApp) -> String {
+        app.db_url
+            .replace("127.0.0.1:5432", &format!("127.0.0.1:{}", self.port))
+    }
+
+    pub(crate) fn freeze(&self) {
         self.frozen.send_replace(true);
     }
 
-    fn thaw(&self) {
+    pub(crate) fn thaw(&self) {
         self.frozen.send_replace(false);
     }
 
-    fn cut(&self) {
+    pub(crate) fn cut(&self) {
         self.up.store(false, Ordering::SeqCst);
         self.generation.send_modify(|g| *g += 1);
     }
 
-    fn restore(&self) {
+    pub(crate) fn restore(&self) {
         self.up.store(true, Ordering::SeqCst);
     }
 }

@@ -3,6 +3,7 @@
 //! that behave like Discord and like a Standard Webhooks consumer.
 
 mod delivery;
+mod faults;
 mod rules;
 
 use auth_core::Permission;
