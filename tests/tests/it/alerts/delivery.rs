@@ -315,10 +315,14 @@ async fn a_hanging_or_rate_limited_receiver_slows_only_its_own_deliveries() {
 async fn a_discord_backlog_goes_out_as_one_message_with_a_summary() {
     let app = spawn().await;
     let mut discord = Receiver::start();
-    discord.script([Reply::Limited {
-        retry_after: 1.0,
-        global: false,
-    }]);
+    // a 429, then one of Discord's occasional 500s for the merged message
+    discord.script([
+        Reply::Limited {
+            retry_after: 1.0,
+            global: false,
+        },
+        Reply::Status(500),
+    ]);
     let search = saved_search(&app, "Kicks", json!({ "eventType": "admin.kick" })).await;
     let (dst, _) = destination(&app, "Staff channel", "discord", &discord.url).await;
     rule(
@@ -337,7 +341,10 @@ async fn a_discord_backlog_goes_out_as_one_message_with_a_summary() {
     // while the webhook is held back, two more firings queue behind the first
     app.ingest_logs("alert-batch-backlog-2", kicks(5, 4)).await;
     app.ingest_logs("alert-batch-backlog-3", kicks(6, 9)).await;
+    let failed = discord.next().await;
+    assert!(matches!(failed.reply, Reply::Status(500)));
     let merged = discord.next().await;
+    assert_eq!(merged.body, failed.body, "the same message after its backoff");
     let embeds = merged.body["embeds"].as_array().unwrap();
     assert_eq!(
         embeds.len(),
