@@ -12,6 +12,8 @@ export CDN_API_ADDR=127.0.0.1:18280 LOGS_API_ADDR=127.0.0.1:18281 CONSOLE_ADDR=1
 export DOCS_CHECK_DIR="$PWD/target/docs-check"
 rm -rf "$DOCS_CHECK_DIR"
 export OBJECT_STORE_URL="file://$DOCS_CHECK_DIR/objects" RUST_LOG=warn
+# the alert recipes send to a local receiver over http (docs/api.md's hooks.example.com)
+export ALERTS_ALLOW_INSECURE=true DOCS_CHECK_RECEIVER=127.0.0.1:18283
 SECOND_FACTOR_KEY=$(head -c 32 /dev/urandom | base64)
 export SECOND_FACTOR_KEY
 cargo build -q -p cdn-api -p logs-api -p stowctl
@@ -29,7 +31,9 @@ target/debug/cdn-api > target/docs-check-cdn.log 2>&1 &
 CDN_PID=$!
 target/debug/logs-api > target/docs-check-logs.log 2>&1 &
 LOGS_PID=$!
-trap 'kill $CDN_PID $LOGS_PID 2>/dev/null || true; wait $CDN_PID $LOGS_PID 2>/dev/null || true' EXIT
+python3 scripts/docs_check_receiver.py "$DOCS_CHECK_RECEIVER" &
+HOOK_PID=$!
+trap 'kill $CDN_PID $LOGS_PID $HOOK_PID 2>/dev/null || true; wait $CDN_PID $LOGS_PID $HOOK_PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
   curl -sf "http://$CDN_API_ADDR/readyz" >/dev/null 2>&1 && curl -sf "http://$LOGS_API_ADDR/readyz" >/dev/null 2>&1 && break
   sleep 0.1

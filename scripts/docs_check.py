@@ -6,7 +6,8 @@ Every ```sh block with a `curl` in it runs, in document order, in one bash per b
 directory holding the files the recipes upload (shot.png, a.png, b.png, mugshot.png,
 missing.png). What is rewritten before running: lines that set KEY, API or LOGS are dropped (the
 stack's values are in the environment), and the documented addresses 127.0.0.1:8080 and :8081
-become the stack's. `curl` is a function that records each answer's status and fails the block on
+become the stack's, and the alert recipes' receiver `https://hooks.example.com` becomes a local one
+(scripts/docs_check_receiver.py). `curl` is a function that records each answer's status and fails the block on
 anything but 2xx, unless the line ends with a comment giving the expected status (`# 404 …`). A
 request the recipe cuts itself with `--max-time` (a stream) counts as answered. A block followed
 by `<!-- docs-check: finds TEXT -->` lines (invisible when rendered) must also print each TEXT, so a recipe
@@ -60,6 +61,7 @@ def prepare(code):
         if re.match(r"^(KEY|API|LOGS)=", line):
             continue
         line = line.replace("127.0.0.1:8080", os.environ["CDN_API_ADDR"]).replace("127.0.0.1:8081", os.environ["LOGS_API_ADDR"])
+        line = line.replace("https://hooks.example.com", f"http://{os.environ['DOCS_CHECK_RECEIVER']}")
         expect = re.search(r"#\s*(\d{3})\b[^'\"]*$", line)
         if expect and line.lstrip().startswith("curl"):
             line = f"EXPECT={expect.group(1)} {line}"
