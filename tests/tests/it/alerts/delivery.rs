@@ -344,7 +344,10 @@ async fn a_discord_backlog_goes_out_as_one_message_with_a_summary() {
     let failed = discord.next().await;
     assert!(matches!(failed.reply, Reply::Status(500)));
     let merged = discord.next().await;
-    assert_eq!(merged.body, failed.body, "the same message after its backoff");
+    assert_eq!(
+        merged.body, failed.body,
+        "the same message after its backoff"
+    );
     let embeds = merged.body["embeds"].as_array().unwrap();
     assert_eq!(
         embeds.len(),

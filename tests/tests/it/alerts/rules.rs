@@ -3,18 +3,24 @@
 
 use super::*;
 
+/// A threshold rule of `threshold` `resource.error` events in 5 minutes per resource, sending to
+/// `hook`.
+async fn error_storm(app: &TestApp, hook: &Receiver, threshold: u32) -> String {
+    let search = saved_search(app, "Errors", json!({ "eventType": "resource.error" })).await;
+    let (dst, _) = destination(app, "Ops", "webhook", &hook.url).await;
+    rule(
+        app,
+        json!({ "name": "Error storm", "savedSearchId": search, "kind": "threshold",
+                "threshold": threshold, "windowMinutes": 5, "groupBy": "resource", "destinationIds": [dst] }),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn a_threshold_rule_fires_once_per_breach_for_each_group() {
     let app = spawn().await;
     let mut hook = Receiver::start();
-    let search = saved_search(&app, "Errors", json!({ "eventType": "resource.error" })).await;
-    let (dst, _) = destination(&app, "Ops", "webhook", &hook.url).await;
-    let rule_id = rule(
-        &app,
-        json!({ "name": "Error storm", "savedSearchId": search, "kind": "threshold",
-                "threshold": 3, "windowMinutes": 5, "groupBy": "resource", "destinationIds": [dst] }),
-    )
-    .await;
+    let rule_id = error_storm(&app, &hook, 3).await;
     let err = |r: &str| event("resource.error", r, "ECONNRESET");
     app.ingest_logs(
         "alert-batch-t1",
@@ -58,6 +64,42 @@ async fn a_threshold_rule_fires_once_per_breach_for_each_group() {
     assert_eq!(phone.body["breach"]["windowMinutes"], 5);
     let bank = hook.next().await;
     assert_eq!(bank.body["breach"]["group"]["value"], "bank");
+}
+
+/// A group that stays over its threshold with nothing to send is decided without taking its
+/// row: while another transaction holds that row, a batch that keeps the breach is still
+/// committed (taking it would wait for the holder, and the batch would fail on the commit's
+/// lock timeout).
+#[tokio::test]
+async fn a_lasting_breach_does_not_make_commits_wait_on_each_other() {
+    use diesel_async::SimpleAsyncConnection;
+    let app = spawn().await;
+    let mut hook = Receiver::start();
+    let rule_id = error_storm(&app, &hook, 2).await;
+    let err = |r: &str| event("resource.error", r, "ECONNRESET");
+    app.ingest_logs("alert-batch-l1", vec![err("phone"), err("phone")])
+        .await;
+    assert_eq!(hook.next().await.body["breach"]["group"]["value"], "phone");
+
+    let mut holder = app.db.conn().await.unwrap();
+    holder
+        .batch_execute("BEGIN; SELECT * FROM alert_groups FOR UPDATE")
+        .await
+        .unwrap();
+    // phone stays breached: nothing to decide, nothing waited for
+    app.ingest_logs("alert-batch-l2", vec![err("phone")]).await;
+    app.ingest_logs("alert-batch-l3", vec![err("phone"), err("phone")])
+        .await;
+    holder.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(
+        deliveries(&app, Some(&rule_id)).await.len(),
+        1,
+        "one firing for the lasting breach"
+    );
+    app.ingest_logs("alert-batch-l4", vec![err("bank"), err("bank")])
+        .await;
+    assert_eq!(hook.next().await.body["breach"]["group"]["value"], "bank");
+    assert!(hook.drain().is_empty());
 }
 
 #[tokio::test]

@@ -6,8 +6,8 @@
 //! transaction, only when it moved); with rules watching the committed servers and events that
 //! match them, threshold counts (one upsert into this session's shard of the count rows, so
 //! concurrent commits do not wait on each other) and the touched groups' window sums
-//! (one read); only groups at or over their threshold or with a breach on are then taken (one
-//! upsert, key order, in turn with other commits) and decided; then the firings and deliveries
+//! (one read); only groups that read would fire or clear are then taken (one upsert, key
+//! order, in turn with other commits), read again and decided; then the firings and deliveries
 //! (one insert each).
 
 use std::collections::{BTreeMap, HashSet};
@@ -175,13 +175,26 @@ pub async fn record(
             let since = logs_core::alerts::minute_of(now) - window + Duration::minutes(1);
             groups.push((m.rule_id.as_str(), m.group.as_str(), since));
         }
-        // the windows read without locks; only groups at or over their threshold, or with a
-        // breach on, can change (fire or clear): those rows are taken and read again
+        // the windows read without locks; only groups this read would change (a new breach,
+        // a lasting one past its cool-down, one that is over) are taken and read again. A
+        // lasting breach with nothing to send takes no lock: commits of a group that stays over
+        // its threshold do not wait on each other
         let read = windows(conn, &groups, now).await?;
         let due = |row: &GroupRow| {
-            row.breached
-                || by_id.get(row.rule_id.as_str()).is_some_and(|r| {
-                    matches!(r.trigger, Trigger::Threshold { count, .. } if row.in_window.max(0) as u64 >= count)
+            by_id
+                .get(row.rule_id.as_str())
+                .is_some_and(|r| match r.trigger {
+                    Trigger::Threshold {
+                        count, cooldown, ..
+                    } => {
+                        let state = GroupState {
+                            breached: row.breached,
+                            last_fired: row.last_fired,
+                        };
+                        let in_window = row.in_window.max(0) as u64;
+                        decide(state, in_window, count, cooldown, now).0 != Decision::Hold
+                    }
+                    Trigger::EveryMatch => false,
                 })
         };
         let due: HashSet<(&str, &str)> = read
