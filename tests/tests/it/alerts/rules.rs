@@ -218,6 +218,61 @@ async fn what_a_rule_uses_cannot_be_deleted_and_changes_take_logs_alerts() {
     }
 }
 
+/// A saved search deleted while a rule on it is being made: the rule waits for the delete and
+/// is refused in the API's words (404 naming `savedSearchId`), never with the database's
+/// foreign-key message.
+#[tokio::test]
+async fn a_rule_made_while_its_saved_search_is_deleted_is_refused_in_api_words() {
+    use diesel_async::SimpleAsyncConnection;
+    let app = spawn().await;
+    let hook = Receiver::start();
+    let search = saved_search(&app, "Bans", json!({ "eventType": "admin.ban" })).await;
+    let (dst, _) = destination(&app, "Hook", "webhook", &hook.url).await;
+    // a delete in progress holds the saved search's row, as `DELETE …/saved-searches/{id}` does
+    let mut deleting = app.db.conn().await.unwrap();
+    deleting
+        .batch_execute(&format!(
+            "BEGIN; SELECT id FROM saved_searches WHERE id = '{search}' FOR UPDATE"
+        ))
+        .await
+        .unwrap();
+    let create = tokio::spawn(
+        app.post("/v1/logs/alert-rules", &app.dev_key)
+            .json(&json!({ "name": "Bans", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }))
+            .send(),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while app
+        .count(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() \
+             AND wait_event_type = 'Lock'",
+        )
+        .await
+        == 0
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the create never waited"
+        );
+        tokio::task::yield_now().await;
+    }
+    deleting
+        .batch_execute(&format!(
+            "DELETE FROM saved_searches WHERE id = '{search}'; COMMIT"
+        ))
+        .await
+        .unwrap();
+    let res = create.await.unwrap().unwrap();
+    let body = expect_error_mentioning(res, 404, "NOT_FOUND", "`savedSearchId`").await;
+    assert!(!body.to_string().contains("foreign key"), "{body}");
+    assert!(
+        app.get_json("/v1/logs/alert-rules", &app.dev_key).await["alertRules"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
 #[tokio::test]
 async fn addresses_that_reach_inside_are_refused() {
     // the operator's default: https and public addresses only

@@ -214,13 +214,16 @@ async fn references(conn: &mut AsyncPgConnection, r: &AlertRule) -> QueryResult<
         #[diesel(sql_type = Text)]
         id: String,
     }
-    let search: Option<Id> =
-        diesel::sql_query("SELECT id FROM saved_searches WHERE org_id = $1 AND id = $2")
-            .bind::<Text, _>(r.org_id.as_str())
-            .bind::<Text, _>(&r.spec.saved_search_id)
-            .get_result(conn)
-            .await
-            .optional()?;
+    // the saved search's row is held until the commit: a delete of it in progress is waited
+    // for (and then it is gone: 404), and one that comes later sees this rule and refuses (409)
+    let search: Option<Id> = diesel::sql_query(
+        "SELECT id FROM saved_searches WHERE org_id = $1 AND id = $2 FOR KEY SHARE",
+    )
+    .bind::<Text, _>(r.org_id.as_str())
+    .bind::<Text, _>(&r.spec.saved_search_id)
+    .get_result(conn)
+    .await
+    .optional()?;
     if search.is_none() {
         return Ok(Some(AlertPut::UnknownSavedSearch(
             r.spec.saved_search_id.clone(),
