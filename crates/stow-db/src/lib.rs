@@ -211,14 +211,30 @@ pub(crate) async fn lock_org(conn: &mut AsyncPgConnection, org: &str) -> diesel:
         .map(drop)
 }
 
+/// What a unique violation that no check before it caught answers: a change stored at the same
+/// time (the database's message names tables and constraints; it is logged, never answered).
+pub const RACED_CONFLICT: &str =
+    "this conflicts with a change stored at the same time; read the current state and retry";
+/// What a foreign-key violation that no check before it caught answers.
+pub const RACED_MISSING: &str =
+    "something this request names was removed at the same time; read the current state and retry";
+
 /// Maps a diesel error to the transport-neutral store error.
 pub fn db_error(e: DieselError) -> StoreError {
     match &e {
         DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
-            StoreError::Conflict(info.message().to_owned())
+            tracing::info!(
+                constraint = info.constraint_name(),
+                "a unique violation answered as a conflict"
+            );
+            StoreError::Conflict(RACED_CONFLICT.to_owned())
         }
         DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, info) => {
-            StoreError::NotFound(info.message().to_owned())
+            tracing::info!(
+                constraint = info.constraint_name(),
+                "a foreign-key violation answered as not found"
+            );
+            StoreError::NotFound(RACED_MISSING.to_owned())
         }
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _)
         | DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
