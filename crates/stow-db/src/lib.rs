@@ -257,3 +257,53 @@ fn is_transient_message(msg: &str) -> bool {
         || msg.contains("connection")
         || msg.contains("shutting down")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A constraint violation as Postgres reports it.
+    struct Violation(&'static str);
+
+    impl diesel::result::DatabaseErrorInformation for Violation {
+        fn message(&self) -> &str {
+            self.0
+        }
+        fn details(&self) -> Option<&str> {
+            None
+        }
+        fn hint(&self) -> Option<&str> {
+            None
+        }
+        fn table_name(&self) -> Option<&str> {
+            Some("alert_rules")
+        }
+        fn column_name(&self) -> Option<&str> {
+            None
+        }
+        fn constraint_name(&self) -> Option<&str> {
+            Some("alert_rules_saved_search_id_fkey")
+        }
+        fn statement_position(&self) -> Option<i32> {
+            None
+        }
+    }
+
+    #[test]
+    fn constraint_violations_answer_in_api_words_not_the_databases() {
+        let unique = DieselError::DatabaseError(
+            DatabaseErrorKind::UniqueViolation,
+            Box::new(Violation(
+                "duplicate key value violates unique constraint \"alert_rules_pkey\"",
+            )),
+        );
+        assert!(matches!(db_error(unique), StoreError::Conflict(m) if m == RACED_CONFLICT));
+        let foreign = DieselError::DatabaseError(
+            DatabaseErrorKind::ForeignKeyViolation,
+            Box::new(Violation(
+                "insert or update on table \"alert_rules\" violates foreign key constraint",
+            )),
+        );
+        assert!(matches!(db_error(foreign), StoreError::NotFound(m) if m == RACED_MISSING));
+    }
+}
