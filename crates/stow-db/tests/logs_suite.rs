@@ -61,6 +61,20 @@ mod postgres_logs {
     logs_core::log_store_suite!(testing::run_case, fixture);
 }
 
+async fn alert_fixture() -> logs_core::testsuite::AlertFixture {
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url.clone())).expect("pool");
+    logs_core::testsuite::AlertFixture {
+        logs: fixture_at(url).await,
+        alerts: Box::new(stow_db::logs::alerts::PgAlerts::new(db)),
+    }
+}
+
+mod postgres_alerts {
+    use super::*;
+    logs_core::alert_store_suite!(testing::run_case, alert_fixture);
+}
+
 #[tokio::test]
 async fn maintenance_vacuums_closed_partitions_that_received_events() {
     use diesel_async::SimpleAsyncConnection;

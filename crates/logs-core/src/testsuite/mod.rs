@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod activity;
+mod alerts;
 mod counts;
 mod criteria;
 mod data_filters;
@@ -15,6 +16,7 @@ mod slot_counts;
 mod tail;
 
 pub use activity::*;
+pub use alerts::*;
 pub use counts::*;
 pub use criteria::*;
 pub use data_filters::*;
@@ -51,6 +53,18 @@ pub struct Fixture {
 /// One `#[test]` per case of this suite, each on a fresh fixture, so a failure names its case.
 /// `$run` drives a future to completion (`futures::executor::block_on`, or a Tokio runtime's);
 /// `$fixture` is an `async fn() -> Fixture`.
+/// One `#[test]` per case of the alert store's part of the suite (`$fixture` is an
+/// `async fn() -> AlertFixture`); only the Postgres adapter implements `AlertStore` so far.
+#[macro_export]
+macro_rules! alert_store_suite {
+    ($run:path, $fixture:path) => {
+        $crate::log_store_suite!(@cases $run, $fixture;
+            destinations_are_made_renamed_and_deleted_within_names_and_limits,
+            rules_refuse_what_they_cannot_name_and_keep_what_they_use,
+            test_messages_are_logged_and_sent_again_only_when_finished);
+    };
+}
+
 #[macro_export]
 macro_rules! log_store_suite {
     ($run:path, $fixture:path) => {
