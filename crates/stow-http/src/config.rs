@@ -127,6 +127,10 @@ where
     }
 }
 
+/// The `SECOND_FACTOR_KEY` of [`Config::for_tests`] (a process a test starts is given the same,
+/// so it can open what the test's own services sealed).
+pub const TEST_SECOND_FACTOR_KEY: [u8; 32] = [42; 32];
+
 /// `SECOND_FACTOR_KEY`: 32 random bytes in standard Base64 (`openssl rand -base64 32`).
 fn parse_seal_key(b64: &str) -> Result<auth_core::second_factor::SealKey, ConfigError> {
     auth_core::second_factor::SealKey::from_base64(b64).map_err(|_| {
@@ -359,7 +363,9 @@ impl Config {
             trusted_proxies: Vec::new(),
             // the database's secrets, read afresh for every request (a rotation shows at once)
             signing_secret: None,
-            second_factor_key: Some(auth_core::second_factor::SealKey::new([42; 32])),
+            second_factor_key: Some(auth_core::second_factor::SealKey::new(
+                TEST_SECOND_FACTOR_KEY,
+            )),
             // the tests' receivers listen on loopback
             alerts_allow_insecure: true,
             alerts_poll: Duration::from_millis(50),

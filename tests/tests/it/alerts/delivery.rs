@@ -371,12 +371,7 @@ async fn a_discord_backlog_goes_out_as_one_message_with_a_summary() {
 /// its lease runs out, another instance sends it, with the same `webhook-id`.
 #[tokio::test]
 async fn a_delivery_taken_by_a_worker_that_died_is_sent_by_another_instance() {
-    // this instance's worker looks once, at its start, then sleeps past the test
-    let app = spawn_with(Options {
-        tweak: |c| c.alerts_poll = std::time::Duration::from_secs(3600),
-        ..Options::default()
-    })
-    .await;
+    let app = spawn_with_idle_worker().await;
     let mut hook = Receiver::start();
     let search = saved_search(&app, "Bans", json!({ "eventType": "admin.ban" })).await;
     let (dst, _) = destination(&app, "Hook", "webhook", &hook.url).await;

@@ -3,6 +3,8 @@
 //! firings.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use base64::Engine as _;
 use std::process::Stdio;
 use std::time::{Duration as StdDuration, Instant};
 
@@ -16,10 +18,11 @@ async fn start_worker(app: &TestApp, proxy: &Proxy) -> (tokio::process::Child, S
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_logs_api_test_shim"))
         .env("DATABASE_URL", proxy.database_url_for(app))
         .env("LOGS_API_ADDR", format!("127.0.0.1:{port}"))
-        // the key `Config::for_tests` seals destinations' secrets with ([42; 32])
+        // the key `Config::for_tests` seals destinations' secrets with
         .env(
             "SECOND_FACTOR_KEY",
-            "KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio=",
+            base64::engine::general_purpose::STANDARD
+                .encode(stow_http::config::TEST_SECOND_FACTOR_KEY),
         )
         .env("ALERTS_ALLOW_INSECURE", "true")
         .env("ALERTS_POLL_MS", "50")
@@ -54,12 +57,8 @@ async fn ban_batches(app: &TestApp, range: std::ops::Range<usize>) {
 /// gone out is sent again with the same id, never as a new delivery.
 #[tokio::test]
 async fn a_burst_of_firings_survives_kill_9_of_the_worker_and_a_database_restart() {
-    // the in-process host commits the batches; its own worker looks once, at its start
-    let app = spawn_with(Options {
-        tweak: |c| c.alerts_poll = StdDuration::from_secs(3600),
-        ..Options::default()
-    })
-    .await;
+    // the in-process host commits the batches; its own worker stays idle
+    let app = spawn_with_idle_worker().await;
     let mut hook = Receiver::start();
     let search = saved_search(&app, "Bans", json!({ "eventType": "admin.ban" })).await;
     let (dst, _) = destination(&app, "SIEM", "webhook", &hook.url).await;

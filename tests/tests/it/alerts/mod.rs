@@ -70,6 +70,16 @@ async fn rule(app: &TestApp, body: Value) -> String {
 }
 
 /// The delivery log (newest first), every rule's or one's.
+/// An app whose own delivery worker looks once, at its start, then sleeps past the test: the
+/// deliveries are left to whatever other worker the test starts.
+async fn spawn_with_idle_worker() -> TestApp {
+    spawn_with(Options {
+        tweak: |c| c.alerts_poll = std::time::Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await
+}
+
 async fn deliveries(app: &TestApp, rule: Option<&str>) -> Vec<Value> {
     let path = match rule {
         Some(r) => format!("/v1/logs/alert-deliveries?ruleId={r}"),
