@@ -320,6 +320,8 @@ pub struct NameQuery {
 /// `player` matches it), newest first, below `after`, at most `limit`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayerEventsQuery {
+    /// The organization `servers` belong to (a store may find identifiers by organization).
+    pub org: OrgId,
     pub servers: Vec<ServerId>,
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,

@@ -83,6 +83,7 @@ pub async fn player(
                 let queries: Vec<PlayerEventsQuery> = servers
                     .chunks(SERVERS_PER_READ)
                     .map(|group| PlayerEventsQuery {
+                        org: auth.org.id.clone(),
                         servers: group.iter().map(|s| s.id.clone()).collect(),
                         from: search.from,
                         to: search.to,

@@ -497,10 +497,19 @@ pub async fn events_are_found_by_their_players_name(f: &Fixture) {
 /// first, does: by id, by identifier written whole or without its kind, as actor or target,
 /// paged by `after`, and only on the servers named.
 pub async fn one_players_events_on_many_servers_are_one_read(f: &Fixture) {
-    let (q, _) = seed_people(f).await;
+    let (q, now) = seed_people(f).await;
+    let (_, tb) = targets(f);
+    let t = |mins: i64| (now - Duration::minutes(mins)).to_rfc3339();
+    ingest_json(f, &tb, json!({ "batch_id": "batch-people-2", "events": [
+        // a target id that is an identifier's whole text; an identifier under another kind
+        { "level": "info", "message": "e10", "event_type": "chat", "occurred_at": t(35),
+          "player_identifiers": { "license2": "license:aaa" }, "target_player_id": "license:ddd" },
+    ]}))
+    .await;
     let both = vec![f.a.0.clone(), f.b.0.clone()];
     let read = |player: &str, servers: Vec<ServerId>, after, limit| {
         let q = crate::store::PlayerEventsQuery {
+            org: f.org.clone(),
             servers,
             from: q.from,
             to: q.to,
@@ -513,7 +522,7 @@ pub async fn one_players_events_on_many_servers_are_one_read(f: &Fixture) {
     let messages = |rows: &[crate::store::EventRow]| -> Vec<String> {
         rows.iter().map(|r| r.message.clone()).collect()
     };
-    let cases: [(&str, Vec<ServerId>, &[&str]); 7] = [
+    let cases: [(&str, Vec<ServerId>, &[&str]); 9] = [
         // e9 on b carries the license as an actor identifier only; e1 and e2 name it on a
         ("license:aaa", both.clone(), &["e2", "e9", "e1"]),
         ("license:aaa", vec![f.b.0.clone()], &["e9"]),
@@ -523,6 +532,9 @@ pub async fn one_players_events_on_many_servers_are_one_read(f: &Fixture) {
         ("discord:111", both.clone(), &["e1"]),
         // a player id that looks like an identifier
         ("license:ccc", both.clone(), &["e8"]),
+        ("license:ddd", both.clone(), &["e10"]),
+        // e10's license2 is no license (not in the first case), found under its own kind
+        ("license2:license:aaa", both.clone(), &["e10"]),
         ("license:aa", both.clone(), &[]),
     ];
     for (player, servers, expected) in cases {
