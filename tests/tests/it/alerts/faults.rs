@@ -3,10 +3,10 @@
 //! firings.
 
 use std::collections::{BTreeMap, BTreeSet};
-
-use base64::Engine as _;
 use std::process::Stdio;
 use std::time::{Duration as StdDuration, Instant};
+
+use base64::Engine as _;
 
 use super::*;
 use crate::resilience::{free_port, wait_ready, Proxy};

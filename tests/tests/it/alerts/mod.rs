@@ -69,7 +69,6 @@ async fn rule(app: &TestApp, body: Value) -> String {
     body["alertRule"]["id"].as_str().unwrap().to_owned()
 }
 
-/// The delivery log (newest first), every rule's or one's.
 /// An app whose own delivery worker looks once, at its start, then sleeps past the test: the
 /// deliveries are left to whatever other worker the test starts.
 async fn spawn_with_idle_worker() -> TestApp {
@@ -80,6 +79,7 @@ async fn spawn_with_idle_worker() -> TestApp {
     .await
 }
 
+/// The delivery log (newest first), every rule's or one's.
 async fn deliveries(app: &TestApp, rule: Option<&str>) -> Vec<Value> {
     let path = match rule {
         Some(r) => format!("/v1/logs/alert-deliveries?ruleId={r}"),
