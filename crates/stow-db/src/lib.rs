@@ -23,6 +23,7 @@ pub mod testing;
 use std::time::Duration;
 
 use auth_core::{Cause, StoreError};
+use deadpool::managed::QueueMode;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
@@ -99,8 +100,16 @@ impl Db {
             config.url.expose_secret(),
             manager_config,
         );
+        // Last in, first out: the connection handed out is the one used most recently, so
+        // requests one after another run on one backend whose catalog and plan caches are warm
+        // (a backend's first plan over the partitioned log tables costs several times a warm
+        // one), and connections beyond what concurrency needs stay idle instead of being cycled
+        // through. First in, first out (deadpool's default) gave each statement of a request the
+        // least recently used of all pooled connections. PgBouncer reuses server connections
+        // the same way by default.
         let pool = Pool::builder(manager)
             .max_size(config.max_connections)
+            .queue_mode(QueueMode::Lifo)
             .runtime(deadpool::Runtime::Tokio1)
             .wait_timeout(Some(config.acquire_timeout))
             .create_timeout(Some(config.acquire_timeout))

@@ -81,6 +81,42 @@ async fn pooled_connections_plan_every_statement_for_its_values() {
     assert_eq!(s.statement_timeout, "10s");
 }
 
+#[tokio::test]
+async fn the_pool_hands_out_the_connection_used_last() {
+    use diesel::sql_types::Integer;
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Backend {
+        #[diesel(sql_type = Integer)]
+        pid: i32,
+    }
+    async fn backend(conn: &mut stow_db::Conn) -> i32 {
+        let b: Backend = diesel::sql_query("SELECT pg_backend_pid() AS pid")
+            .get_result(conn)
+            .await
+            .unwrap();
+        b.pid
+    }
+    let url = testing::fresh_database().await.expect("fresh database");
+    let db = Db::connect(&DbConfig::new(url)).expect("pool");
+    // three connections in the pool, given back first, second, third
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(db.conn().await.unwrap());
+    }
+    let mut pids = Vec::new();
+    for conn in held.iter_mut() {
+        pids.push(backend(conn).await);
+    }
+    drop(held);
+    // statements one after another run on the backend given back last (its caches warm), never
+    // cycling through the idle ones
+    for _ in 0..4 {
+        let mut conn = db.conn().await.unwrap();
+        assert_eq!(backend(&mut conn).await, pids[2]);
+    }
+}
+
 /// Accounts and members of one fresh, migrated database.
 async fn members() -> Box<dyn auth_core::member_suite::MemberFixture> {
     let url = testing::fresh_database().await.expect("fresh database");
