@@ -101,10 +101,10 @@ impl Db {
             manager_config,
         );
         // Last in, first out: the connection handed out is the one used most recently, so
-        // requests one after another run on one backend whose catalog and plan caches are warm
-        // (a backend's first plan over the partitioned log tables costs several times a warm
-        // one), and connections beyond what concurrency needs stay idle instead of being cycled
-        // through. First in, first out (deadpool's default) gave each statement of a request the
+        // requests one after another run on one backend whose catalog caches are warm (a backend
+        // that has not yet opened the partitioned log tables plans over them much more slowly:
+        // the player lookup's statement took half as long again on a fresh connection), and
+        // connections beyond what concurrency needs stay idle instead of being cycled through. First in, first out (deadpool's default) gave each statement of a request the
         // least recently used of all pooled connections. PgBouncer reuses server connections
         // the same way by default.
         let pool = Pool::builder(manager)
