@@ -102,11 +102,11 @@ impl Db {
         );
         // Last in, first out: the connection handed out is the one used most recently, so
         // requests one after another run on one backend whose catalog caches are warm (a backend
-        // that has not yet opened the partitioned log tables plans over them much more slowly:
-        // the player lookup's statement took half as long again on a fresh connection), and
-        // connections beyond what concurrency needs stay idle instead of being cycled through. First in, first out (deadpool's default) gave each statement of a request the
-        // least recently used of all pooled connections. PgBouncer reuses server connections
-        // the same way by default.
+        // that has not yet opened the partitioned log tables plans over them more slowly), and
+        // connections beyond what concurrency needs stay idle instead of being cycled through.
+        // First in, first out (deadpool's default) gave each statement of a request the least
+        // recently used of all pooled connections. PgBouncer reuses server connections the same
+        // way by default.
         let pool = Pool::builder(manager)
             .max_size(config.max_connections)
             .queue_mode(QueueMode::Lifo)
