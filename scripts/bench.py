@@ -983,7 +983,8 @@ def bench_ingest(server_key):
         if i == 0:
             rows = export_copy_rows()
         t0 = time.time()
-        psql(f"\\copy log_events ({cols}) FROM '{csv}' CSV\n\\copy log_runs ({RUN_COLUMNS}) FROM '{runs_csv}' CSV")
+        with Watch() as copy1_watch:
+            psql(f"\\copy log_events ({cols}) FROM '{csv}' CSV\n\\copy log_runs ({RUN_COLUMNS}) FROM '{runs_csv}' CSV")
         copy.append(rows / (time.time() - t0))
         # the same rows in two concurrent COPY sessions, one per core: all Postgres can take on
         # this machine with the shipped indexes, with no HTTP service running beside it
@@ -995,7 +996,11 @@ def bench_ingest(server_key):
         copy_both.append(rows / secs)
         cpu["pg_copy"].append((pg1 - pg0) / rows * 1e6)
         cpu["pg_cores_copy"].append((pg1 - pg0) / secs)
-        rounds.append({"http": http_watch.result, "copy_2_sessions": copy_watch.result})
+        http_events = runs[-1]["requests"] * 500
+        for watch, n in ((http_watch, http_events), (copy1_watch, rows), (copy_watch, rows)):
+            watch.result["wal"]["bytes_per_event"] = round(watch.result["wal"]["bytes"] / n)
+            watch.result["wal"]["full_page_images_per_1000_events"] = round(watch.result["wal"]["full_page_images"] * 1000 / n, 1)
+        rounds.append({"http": http_watch.result, "copy_1_session": copy1_watch.result, "copy_2_sessions": copy_watch.result})
         log(f"ingest round {i + 1}: HTTP {runs[-1]['requests'] * 500 / (runs[-1]['duration_us'] / 1e6):,.0f} events/s, "
             f"COPY {copy[-1]:,.0f} rows/s, two sessions {copy_both[-1]:,.0f} rows/s; during HTTP {http_watch.result}, "
             f"during two-session COPY {copy_watch.result}")
@@ -1110,8 +1115,9 @@ def soak_activity(stop, seen):
 
 
 class Watch:
-    """While a block runs: the machine's CPU split (/proc/stat) and what autovacuum works on
-    (sampled each second, as in the soak), for the ingestion rounds' diagnostics."""
+    """While a block runs: the machine's CPU split (/proc/stat), what autovacuum works on and
+    what active backends wait on (sampled each second, as in the soak), and the WAL written, for
+    the ingestion rounds' diagnostics."""
 
     def __enter__(self):
         self.seen, self.stop = [], threading.Event()
@@ -1119,7 +1125,15 @@ class Watch:
         self.thread.start()
         self.machine = machine_now()
         self.buffers = self.written()
+        self.wal = self.wal_so_far()
         return self
+
+    @staticmethod
+    def wal_so_far():
+        """`pg_stat_wal`'s records, full-page images and bytes so far, and the checkpoints
+        started: a phase that runs just after a checkpoint has begun logs a whole page the first
+        time it changes each page, whichever phase that is."""
+        return [int(x) for x in psql("SELECT wal_records, wal_fpi, wal_bytes, (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) FROM pg_stat_wal").split("|")]
 
     @staticmethod
     def written():
@@ -1136,8 +1150,10 @@ class Watch:
         end = machine_now()
         split = machine_split(self.machine, end)
         buffers = dict(zip(("checkpoint", "bgwriter", "backends", "allocated"), (b - a for a, b in zip(self.buffers, self.written()))))
+        wal = dict(zip(("records", "full_page_images", "bytes", "checkpoints"), (b - a for a, b in zip(self.wal, self.wal_so_far()))))
         self.result = {"idle_pct": split["idle"], "system_pct": split["system"], "free_mib": end["free_mib"],
-                       "autovacuum_s": tally(self.seen, "autovacuum"), "buffers_written": buffers}
+                       "autovacuum_s": tally(self.seen, "autovacuum"), "waits_s": tally(self.seen, "wait"),
+                       "buffers_written": buffers, "wal": wal}
         return False
 
 
