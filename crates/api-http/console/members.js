@@ -160,67 +160,83 @@ async function render(root, ctx) {
           },
           'Change',
         ),
-        h(
-          'button',
-          {
-            type: 'button',
-            onclick: async () => {
-              try {
-                const made = await api(
-                  'POST',
-                  `/members/${encodeURIComponent(m.id)}/password-reset`,
-                );
-                const link = `${location.origin}${made.resetPath}`;
-                await dialog(
-                  `A new password for ${m.login}`,
-                  h(
-                    'div',
-                    {},
-                    h('p', {}, 'Send them this link. It works once, for 24 hours:'),
-                    h('p', {}, h('code', { class: 'secret' }, link)),
-                    h(
-                      'button',
-                      { type: 'button', onclick: () => copy(link, 'Reset link') },
-                      'Copy link',
-                    ),
-                  ),
-                  [['Done', 'done', 'primary']],
-                );
-              } catch (err) {
-                toast(sentence(err), 'error');
-              }
-            },
-          },
-          'Reset password',
-        ),
-        h(
-          'button',
-          {
-            type: 'button',
-            onclick: async () => {
-              const choice = await dialog(
-                `Remove ${m.login}'s second factor?`,
-                h(
-                  'p',
-                  {},
-                  'For a member who lost their authenticator app and their recovery codes: they sign in with their password alone and can set up a new one. Their console sessions end.',
-                ),
-                [
-                  ['Cancel', ''],
-                  ['Remove second factor', 'yes', 'danger'],
-                ],
-              );
-              if (choice !== 'yes') return;
-              try {
-                await api('DELETE', `/members/${encodeURIComponent(m.id)}/second-factor`);
-                toast(`${m.login} signs in with their password alone now.`);
-              } catch (err) {
-                toast(sentence(err), 'error');
-              }
-            },
-          },
-          'Remove second factor',
-        ),
+        ...(m.credentialsInReach
+          ? [
+              h(
+                'button',
+                {
+                  type: 'button',
+                  onclick: async () => {
+                    try {
+                      const made = await api(
+                        'POST',
+                        `/members/${encodeURIComponent(m.id)}/password-reset`,
+                      );
+                      const link = `${location.origin}${made.resetPath}`;
+                      await dialog(
+                        `A new password for ${m.login}`,
+                        h(
+                          'div',
+                          {},
+                          h('p', {}, 'Send them this link. It works once, for 24 hours:'),
+                          h('p', {}, h('code', { class: 'secret' }, link)),
+                          h(
+                            'button',
+                            { type: 'button', onclick: () => copy(link, 'Reset link') },
+                            'Copy link',
+                          ),
+                        ),
+                        [['Done', 'done', 'primary']],
+                      );
+                    } catch (err) {
+                      toast(sentence(err), 'error');
+                    }
+                  },
+                },
+                'Reset password',
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  onclick: async () => {
+                    const choice = await dialog(
+                      `Remove ${m.login}'s second factor?`,
+                      h(
+                        'p',
+                        {},
+                        'For a member who lost their authenticator app and their recovery codes: they sign in with their password alone and can set up a new one. Their console sessions end.',
+                      ),
+                      [
+                        ['Cancel', ''],
+                        ['Remove second factor', 'yes', 'danger'],
+                      ],
+                    );
+                    if (choice !== 'yes') return;
+                    try {
+                      await api('DELETE', `/members/${encodeURIComponent(m.id)}/second-factor`);
+                      toast(`${m.login} signs in with their password alone now.`);
+                    } catch (err) {
+                      toast(sentence(err), 'error');
+                    }
+                  },
+                },
+                'Remove second factor',
+              ),
+            ]
+          : [
+              h(
+                'span',
+                {
+                  class: 'muted',
+                  title:
+                    m.id === me?.id
+                      ? 'Your own password and second factor are on your Account page.'
+                      : 'Their password and second factor are theirs in every organization they belong to, and they also belong to one you do not manage: they change them on their Account page, or an operator does.',
+                },
+                m.id === me?.id ? 'Account page' : 'Other organization',
+              ),
+            ]),
         h(
           'button',
           {

@@ -39,7 +39,8 @@
  */
 
 /**
- * @typedef {Grant & { id: string, login: string, displayName: string | null, joinedAt: string }} Member
+ * @typedef {Grant & { id: string, login: string, displayName: string | null, joinedAt: string,
+ *   credentialsInReach: boolean }} Member
  * @typedef {Grant & { id: string, note: string | null, expiresAt: string, expired: boolean }} PendingInvitation
  * @typedef {{ members: Member[], invitations: PendingInvitation[] }} MemberList
  */

@@ -197,12 +197,13 @@ pub trait MemberStore: Send + Sync {
         now: DateTime<Utc>,
         audit: &Audit,
     ) -> Result<Option<MemberId>, StoreError>;
-    /// The member an open reset (at `now`) is for, without using it.
+    /// The member an open reset (at `now`) is for, and who made it (`None`: an operator), without
+    /// using it.
     async fn reset_member(
         &self,
         token_hash: &[u8; 32],
         now: DateTime<Utc>,
-    ) -> Result<Option<Member>, StoreError>;
+    ) -> Result<Option<(Member, Option<MemberId>)>, StoreError>;
 
     async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError>;
     /// By normalized login.
@@ -286,3 +287,206 @@ pub const SECOND_FACTOR_ON: &str =
 
 /// The conflict text when a change would leave no owner.
 pub const LAST_OWNER: &str = "an organization keeps at least one owner";
+
+/// Why someone may not change a person's password or second factor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CredentialRefusal {
+    /// Beyond the actor's reach in an organization they manage (for example an admin and an
+    /// owner).
+    #[error(transparent)]
+    Beyond(crate::roles::Refusal),
+    /// The person also belongs to an organization the actor does not manage, or manages with
+    /// less reach than the person holds there.
+    #[error(
+        "this member also belongs to another organization that you do not manage; their password and second factor are theirs in every organization, so only they (on their Account page, or with a recovery code) or an operator (`stowctl member set-password`, `stowctl member reset-second-factor`) can change them"
+    )]
+    OtherOrganization,
+}
+
+/// Whether the person holding `actor` (their memberships) may change the credentials — password,
+/// second factor, sessions everywhere — of the person holding `target`.
+///
+/// A password and a second factor belong to the person, not to one membership: whoever changes
+/// them can sign in as that person in every organization they belong to. So the change is
+/// allowed only to someone who could make it in **every** one of those organizations: for each
+/// of the target's memberships the actor holds a membership in the same organization whose grant
+/// reaches the target's there ([`crate::roles::check_grant`]: it manages members, and the
+/// target's role, servers and paths lie within it). A person with no membership at all is
+/// refused like one in another organization (nobody reaches them).
+pub fn check_credential_reach(
+    actor: &[Membership],
+    target: &[Membership],
+) -> Result<(), CredentialRefusal> {
+    if target.is_empty() {
+        return Err(CredentialRefusal::OtherOrganization);
+    }
+    // the organizations the actor manages are checked first, so a refusal in one of them (an
+    // admin and an owner) names the role rather than "another organization"
+    let mut other = false;
+    for theirs in target {
+        match actor.iter().find(|m| m.org_id == theirs.org_id) {
+            Some(mine) => {
+                crate::roles::check_grant(&mine.grant, Some(&theirs.grant), &theirs.grant)
+                    .map_err(CredentialRefusal::Beyond)?
+            }
+            None => other = true,
+        }
+    }
+    if other {
+        return Err(CredentialRefusal::OtherOrganization);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod credential_tests {
+    use super::*;
+    use crate::roles::{Refusal, Role};
+    use crate::server_scope::ServerScope;
+    use crate::ServerId;
+
+    fn ms(org: &str, who: &str, grant: Grant) -> Membership {
+        let t = chrono::DateTime::UNIX_EPOCH;
+        Membership {
+            org_id: OrgId::from(org),
+            member_id: MemberId::from(who),
+            grant,
+            created_at: t,
+            updated_at: t,
+        }
+    }
+
+    fn role(r: Role) -> Grant {
+        Grant::everywhere(r)
+    }
+
+    fn on(r: Role, servers: &[&str]) -> Grant {
+        Grant {
+            servers: ServerScope::Only(servers.iter().map(|s| ServerId::from(*s)).collect()),
+            ..Grant::everywhere(r)
+        }
+    }
+
+    #[test]
+    fn one_organization_follows_the_grant_rule() {
+        use Role::*;
+        for (actor, target, ok) in [
+            (Owner, Owner, true),
+            (Owner, Admin, true),
+            (Owner, Viewer, true),
+            (Admin, Admin, true),
+            (Admin, Moderator, true),
+            (Admin, Owner, false),
+            (Moderator, Viewer, false),
+            (Viewer, Viewer, false),
+        ] {
+            let got = check_credential_reach(
+                &[ms("org_a", "mem_actor", role(actor))],
+                &[ms("org_a", "mem_t", role(target))],
+            );
+            assert_eq!(got.is_ok(), ok, "{actor:?} on {target:?}: {got:?}");
+            if !ok {
+                assert!(matches!(got, Err(CredentialRefusal::Beyond(_))), "{got:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_person_in_another_organization_is_out_of_reach() {
+        // the reported takeover: an admin of A on an owner of A and B
+        let actor = [ms("org_a", "mem_actor", role(Role::Admin))];
+        let target = [
+            ms("org_a", "mem_t", role(Role::Viewer)),
+            ms("org_b", "mem_t", role(Role::Owner)),
+        ];
+        assert_eq!(
+            check_credential_reach(&actor, &target),
+            Err(CredentialRefusal::OtherOrganization)
+        );
+        // even an owner of A, and even when the person is a viewer in B
+        let actor = [ms("org_a", "mem_actor", role(Role::Owner))];
+        let target = [
+            ms("org_a", "mem_t", role(Role::Viewer)),
+            ms("org_b", "mem_t", role(Role::Viewer)),
+        ];
+        assert_eq!(
+            check_credential_reach(&actor, &target),
+            Err(CredentialRefusal::OtherOrganization)
+        );
+    }
+
+    #[test]
+    fn reach_in_every_organization_allows_it() {
+        let actor = [
+            ms("org_a", "mem_actor", role(Role::Owner)),
+            ms("org_b", "mem_actor", role(Role::Admin)),
+            ms("org_c", "mem_actor", role(Role::Viewer)),
+        ];
+        let target = [
+            ms("org_a", "mem_t", role(Role::Admin)),
+            ms("org_b", "mem_t", role(Role::Moderator)),
+        ];
+        assert_eq!(check_credential_reach(&actor, &target), Ok(()));
+    }
+
+    #[test]
+    fn less_reach_in_one_shared_organization_refuses() {
+        // owner in A, but only an admin in B where the person is an owner
+        let actor = [
+            ms("org_a", "mem_actor", role(Role::Owner)),
+            ms("org_b", "mem_actor", role(Role::Admin)),
+        ];
+        let target = [
+            ms("org_a", "mem_t", role(Role::Viewer)),
+            ms("org_b", "mem_t", role(Role::Owner)),
+        ];
+        assert_eq!(
+            check_credential_reach(&actor, &target),
+            Err(CredentialRefusal::Beyond(Refusal::OwnerOnly))
+        );
+        // a viewer in B manages nobody there
+        let actor = [
+            ms("org_a", "mem_actor", role(Role::Owner)),
+            ms("org_b", "mem_actor", role(Role::Viewer)),
+        ];
+        let target = [
+            ms("org_a", "mem_t", role(Role::Viewer)),
+            ms("org_b", "mem_t", role(Role::Viewer)),
+        ];
+        assert_eq!(
+            check_credential_reach(&actor, &target),
+            Err(CredentialRefusal::Beyond(Refusal::CannotManageMembers))
+        );
+    }
+
+    #[test]
+    fn server_scope_counts_in_each_organization() {
+        // an admin of one server of B does not reach a moderator of every server of B
+        let actor = [
+            ms("org_a", "mem_actor", role(Role::Owner)),
+            ms("org_b", "mem_actor", on(Role::Admin, &["srv_1"])),
+        ];
+        let target = [
+            ms("org_a", "mem_t", role(Role::Viewer)),
+            ms("org_b", "mem_t", role(Role::Moderator)),
+        ];
+        assert_eq!(
+            check_credential_reach(&actor, &target),
+            Err(CredentialRefusal::Beyond(Refusal::ServersBeyondOwn))
+        );
+        let target = [
+            ms("org_a", "mem_t", role(Role::Viewer)),
+            ms("org_b", "mem_t", on(Role::Moderator, &["srv_1"])),
+        ];
+        assert_eq!(check_credential_reach(&actor, &target), Ok(()));
+    }
+
+    #[test]
+    fn nobody_reaches_a_person_without_memberships() {
+        let actor = [ms("org_a", "mem_actor", role(Role::Owner))];
+        assert_eq!(
+            check_credential_reach(&actor, &[]),
+            Err(CredentialRefusal::OtherOrganization)
+        );
+    }
+}

@@ -457,6 +457,7 @@ pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
     use crate::member::PasswordReset;
     let acme = org(store, "Acme").await;
     let ana = member(store, &acme.id, "ana", Grant::everywhere(Role::Viewer)).await;
+    let bo = member(store, &acme.id, "bo", Grant::everywhere(Role::Admin)).await;
     let now = Utc::now();
     let reset = |token: &str, at: chrono::DateTime<Utc>| PasswordReset {
         member_id: ana.clone(),
@@ -475,7 +476,10 @@ pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
         .unwrap();
     store
         .create_reset(
-            &reset("second", now + Duration::seconds(1)),
+            &PasswordReset {
+                made_by: Some(bo.clone()),
+                ..reset("second", now + Duration::seconds(1))
+            },
             &acme.id,
             &crate::audit::Audit::operator("test"),
         )
@@ -500,8 +504,9 @@ pub async fn a_reset_works_once_before_it_expires_and_replaces_older_ones(
             .reset_member(&token_hash("second"), later)
             .await
             .unwrap()
-            .map(|m| m.id),
-        Some(ana.clone())
+            .map(|(m, made_by)| (m.id, made_by)),
+        Some((ana.clone(), Some(bo.clone()))),
+        "the member it is for, and its maker"
     );
     let expiry = now + Duration::seconds(1) + Duration::hours(1);
     assert_eq!(

@@ -512,19 +512,19 @@ impl MemberStore for PgAccounts {
         &self,
         token_hash: &[u8; 32],
         now: DateTime<Utc>,
-    ) -> Result<Option<Member>, StoreError> {
+    ) -> Result<Option<(Member, Option<MemberId>)>, StoreError> {
         let mut conn = self.db().conn().await?;
-        let row: Option<MemberRow> = password_resets::table
+        let row: Option<(MemberRow, Option<String>)> = password_resets::table
             .inner_join(members::table.on(members::id.eq(password_resets::member_id)))
             .filter(password_resets::token_hash.eq(&token_hash[..]))
             .filter(password_resets::used_at.is_null())
             .filter(password_resets::expires_at.gt(now))
-            .select(MemberRow::as_select())
+            .select((MemberRow::as_select(), password_resets::made_by))
             .first(&mut conn)
             .await
             .optional()
             .map_err(db_error)?;
-        Ok(row.map(Into::into))
+        Ok(row.map(|(member, made_by)| (member.into(), made_by.map(MemberId::from))))
     }
 
     async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError> {

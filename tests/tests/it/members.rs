@@ -77,13 +77,18 @@ async fn browser(app: &TestApp, res: reqwest::Response) -> Browser<'_> {
 
 /// An invitation to the test organization (as `stowctl member invite` makes one); its token.
 async fn invitation(app: &TestApp, grant: Grant, hours: i64) -> String {
+    invitation_to(app, &app.org.id, grant, hours).await
+}
+
+/// An invitation to organization `org`; its token.
+async fn invitation_to(app: &TestApp, org: &auth_core::OrgId, grant: Grant, hours: i64) -> String {
     let token = new_token();
     let now = chrono::Utc::now();
     app.accounts
         .create_invitation(
             &Invitation {
                 id: InvitationId::generate(),
-                org_id: app.org.id.clone(),
+                org_id: org.clone(),
                 grant,
                 invited_by: None,
                 token_hash: token_hash(&token),
@@ -109,6 +114,18 @@ async fn member<'a>(app: &'a TestApp, login: &str, grant: Grant) -> Browser<'a> 
     )
     .await;
     browser(app, res).await
+}
+
+/// `login` (a member already, with [`PASSWORD`]) joins organization `org` holding `grant`.
+async fn join(app: &TestApp, org: &auth_core::OrgId, login: &str, grant: Grant) {
+    let token = invitation_to(app, org, grant, 1).await;
+    let res = console_post(
+        app,
+        "/invitation/accept",
+        json!({ "token": token, "login": login, "password": PASSWORD }),
+    )
+    .await;
+    assert_eq!(res.status(), 200, "{login} joins {org}");
 }
 
 async fn sign_in(app: &TestApp, login: &str, password: &str) -> reqwest::Response {
@@ -1346,4 +1363,129 @@ async fn wrong_codes_add_up_even_with_the_right_password() {
         429,
         "even a right code waits its turn"
     );
+}
+
+/// A password and a second factor are the person's, not one membership's: an admin or owner of
+/// one organization may not change them for someone who also belongs to an organization they do
+/// not manage (the reported takeover: an admin of A reset the second factor and the password of an
+/// owner of A and B, then signed in to B as them). Someone who manages them everywhere may.
+#[tokio::test]
+async fn credentials_of_a_member_of_another_organization_are_out_of_reach() {
+    let app = spawn().await;
+    let other = app
+        .accounts
+        .create_org("Other", "other", "pro")
+        .await
+        .unwrap();
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    let admin = member(&app, "adam", Grant::everywhere(Role::Admin)).await;
+    let vic = member(&app, "vic", Grant::everywhere(Role::Viewer)).await;
+    join(&app, &other.id, "vic", Grant::everywhere(Role::Owner)).await;
+    let (_, me) = vic.status(Method::GET, "/v1/whoami", None).await;
+    let vic_id = auth_core::MemberId::new(me["member"]["id"].as_str().unwrap());
+    turn_on(&app, &vic, &vic_id).await;
+
+    for (who, actor) in [("admin", &admin), ("owner", &owner)] {
+        let (status, body) = actor
+            .status(
+                Method::DELETE,
+                &format!("/v1/members/{vic_id}/second-factor"),
+                None,
+            )
+            .await;
+        assert_eq!(status, 403, "{who}: {body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("another organization"),
+            "{body}"
+        );
+        let (status, body) = actor
+            .status(
+                Method::POST,
+                &format!("/v1/members/{vic_id}/password-reset"),
+                None,
+            )
+            .await;
+        assert_eq!(status, 403, "{who}: {body}");
+    }
+    assert!(
+        app.accounts.second_factor(&vic_id).await.unwrap().is_some(),
+        "vic's second factor stays"
+    );
+    // the list says where the credential actions work
+    let (_, listed) = admin.status(Method::GET, "/v1/members", None).await;
+    let in_reach = |login: &str| {
+        listed["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["login"] == login)
+            .unwrap()["credentialsInReach"]
+            .clone()
+    };
+    assert_eq!(in_reach("vic"), false, "{listed}");
+    assert_eq!(in_reach("adam"), false, "not one's own");
+    assert_eq!(in_reach("olga"), false, "an admin and an owner");
+    let (_, listed_by_owner) = owner.status(Method::GET, "/v1/members", None).await;
+    let adam = listed_by_owner["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["login"] == "adam")
+        .unwrap()
+        .clone();
+    assert_eq!(adam["credentialsInReach"], true, "{adam}");
+
+    // a link made while the person belonged here alone stops working when they join elsewhere
+    let ann = member(&app, "ann", Grant::everywhere(Role::Viewer)).await;
+    let ann_id = owner.member_id("ann").await;
+    let (status, made) = admin
+        .status(
+            Method::POST,
+            &format!("/v1/members/{ann_id}/password-reset"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let token = made["token"].as_str().unwrap().to_owned();
+    join(&app, &other.id, "ann", Grant::everywhere(Role::Viewer)).await;
+    let preview = console_post(&app, "/password-reset/preview", json!({ "token": token })).await;
+    expect_error(preview, 403, "FORBIDDEN").await;
+    let used = console_post(
+        &app,
+        "/password-reset",
+        json!({ "token": token, "password": "violet Harbor lantern 42" }),
+    )
+    .await;
+    expect_error(used, 403, "FORBIDDEN").await;
+    assert_eq!(sign_in(&app, "ann", PASSWORD).await.status(), 200);
+    drop(ann);
+
+    // an owner of both organizations reaches vic in each: allowed
+    join(&app, &other.id, "olga", Grant::everywhere(Role::Owner)).await;
+    let (status, body) = owner
+        .status(
+            Method::DELETE,
+            &format!("/v1/members/{vic_id}/second-factor"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = owner
+        .status(
+            Method::POST,
+            &format!("/v1/members/{vic_id}/password-reset"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    // the refusals are in the audit log, as attempts
+    let refused = app
+        .count(
+            "SELECT count(*) AS n FROM audit_events WHERE refused IS NOT NULL AND target = 'vic'",
+        )
+        .await;
+    assert_eq!(refused, 4, "two actors × two routes");
 }

@@ -4,6 +4,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::console_session::token_hash;
+use auth_core::member::check_credential_reach;
 use serde::{Deserialize, Serialize};
 use stow_http::{ApiError, Code, Json};
 
@@ -23,6 +24,35 @@ pub struct ResetFor {
     login: String,
 }
 
+/// The member an open link is for, when its maker still reaches them in every organization they
+/// belong to (`auth_core::member::check_credential_reach`): a link made while the person belonged
+/// to the maker's organization alone stops working once they join another one, and one whose
+/// maker lost the role that made it stops too. Links an operator made (`stowctl`) always work.
+async fn open_link_for(
+    console: &Console,
+    hash: &[u8; 32],
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<auth_core::member::Member, ApiError> {
+    let (member, made_by) = console
+        .members
+        .reset_member(hash, now)
+        .await?
+        .ok_or_else(not_open)?;
+    if let Some(maker) = made_by {
+        let (theirs, makers) = futures::try_join!(
+            console.members.memberships(&member.id),
+            console.members.memberships(&maker)
+        )?;
+        check_credential_reach(&makers, &theirs).map_err(|_| {
+            ApiError::new(
+                Code::Forbidden,
+                "this reset link no longer works: you now belong to an organization its maker does not manage; change your password on your Account page, or ask an operator",
+            )
+        })?;
+    }
+    Ok(member)
+}
+
 fn not_open() -> ApiError {
     ApiError::new(
         Code::NotFound,
@@ -38,11 +68,8 @@ pub async fn preview(
 ) -> Result<HttpResponse, ApiError> {
     same_origin(&req)?;
     check_address(&req, &console).await?;
-    let member = console
-        .members
-        .reset_member(&token_hash(body.token.trim()), chrono::Utc::now())
-        .await?
-        .ok_or_else(not_open)?;
+    let member =
+        open_link_for(&console, &token_hash(body.token.trim()), chrono::Utc::now()).await?;
     Ok(no_store(HttpResponse::Ok().json(ResetFor {
         login: member.login,
     })))
@@ -67,11 +94,7 @@ pub async fn reset(
     let body = body.into_inner();
     let hash = token_hash(body.token.trim());
     let now = chrono::Utc::now();
-    let member = console
-        .members
-        .reset_member(&hash, now)
-        .await?
-        .ok_or_else(not_open)?;
+    let member = open_link_for(&console, &hash, now).await?;
     auth_core::password::check_new(&body.password, &member.login)
         .map_err(|weak| ApiError::invalid_request(format!("`password`: {weak}")))?;
     let password_hash = console.passwords.hash(body.password).await?;

@@ -1,8 +1,9 @@
 //! `GET /v1/members`: the organization's members and pending invitations.
 
 use actix_web::{web, HttpResponse};
-use auth_core::member::{Invitation, Member, Membership};
+use auth_core::member::{check_credential_reach, Invitation, Member, Membership};
 use auth_core::Server;
+use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
@@ -73,12 +74,24 @@ impl InvitationOut {
     }
 }
 
+/// A member as listed, with what the caller may do to their credentials.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedMember {
+    #[serde(flatten)]
+    pub member: MemberOut,
+    /// Whether the caller may make a password reset link for this member or remove their second
+    /// factor: only someone who manages them in every organization they belong to (a password
+    /// and a second factor are the person's, not this membership's). False for oneself.
+    pub credentials_in_reach: bool,
+}
+
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListMembersResponse {
     pub success: bool,
     /// By sign-in name.
-    pub members: Vec<MemberOut>,
+    pub members: Vec<ListedMember>,
     /// Newest first.
     pub invitations: Vec<InvitationOut>,
     pub request_id: String,
@@ -97,16 +110,33 @@ pub async fn list_members(
     auth: Auth,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
-    manager(&auth)?;
+    let actor = manager(&auth)?;
     let org = &auth.org.id;
+    let store = &state.stores.members;
     let servers = state.stores.accounts.list_servers(org).await?;
-    let members = state.stores.members.list_members(org).await?;
-    let invitations = state.stores.members.pending_invitations(org).await?;
+    let members = store.list_members(org).await?;
+    let invitations = store.pending_invitations(org).await?;
+    let mine = store.memberships(&actor.id).await?;
+    let in_reach: Vec<bool> = futures::stream::iter(&members)
+        .map(|(m, _)| async {
+            if m.id == actor.id {
+                return Ok(false);
+            }
+            let theirs = store.memberships(&m.id).await?;
+            Ok::<_, ApiError>(check_credential_reach(&mine, &theirs).is_ok())
+        })
+        .buffered(8)
+        .try_collect()
+        .await?;
     Ok(HttpResponse::Ok().json(ListMembersResponse {
         success: true,
         members: members
             .iter()
-            .map(|(m, ms)| MemberOut::new(&servers, m, ms))
+            .zip(in_reach)
+            .map(|((m, ms), credentials_in_reach)| ListedMember {
+                member: MemberOut::new(&servers, m, ms),
+                credentials_in_reach,
+            })
             .collect(),
         invitations: invitations
             .iter()

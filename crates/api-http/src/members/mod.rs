@@ -13,6 +13,7 @@ pub mod second_factor;
 pub mod update;
 
 use auth_core::key::MemberAct;
+use auth_core::member::{check_credential_reach, CredentialRefusal};
 use auth_core::roles::{Capability, Refusal};
 use stow_http::{ApiError, Auth, Code};
 
@@ -24,10 +25,11 @@ fn manager(auth: &Auth) -> Result<&MemberAct, ApiError> {
         .ok_or_else(|| auth_core::AuthError::MembersOnly.into())
 }
 
-/// Refuses a change to `target` beyond the actor's reach — only a member the actor could have
-/// invited as they are (an admin never an owner) — and records the refusal as an attempt at
-/// `action`.
-async fn within_reach(
+/// Refuses a change to `target`'s credentials (password, second factor) unless the actor could
+/// make it in every organization the person belongs to (`auth_core::member::check_credential_reach`:
+/// a password or second factor is the person's, not this membership's), and records the refusal
+/// as an attempt at `action`.
+async fn credentials_within_reach(
     state: &crate::state::CdnState,
     req: &actix_web::HttpRequest,
     auth: &Auth,
@@ -35,23 +37,29 @@ async fn within_reach(
     target: &auth_core::member::MemberContext,
     action: auth_core::audit::Action,
 ) -> Result<(), ApiError> {
-    let grant = &target.membership.grant;
-    match auth_core::roles::check_grant(&actor.grant, Some(grant), grant) {
-        Ok(()) => Ok(()),
-        Err(r) => {
-            let details = serde_json::json!({ "memberId": target.member.id });
-            Err(crate::audit::refused(
-                state,
-                req,
-                auth,
-                action,
-                &target.member.login,
-                details,
-                refused(r),
-            )
-            .await)
+    let members = &state.stores.members;
+    let (mine, theirs) = futures::try_join!(
+        members.memberships(&actor.id),
+        members.memberships(&target.member.id)
+    )?;
+    let refusal = match check_credential_reach(&mine, &theirs) {
+        Ok(()) => return Ok(()),
+        Err(CredentialRefusal::Beyond(r)) => refused(r),
+        Err(other @ CredentialRefusal::OtherOrganization) => {
+            ApiError::new(Code::Forbidden, other.to_string())
         }
-    }
+    };
+    let details = serde_json::json!({ "memberId": target.member.id });
+    Err(crate::audit::refused(
+        state,
+        req,
+        auth,
+        action,
+        &target.member.login,
+        details,
+        refusal,
+    )
+    .await)
 }
 
 fn refused(r: Refusal) -> ApiError {

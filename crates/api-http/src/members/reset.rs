@@ -14,7 +14,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::update::current;
-use super::{manager, within_reach};
+use super::{credentials_within_reach, manager};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -49,7 +49,7 @@ pub async fn reset_password(
     let actor = manager(&auth)?;
     let id = MemberId::new(path.into_inner());
     let target = current(&state, &auth, &id).await?;
-    within_reach(
+    credentials_within_reach(
         &state,
         &req,
         &auth,

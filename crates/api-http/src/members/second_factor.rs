@@ -10,7 +10,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use super::update::current;
-use super::{manager, within_reach};
+use super::{credentials_within_reach, manager};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -50,7 +50,7 @@ pub async fn reset_second_factor(
         ));
     }
     let target = current(&state, &auth, &id).await?;
-    within_reach(
+    credentials_within_reach(
         &state,
         &req,
         &auth,

@@ -271,14 +271,17 @@ impl MemberStore for MemoryAccounts {
         &self,
         token_hash: &[u8; 32],
         now: DateTime<Utc>,
-    ) -> Result<Option<Member>, StoreError> {
+    ) -> Result<Option<(Member, Option<MemberId>)>, StoreError> {
         let st = self.lock();
         Ok(st
             .members
             .resets
             .iter()
             .find(|(r, used)| r.token_hash == *token_hash && used.is_none() && now < r.expires_at)
-            .and_then(|(r, _)| st.members.members.get(&r.member_id).cloned()))
+            .and_then(|(r, _)| {
+                let member = st.members.members.get(&r.member_id).cloned()?;
+                Some((member, r.made_by.clone()))
+            }))
     }
 
     async fn get_member(&self, id: &MemberId) -> Result<Option<Member>, StoreError> {
