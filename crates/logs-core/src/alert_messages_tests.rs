@@ -139,6 +139,10 @@ fn firings_queued_behind_each_other_become_one_discord_message_with_a_summary() 
         name: "Bans".into(),
         saved_search_id: "ss_1".into(),
         servers: crate::saved::SavedServers::All,
+        reach: Some(crate::alerts::MakerReach {
+            servers: auth_core::ServerScope::All,
+            until: None,
+        }),
         filters: crate::search::Filters::default(),
         trigger: crate::alerts::Trigger::EveryMatch,
         group_by: None,

@@ -151,6 +151,9 @@ pub struct DeliveryQuery {
     pub org_id: OrgId,
     /// Only this rule's deliveries (`None`: every rule's and the test messages).
     pub rule_id: Option<String>,
+    /// Only deliveries of these rules, and test messages (`None`: no such limit) — the rules a
+    /// server-scoped caller may see.
+    pub only_rules: Option<Vec<String>>,
     /// Only deliveries older than this `seq` (the previous page's last).
     pub before: Option<i64>,
     pub limit: usize,
@@ -185,6 +188,8 @@ pub trait AlertStore: Send + Sync {
     /// The organization's rules, by name (case-insensitively).
     async fn rules(&self, org: &OrgId) -> Result<Vec<AlertRule>, StoreError>;
     async fn rule(&self, org: &OrgId, id: &str) -> Result<Option<AlertRule>, StoreError>;
+    /// Adds a rule. It acts as `audit`'s actor (a member or key, its *maker*): it sends only
+    /// what that maker may read at the time ([`crate::alerts::MakerReach`]).
     async fn create_rule(
         &self,
         r: &AlertRule,
@@ -192,7 +197,7 @@ pub trait AlertStore: Send + Sync {
         audit: &Audit,
     ) -> Result<AlertPut, StoreError>;
     /// Replaces rule `r.id`'s settings and mute (its threshold memory starts again when the
-    /// trigger, group or saved search changes).
+    /// trigger, group or saved search changes); from now on it acts as `audit`'s actor.
     async fn update_rule(&self, r: &AlertRule, audit: &Audit) -> Result<AlertPut, StoreError>;
     async fn delete_rule(&self, org: &OrgId, id: &str, audit: &Audit) -> Result<bool, StoreError>;
 

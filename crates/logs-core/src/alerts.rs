@@ -441,6 +441,35 @@ pub fn tally<'a>(
     counts.into_iter().map(|((g, m), n)| (g, m, n)).collect()
 }
 
+/// What a rule's maker — the member or key that last saved it — may read now: a rule sends
+/// only events its maker could query (a saved search of every server means every server *the
+/// maker* may read), and nothing once the maker is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MakerReach {
+    /// The servers whose logs the maker reads.
+    pub servers: auth_core::ServerScope,
+    /// When the maker's key expires (`None`: a member, or a key without expiry).
+    pub until: Option<DateTime<Utc>>,
+}
+
+impl MakerReach {
+    /// The reach of a member holding `grant`, or of a key; `None` when it reads no logs (a key
+    /// without `logs:read`).
+    pub fn of(
+        permissions: &auth_core::PermissionSet,
+        servers: auth_core::ServerScope,
+        until: Option<DateTime<Utc>>,
+    ) -> Option<Self> {
+        permissions
+            .contains(auth_core::Permission::LogsRead)
+            .then_some(Self { servers, until })
+    }
+
+    fn includes(&self, server: &ServerId, now: DateTime<Utc>) -> bool {
+        self.until.is_none_or(|until| now < until) && self.servers.includes(server)
+    }
+}
+
 /// A rule as the commit path evaluates it: its saved search's servers and filters with it.
 #[derive(Debug, Clone)]
 pub struct ActiveRule {
@@ -449,6 +478,9 @@ pub struct ActiveRule {
     pub name: String,
     pub saved_search_id: String,
     pub servers: SavedServers,
+    /// What its maker may read now (`None`: nothing — removed from the organization, key
+    /// disabled or deleted, or unknown).
+    pub reach: Option<MakerReach>,
     pub filters: Filters,
     pub trigger: Trigger,
     pub group_by: Option<GroupBy>,
@@ -456,11 +488,13 @@ pub struct ActiveRule {
 }
 
 impl ActiveRule {
-    /// Whether the rule watches events of `server` of `org` (a saved search of every server:
-    /// every server of the organization) and is not muted at `now`.
+    /// Whether the rule watches events of `server` of `org` and is not muted at `now`: its saved
+    /// search names the server (or every server), and its maker may read that server's logs at
+    /// `now`.
     pub fn watches(&self, org: &OrgId, server: &ServerId, now: DateTime<Utc>) -> bool {
         self.org_id == *org
             && !is_muted(self.muted_until, now)
+            && self.reach.as_ref().is_some_and(|r| r.includes(server, now))
             && match &self.servers {
                 SavedServers::All => true,
                 SavedServers::Named(ids) => ids.contains(server),

@@ -1,4 +1,5 @@
 use super::*;
+use auth_core::ServerScope;
 use chrono::TimeZone;
 
 fn at(h: u32, m: u32, s: u32) -> DateTime<Utc> {
@@ -286,6 +287,10 @@ fn active(id: &str, trigger: Trigger, servers: SavedServers, filters: Filters) -
         name: id.into(),
         saved_search_id: "ss_1".into(),
         servers,
+        reach: Some(MakerReach {
+            servers: ServerScope::All,
+            until: None,
+        }),
         filters,
         trigger,
         group_by: Some(GroupBy::Resource),
@@ -369,6 +374,47 @@ fn a_commit_is_matched_against_the_rules_watching_its_servers() {
         "key order"
     );
     assert!(m.counts.iter().all(|c| c.minute == at(12, 0, 0)));
+}
+
+/// A rule sends only what its maker may read now: a saved search of every server means every
+/// server the maker reads, a maker limited to one server is limited here too, an expired key and
+/// a maker who is gone (or reads no logs) watch nothing.
+#[test]
+fn a_rule_watches_only_the_servers_its_maker_reads() {
+    let org = OrgId::new("org_a");
+    let (a, b) = (ServerId::new("srv_a"), ServerId::new("srv_b"));
+    let now = at(12, 0, 0);
+    let reach = |servers: ServerScope, until| Some(MakerReach { servers, until });
+    let mut rule = active(
+        "r",
+        Trigger::EveryMatch,
+        SavedServers::All,
+        Filters::default(),
+    );
+    assert!(rule.watches(&org, &a, now) && rule.watches(&org, &b, now));
+    // the reported leak: a maker of one server, a search of every server
+    rule.reach = reach(ServerScope::Only(vec![a.clone()]), None);
+    assert!(rule.watches(&org, &a, now));
+    assert!(!rule.watches(&org, &b, now), "outside the maker's servers");
+    // a search naming both: still only the maker's
+    rule.servers = SavedServers::Named(vec![a.clone(), b.clone()]);
+    assert!(rule.watches(&org, &a, now) && !rule.watches(&org, &b, now));
+    // a maker of every server, a search of one: the search's
+    rule.servers = SavedServers::Named(vec![b.clone()]);
+    rule.reach = reach(ServerScope::All, None);
+    assert!(!rule.watches(&org, &a, now) && rule.watches(&org, &b, now));
+    // a key that expires: watched before its expiry, not at it
+    rule.reach = reach(ServerScope::All, Some(now));
+    assert!(rule.watches(&org, &b, now - Duration::milliseconds(1)));
+    assert!(!rule.watches(&org, &b, now), "expired at its exact expiry");
+    // a maker gone
+    rule.reach = None;
+    assert!(!rule.watches(&org, &b, now));
+    // reach is made only for a reader of logs
+    let cdn_only: auth_core::PermissionSet = [auth_core::Permission::CdnRead].into_iter().collect();
+    assert_eq!(MakerReach::of(&cdn_only, ServerScope::All, None), None);
+    let reader: auth_core::PermissionSet = [auth_core::Permission::LogsRead].into_iter().collect();
+    assert!(MakerReach::of(&reader, ServerScope::All, None).is_some());
 }
 
 #[test]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::{IntoParams, ToSchema};
 
-use super::{find_rule, lister, DeliveryOut};
+use super::{find_rule, lister, visible_rule_ids, DeliveryOut};
 use crate::state::CdnState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -67,6 +67,12 @@ pub async fn list_alert_deliveries(
     if let Some(rule) = &params.rule_id {
         find_rule(&state, &auth, rule).await?;
     }
+    // a caller limited to some servers sees the deliveries of the rules it may see (and test
+    // messages), not those of rules on other servers' searches
+    let only_rules = match auth.log_scope() {
+        auth_core::ServerScope::All => None,
+        auth_core::ServerScope::Only(_) => Some(visible_rule_ids(&state, &auth).await?),
+    };
     let page = state
         .stores
         .alerts
@@ -74,6 +80,7 @@ pub async fn list_alert_deliveries(
             org_id: auth.org.id.clone(),
             rule_id: params.rule_id.clone(),
             before,
+            only_rules,
             limit,
         })
         .await?;

@@ -226,6 +226,21 @@ pub(crate) async fn rule_visible(
         .is_some_and(|s| visible(auth, &s)))
 }
 
+/// The ids of the organization's rules the caller may see.
+pub(crate) async fn visible_rule_ids(
+    state: &CdnState,
+    auth: &Auth,
+) -> Result<Vec<String>, ApiError> {
+    let rules = state.stores.alerts.rules(&auth.org.id).await?;
+    let mut ids = Vec::new();
+    for rule in rules {
+        if rule_visible(state, auth, &rule).await? {
+            ids.push(rule.id);
+        }
+    }
+    Ok(ids)
+}
+
 /// Rule `id` of the organization, when the caller may see it (404 otherwise).
 pub(crate) async fn find_rule(
     state: &CdnState,
@@ -251,6 +266,46 @@ pub(crate) async fn find_rule(
         return Err(missing());
     }
     Ok(rule)
+}
+
+/// Refuses to change where destination `id` sends unless the caller may read everything every
+/// rule sending to it watches: a server-scoped caller with `logs:alerts` could otherwise re-point
+/// an organization-wide destination and receive other servers' events. A caller who reads every
+/// server always may; any other only when each such rule's saved search names servers, all of
+/// them the caller's (a saved search of every server watches servers beyond theirs).
+pub(crate) async fn may_redirect(state: &CdnState, auth: &Auth, id: &str) -> Result<(), ApiError> {
+    let scope = auth.log_scope();
+    if scope == auth_core::ServerScope::All {
+        return Ok(());
+    }
+    let rules = state.stores.alerts.rules(&auth.org.id).await?;
+    let mut beyond = 0usize;
+    for rule in rules
+        .iter()
+        .filter(|r| r.spec.destination_ids.iter().any(|d| d == id))
+    {
+        let search = state
+            .stores
+            .saved_searches
+            .get(&auth.org.id, &rule.spec.saved_search_id)
+            .await?;
+        let within = search.is_some_and(|s| match &s.servers {
+            logs_core::saved::SavedServers::All => false,
+            logs_core::saved::SavedServers::Named(ids) => ids.iter().all(|i| scope.includes(i)),
+        });
+        if !within {
+            beyond += 1;
+        }
+    }
+    if beyond == 0 {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        Code::Forbidden,
+        format!(
+            "`url`: {beyond} alert rule(s) sending to this destination watch servers outside the ones you read; only someone who reads every server they watch may change where they send (renaming it is fine)"
+        ),
+    ))
 }
 
 /// The answer to a refused change of a rule or destination (`what`: "alert rule" or

@@ -12,7 +12,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::create_destination::DestinationResponse;
-use super::{allow, find_destination, manager, refused, seal_key};
+use super::{allow, find_destination, manager, may_redirect, refused, seal_key};
 use crate::state::CdnState;
 
 /// `PATCH /v1/logs/destinations/{id}`: fields not sent are kept.
@@ -34,6 +34,7 @@ pub struct UpdateDestinationRequest {
     responses(
         (status = 200, description = "Changed; a rotated signing secret is in this answer only", body = DestinationResponse),
         (status = 400, description = "INVALID_REQUEST naming the field", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN: besides the permission, a new `url` while rules sending here watch servers outside the caller's", body = stow_http::error::CdnErrorBody),
         (status = 404, description = "NOT_FOUND: no such destination", body = stow_http::error::CdnErrorBody),
         (status = 409, description = "CONFLICT: another destination has the name", body = stow_http::error::CdnErrorBody),
         (status = 503, description = "UNAVAILABLE: the operator has not set SECOND_FACTOR_KEY, or it changed since the destination was made", body = stow_http::error::CdnErrorBody),
@@ -84,6 +85,7 @@ pub async fn update_destination(
         d.name = n;
     }
     if let Some(raw) = &body.url {
+        may_redirect(&state, &auth, &d.id).await?;
         let url = stow_alerts::check_resolves(d.kind, raw, allow(&state))
             .await
             .map_err(ApiError::invalid_request)?;

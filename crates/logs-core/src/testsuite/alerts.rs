@@ -216,6 +216,7 @@ pub async fn rules_refuse_what_they_cannot_name_and_keep_what_they_use(a: &Alert
         DestinationDelete::InUse(vec!["Bans".into()]),
         "a destination a rule sends to stays"
     );
+
     let muted = AlertRule {
         muted_until: Some(Utc::now().trunc_subsecs(6) + chrono::Duration::hours(1)),
         ..bans.clone()
@@ -268,6 +269,7 @@ pub async fn test_messages_are_logged_and_sent_again_only_when_finished(a: &Aler
             org_id: f.org.clone(),
             rule_id: None,
             before: None,
+            only_rules: None,
             limit: 10,
         })
         .await
@@ -290,9 +292,25 @@ pub async fn test_messages_are_logged_and_sent_again_only_when_finished(a: &Aler
             org_id: f.org.clone(),
             rule_id: Some("alr_other".into()),
             before: None,
+            only_rules: None,
             limit: 10,
         })
         .await
         .unwrap();
     assert!(one_rule.is_empty(), "filtered by rule");
+    let seen_rules = store
+        .deliveries(&DeliveryQuery {
+            org_id: f.org.clone(),
+            rule_id: None,
+            before: None,
+            only_rules: Some(vec!["alr_other".into()]),
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        seen_rules.len(),
+        1,
+        "test messages stay listed for a caller limited to some rules"
+    );
 }

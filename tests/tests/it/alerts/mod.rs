@@ -5,6 +5,7 @@
 mod delivery;
 mod faults;
 mod rules;
+mod scope;
 
 use auth_core::Permission;
 use chrono::{Duration, SecondsFormat, Utc};

@@ -13,14 +13,14 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use auth_core::{OrgId, ServerId};
+use auth_core::{OrgId, Permission, PermissionSet, ServerId, ServerScope};
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz};
 use diesel::{QueryResult, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use logs_core::alert_messages::Firing;
 use logs_core::alert_store::{new_delivery_id, AlertRule};
-use logs_core::alerts::{decide, evaluate, ActiveRule, Decision, GroupState, Trigger};
+use logs_core::alerts::{decide, evaluate, ActiveRule, Decision, GroupState, MakerReach, Trigger};
 use logs_core::saved::{parse_filters, SavedServers};
 use logs_core::store::EventRow;
 
@@ -38,7 +38,7 @@ struct Version {
     v: i64,
 }
 
-/// A rule with its saved search's servers and filters.
+/// A rule with its saved search's servers and filters, and what its maker reads now.
 #[derive(QueryableByName)]
 struct WatchRow {
     #[diesel(embed)]
@@ -47,6 +47,42 @@ struct WatchRow {
     server_ids: Option<Vec<String>>,
     #[diesel(sql_type = Jsonb)]
     search: serde_json::Value,
+    /// The maker's membership, when the maker is a member who still belongs.
+    #[diesel(sql_type = Nullable<Text>)]
+    member_role: Option<String>,
+    #[diesel(sql_type = Nullable<Array<Text>>)]
+    member_servers: Option<Vec<String>>,
+    /// The maker's key, when the maker is a key not disabled.
+    #[diesel(sql_type = Nullable<Array<Text>>)]
+    key_permissions: Option<Vec<String>>,
+    #[diesel(sql_type = Nullable<Text>)]
+    key_server: Option<String>,
+    #[diesel(sql_type = Nullable<Array<Text>>)]
+    key_servers: Option<Vec<String>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    key_expires: Option<DateTime<Utc>>,
+}
+
+impl WatchRow {
+    /// What the rule's maker reads now (`None`: nothing, or no maker known).
+    fn reach(&self) -> Option<MakerReach> {
+        if let Some(role) = &self.member_role {
+            let role: auth_core::roles::Role = role.parse().ok()?;
+            let servers = ServerScope::from_stored(self.member_servers.clone());
+            return MakerReach::of(&role.permissions(), servers, None);
+        }
+        let permissions: PermissionSet = self
+            .key_permissions
+            .as_ref()?
+            .iter()
+            .filter_map(|p| p.parse::<Permission>().ok())
+            .collect();
+        let servers = match &self.key_server {
+            Some(bound) => ServerScope::Only(vec![ServerId::new(bound.as_str())]),
+            None => ServerScope::from_stored(self.key_servers.clone()),
+        };
+        MakerReach::of(&permissions, servers, self.key_expires)
+    }
 }
 
 impl RuleCache {
@@ -61,14 +97,23 @@ impl RuleCache {
             }
         }
         let rows: Vec<WatchRow> = diesel::sql_query(format!(
-            "SELECT {RULE_COLUMNS}, s.server_ids, s.search FROM alert_rules r \
-             JOIN saved_searches s ON s.id = r.saved_search_id ORDER BY r.id"
+            "SELECT {RULE_COLUMNS}, s.server_ids, s.search, \
+               m.role AS member_role, m.servers AS member_servers, \
+               k.permissions AS key_permissions, k.server_id AS key_server, \
+               k.servers AS key_servers, k.expires_at AS key_expires \
+             FROM alert_rules r JOIN saved_searches s ON s.id = r.saved_search_id \
+             LEFT JOIN memberships m ON r.maker_kind = 'member' AND m.org_id = r.org_id \
+               AND m.member_id = r.maker_id \
+             LEFT JOIN api_keys k ON r.maker_kind = 'key' AND k.org_id = r.org_id \
+               AND k.id = r.maker_id AND k.disabled_at IS NULL \
+             ORDER BY r.id"
         ))
         .load(conn)
         .await?;
         let rules: Vec<ActiveRule> = rows
             .into_iter()
             .filter_map(|row| {
+                let reach = row.reach();
                 let rule = AlertRule::from(row.rule);
                 // a saved search that no longer validates (a filter retired since) watches
                 // nothing rather than everything
@@ -92,6 +137,7 @@ impl RuleCache {
                             SavedServers::Named(ids.into_iter().map(ServerId::new).collect())
                         }
                     },
+                    reach,
                     filters,
                     muted_until: rule.muted_until,
                 })

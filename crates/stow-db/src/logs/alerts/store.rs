@@ -252,13 +252,31 @@ fn trigger_columns(t: Trigger) -> (&'static str, Option<i64>, Option<i32>, Optio
     )
 }
 
-async fn write_rule(conn: &mut AsyncPgConnection, r: &AlertRule, create: bool) -> QueryResult<()> {
+/// The member or key a rule acts as: whoever saved it (`audit`'s actor). Anyone else (an
+/// operator, the service) is no maker: such a rule watches nothing.
+fn maker(audit: &Audit) -> (Option<&'static str>, Option<&str>) {
+    match &audit.actor {
+        auth_core::audit::Actor::Member { id, .. } => (Some("member"), Some(id.as_str())),
+        auth_core::audit::Actor::Key { id, .. } => (Some("key"), Some(id.as_str())),
+        _ => (None, None),
+    }
+}
+
+/// Writes the rule and its destinations; the rule acts as `audit`'s actor from now on.
+async fn write_rule(
+    conn: &mut AsyncPgConnection,
+    r: &AlertRule,
+    create: bool,
+    audit: &Audit,
+) -> QueryResult<()> {
     let (kind, threshold, window, cooldown) = trigger_columns(r.spec.trigger);
+    let (maker_kind, maker_id) = maker(audit);
     if create {
         diesel::sql_query(
             "INSERT INTO alert_rules (id, org_id, name, saved_search_id, kind, threshold, \
              window_minutes, cooldown_minutes, group_by, muted_until, created_by, created_at, \
-             updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)",
+             updated_at, maker_kind, maker_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14)",
         )
         .bind::<Text, _>(&r.id)
         .bind::<Text, _>(r.org_id.as_str())
@@ -272,13 +290,15 @@ async fn write_rule(conn: &mut AsyncPgConnection, r: &AlertRule, create: bool) -
         .bind::<Nullable<Timestamptz>, _>(r.muted_until)
         .bind::<Text, _>(&r.created_by)
         .bind::<Timestamptz, _>(r.created_at)
+        .bind::<Nullable<Text>, _>(maker_kind)
+        .bind::<Nullable<Text>, _>(maker_id)
         .execute(conn)
         .await?;
     } else {
         diesel::sql_query(
             "UPDATE alert_rules SET name = $3, saved_search_id = $4, kind = $5, threshold = $6, \
              window_minutes = $7, cooldown_minutes = $8, group_by = $9, muted_until = $10, \
-             updated_at = $11 WHERE id = $1 AND org_id = $2",
+             updated_at = $11, maker_kind = $12, maker_id = $13 WHERE id = $1 AND org_id = $2",
         )
         .bind::<Text, _>(&r.id)
         .bind::<Text, _>(r.org_id.as_str())
@@ -291,6 +311,8 @@ async fn write_rule(conn: &mut AsyncPgConnection, r: &AlertRule, create: bool) -
         .bind::<Nullable<Text>, _>(r.spec.group_by.map(GroupBy::as_str))
         .bind::<Nullable<Timestamptz>, _>(r.muted_until)
         .bind::<Timestamptz, _>(r.updated_at)
+        .bind::<Nullable<Text>, _>(maker_kind)
+        .bind::<Nullable<Text>, _>(maker_id)
         .execute(conn)
         .await?;
     }
@@ -504,8 +526,10 @@ impl AlertStore for PgAlerts {
                 }
                 let users: Vec<Name> = diesel::sql_query(
                     "SELECT r.name FROM alert_rules r JOIN alert_rule_destinations d \
-                     ON d.rule_id = r.id WHERE d.destination_id = $1 ORDER BY lower(r.name)",
+                     ON d.rule_id = r.id WHERE r.org_id = $1 AND d.destination_id = $2 \
+                     ORDER BY lower(r.name)",
                 )
+                .bind::<Text, _>(org.as_str())
                 .bind::<Text, _>(id)
                 .load(conn)
                 .await?;
@@ -579,7 +603,7 @@ impl AlertStore for PgAlerts {
                 if let Some(refused) = references(conn, r).await? {
                     return Ok(refused);
                 }
-                write_rule(conn, r, true).await?;
+                write_rule(conn, r, true, audit).await?;
                 let entry = alert_store::rule_entry(audit, Action::AlertRuleCreate, r);
                 crate::audit::append(conn, &[entry]).await?;
                 Ok(AlertPut::Done)
@@ -604,7 +628,7 @@ impl AlertStore for PgAlerts {
                 if let Some(refused) = references(conn, r).await? {
                     return Ok(refused);
                 }
-                write_rule(conn, r, false).await?;
+                write_rule(conn, r, false, audit).await?;
                 if resets_memory(&before, r) {
                     for table in ["alert_minute_counts", "alert_groups"] {
                         diesel::sql_query(format!("DELETE FROM {table} WHERE rule_id = $1"))
@@ -652,12 +676,15 @@ impl AlertStore for PgAlerts {
             "SELECT id, seq, destination_id, rule_id, status, attempts, next_attempt_at, \
              last_code, last_error, created_at, delivered_at FROM alert_deliveries \
              WHERE org_id = $1 AND ($2::text IS NULL OR rule_id = $2) \
-             AND ($3::bigint IS NULL OR seq < $3) ORDER BY seq DESC LIMIT $4",
+             AND ($3::bigint IS NULL OR seq < $3) \
+             AND ($5::text[] IS NULL OR rule_id IS NULL OR rule_id = ANY($5)) \
+             ORDER BY seq DESC LIMIT $4",
         )
         .bind::<Text, _>(q.org_id.as_str())
         .bind::<Nullable<Text>, _>(q.rule_id.as_deref())
         .bind::<Nullable<BigInt>, _>(q.before)
         .bind::<BigInt, _>(q.limit.min(alert_store::MAX_DELIVERY_PAGE) as i64)
+        .bind::<Nullable<Array<Text>>, _>(q.only_rules.as_deref())
         .load(&mut conn)
         .await
         .map_err(db_error)?;
