@@ -12,7 +12,8 @@
 //!
 //! It also records whether the body was read to its end ([`BodyEnd`]): the request-context
 //! middleware closes the connection after answering a request whose body was left unread (a
-//! 401 before the upload, a 404), so a client that never stops sending cannot keep it open.
+//! 401 before the upload, a 404) or failed (a 408 for its pace), so a client that never stops
+//! sending, or stops sending for good, cannot keep it open.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -44,7 +45,8 @@ pub enum BodyTooSlow {
     Rate(u32),
 }
 
-/// Whether a request's body was read to its end (or failed), shared with the middleware.
+/// Whether a request's body was read to its end (a failed one was not), shared with the
+/// middleware.
 #[derive(Debug, Clone, Default)]
 pub struct BodyEnd(Arc<AtomicBool>);
 
@@ -102,7 +104,10 @@ where
             Poll::Ready(item) => {
                 match &item {
                     Some(Ok(chunk)) => this.received += chunk.len() as u64,
-                    Some(Err(_)) | None => this.end.0.store(true, Ordering::Relaxed),
+                    // a failed body was not read to its end: the connection closes after the
+                    // answer (the rest of it may still be coming, or never)
+                    Some(Err(_)) => {}
+                    None => this.end.0.store(true, Ordering::Relaxed),
                 }
                 let idle = Instant::now() + this.pace.idle;
                 let deadline = idle.min(this.rate_deadline());
@@ -116,7 +121,9 @@ where
                     } else {
                         BodyTooSlow::Idle(this.pace.idle)
                     };
-                    this.end.0.store(true, Ordering::Relaxed);
+                    // not read to its end: the middleware closes the connection after the 408
+                    // (marked as ended, the connection stayed open for as long as the client
+                    // liked, waiting for the rest of a chunked body)
                     Poll::Ready(Some(Err(PayloadError::Io(std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
                         why,
@@ -161,7 +168,10 @@ mod tests {
             Some(BodyTooSlow::Idle(Duration::from_secs(5)))
         );
         assert_eq!(started.elapsed(), Duration::from_secs(5));
-        assert!(body.end().reached(), "a failed body is over");
+        assert!(
+            !body.end().reached(),
+            "a body ended for its pace was not read to its end: its connection closes"
+        );
         drop(tx);
     }
 

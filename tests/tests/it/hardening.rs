@@ -337,6 +337,72 @@ async fn a_body_that_stops_arriving_is_answered_408_and_leaves_nothing() {
     );
 }
 
+/// A chunked body that stalls is answered 408 and its connection is then closed: it used to
+/// stay open for as long as the client liked (the timed-out body counted as read to its end, so
+/// the close-after-answer path never ran), and 1,500 unauthenticated sign-ins held 1,500
+/// descriptors.
+#[tokio::test]
+async fn a_stalled_chunked_body_is_answered_408_and_its_connection_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_with(Options {
+        tweak: |c| c.body_idle_timeout = Duration::from_secs(1),
+        ..Options::default()
+    })
+    .await;
+    let u = app.upload_url("").await;
+    let token_path = format!("/v1/presigned-url/{}", u["token"].as_str().unwrap());
+    let chunked = |path: &str, content_type: &str, key: Option<&str>| {
+        let auth = key
+            .map(|k| format!("Authorization: Bearer {k}\r\n"))
+            .unwrap_or_default();
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+    };
+    let form_type = format!("multipart/form-data; boundary={BOUNDARY}");
+    let cases = [
+        (&app.console, chunked("/session", "application/json", None)),
+        (
+            &app.console,
+            chunked("/invitation/accept", "application/json", None),
+        ),
+        (&app.cdn, chunked(&token_path, &form_type, None)),
+        (
+            &app.logs,
+            chunked(
+                "/v1/servers/abc123/logs",
+                "application/json",
+                Some(&app.server_key),
+            ),
+        ),
+    ];
+    for (base, head) in cases {
+        let mut conn = tokio::net::TcpStream::connect(base.trim_start_matches("http://"))
+            .await
+            .unwrap();
+        conn.write_all(head.as_bytes()).await.unwrap();
+        conn.write_all(b"a\r\n{\"login\":\"").await.unwrap();
+        let mut response = Vec::new();
+        let mut buf = [0u8; 4096];
+        // the answer, then the end of the connection; bounded so a regression fails, not hangs
+        let closed = tokio::time::timeout(Duration::from_secs(15), async {
+            loop {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => response.extend_from_slice(&buf[..n]),
+                }
+            }
+        })
+        .await;
+        let response = String::from_utf8_lossy(&response).into_owned();
+        assert!(response.starts_with("HTTP/1.1 408"), "{head}: {response}");
+        assert!(
+            closed.is_ok(),
+            "{head}: the connection stayed open after the 408"
+        );
+    }
+}
+
 /// A body that never pauses long enough to be idle but arrives slower than the minimum rate
 /// (10 bytes every 300 ms, against 100 bytes a second after 2 s of grace) is answered 408 and
 /// leaves nothing. Before, it held its connection for as long as the client kept trickling.
