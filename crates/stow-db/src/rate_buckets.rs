@@ -28,19 +28,27 @@ struct Row {
 }
 
 /// `auth_core::rate::refill_and_take` in SQL: `$2` wanted, `$3` burst, `$4` tokens per second. A
-/// new bucket starts full; an existing one is refilled for the time since its last take
-/// (database time, the same clock for every instance), then gives what it can.
+/// new bucket starts full; an existing one is refilled for the time since its last take, then
+/// gives what it can.
+///
+/// The time is the database's clock read once, *after* the row lock is held (the conflict's
+/// `SET` runs then; `clock_timestamp()` in one sub-select, so grant, tokens and `updated_at` use
+/// the same instant), and never earlier than the last take's. `now()` would be the transaction's
+/// start: a take that waited for the lock would move `updated_at` back, and the next take would
+/// credit the same interval again (16 concurrent takers were granted 2.5 to 4.6 times the rate).
 const TAKE: &str = r#"
 INSERT INTO rate_buckets AS b (bucket, tokens, granted, updated_at)
-VALUES ($1, $3 - LEAST($2, FLOOR($3)), LEAST($2, FLOOR($3))::integer, now())
-ON CONFLICT (bucket) DO UPDATE SET
-    granted = GREATEST(0, LEAST($2, FLOOR(LEAST($3, b.tokens
-        + $4 * GREATEST(0, EXTRACT(EPOCH FROM now() - b.updated_at)::double precision)))))::integer,
-    tokens = LEAST($3, b.tokens
-        + $4 * GREATEST(0, EXTRACT(EPOCH FROM now() - b.updated_at)::double precision))
-        - GREATEST(0, LEAST($2, FLOOR(LEAST($3, b.tokens
-        + $4 * GREATEST(0, EXTRACT(EPOCH FROM now() - b.updated_at)::double precision))))),
-    updated_at = now()
+VALUES ($1, $3 - LEAST($2, FLOOR($3)), LEAST($2, FLOOR($3))::integer, clock_timestamp())
+ON CONFLICT (bucket) DO UPDATE SET (granted, tokens, updated_at) = (
+    SELECT g::integer, avail - g, at FROM (
+        SELECT avail, GREATEST(0, LEAST($2, FLOOR(avail))) AS g, at FROM (
+            SELECT LEAST($3, b.tokens
+                       + $4 * EXTRACT(EPOCH FROM c.at - b.updated_at)::double precision) AS avail,
+                   c.at
+            FROM (SELECT GREATEST(b.updated_at, clock_timestamp()) AS at) c
+        ) r
+    ) q
+)
 RETURNING granted, tokens"#;
 
 #[async_trait]
