@@ -451,11 +451,21 @@ impl TestApp {
         self.ingest_logs_at(&self.logs, batch_id, events).await;
     }
 
+    /// Ingests `events` as batch `batch` on the server with join code `server`, with the
+    /// developer key (202 asserted).
+    pub async fn ingest_logs_on(&self, server: &str, batch: &str, events: Vec<Value>) {
+        self.ingest(&self.logs, server, batch, events).await;
+    }
+
     /// [`Self::ingest_logs`] through the ingestion host at `logs_base` (another instance).
     pub async fn ingest_logs_at(&self, logs_base: &str, batch_id: &str, events: Vec<Value>) {
+        self.ingest(logs_base, "abc123", batch_id, events).await;
+    }
+
+    async fn ingest(&self, logs_base: &str, server: &str, batch_id: &str, events: Vec<Value>) {
         let res = self
             .client
-            .post(format!("{logs_base}/v1/servers/abc123/logs"))
+            .post(format!("{logs_base}/v1/servers/{server}/logs"))
             .bearer_auth(&self.dev_key)
             .json(&json!({"batch_id": batch_id, "events": events}))
             .send()

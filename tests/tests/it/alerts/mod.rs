@@ -28,17 +28,27 @@ async fn created(res: reqwest::Response) -> Value {
     body
 }
 
+/// POSTs `body` to `path` with `key` (201 or 200 asserted); the string at `pointer` of the answer.
+async fn made_by(app: &TestApp, key: &str, path: &str, body: Value, pointer: &str) -> String {
+    let answer = created(app.post(path, key).json(&body).send().await.unwrap()).await;
+    answer
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no {pointer} in {answer}"))
+        .to_owned()
+}
+
 /// A saved search of `filters` on every server; its id.
 async fn saved_search(app: &TestApp, name: &str, filters: Value) -> String {
-    let body = created(
-        app.post("/v1/logs/saved-searches", &app.dev_key)
-            .json(&json!({ "name": name, "search": filters }))
-            .send()
-            .await
-            .unwrap(),
+    let body = json!({ "name": name, "search": filters });
+    made_by(
+        app,
+        &app.dev_key,
+        "/v1/logs/saved-searches",
+        body,
+        "/savedSearch/id",
     )
-    .await;
-    body["savedSearch"]["id"].as_str().unwrap().to_owned()
+    .await
 }
 
 /// A destination of `kind` at `url`; its id and (generic webhooks) signing secret.
@@ -59,15 +69,14 @@ async fn destination(app: &TestApp, name: &str, kind: &str, url: &str) -> (Strin
 
 /// A rule; its id.
 async fn rule(app: &TestApp, body: Value) -> String {
-    let body = created(
-        app.post("/v1/logs/alert-rules", &app.dev_key)
-            .json(&body)
-            .send()
-            .await
-            .unwrap(),
+    made_by(
+        app,
+        &app.dev_key,
+        "/v1/logs/alert-rules",
+        body,
+        "/alertRule/id",
     )
-    .await;
-    body["alertRule"]["id"].as_str().unwrap().to_owned()
+    .await
 }
 
 /// An app whose own delivery worker looks once, at its start, then sleeps past the test: the

@@ -21,18 +21,6 @@ async fn alerts_key(app: &TestApp, servers: ServerScope) -> (String, auth_core::
     (secret, id)
 }
 
-async fn ingest_on(app: &TestApp, code: &str, batch: &str, events: Vec<Value>) {
-    let res = app
-        .client
-        .post(format!("{}/v1/servers/{code}/logs", app.logs))
-        .bearer_auth(&app.dev_key)
-        .json(&json!({ "batch_id": batch, "events": events }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 202, "{:?}", res.text().await);
-}
-
 #[tokio::test]
 async fn a_rule_sends_only_what_its_maker_reads_now() {
     let app = spawn().await;
@@ -41,42 +29,30 @@ async fn a_rule_sends_only_what_its_maker_reads_now() {
     let (scoped, scoped_id) =
         alerts_key(&app, ServerScope::Only(vec![app.server.id.clone()])).await;
     // a saved search of every server (the default) and a rule on it, both by the scoped key
-    let search = created(
-        app.post("/v1/logs/saved-searches", &scoped)
-            .json(&json!({ "name": "Bans", "search": { "eventType": "admin.ban" } }))
-            .send()
-            .await
-            .unwrap(),
+    let search = made_by(
+        &app,
+        &scoped,
+        "/v1/logs/saved-searches",
+        json!({ "name": "Bans", "search": { "eventType": "admin.ban" } }),
+        "/savedSearch/id",
     )
-    .await["savedSearch"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let dst = created(
-        app.post("/v1/logs/destinations", &scoped)
-            .json(&json!({ "name": "Mine", "kind": "webhook", "url": hook.url }))
-            .send()
-            .await
-            .unwrap(),
+    .await;
+    let dst = made_by(
+        &app,
+        &scoped,
+        "/v1/logs/destinations",
+        json!({ "name": "Mine", "kind": "webhook", "url": hook.url }),
+        "/destination/id",
     )
-    .await["destination"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let rule_id = created(
-        app.post("/v1/logs/alert-rules", &scoped)
-            .json(
-                &json!({ "name": "Bans", "savedSearchId": search, "kind": "every",
-                           "destinationIds": [dst] }),
-            )
-            .send()
-            .await
-            .unwrap(),
+    .await;
+    let rule_id = made_by(
+        &app,
+        &scoped,
+        "/v1/logs/alert-rules",
+        json!({ "name": "Bans", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+        "/alertRule/id",
     )
-    .await["alertRule"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    .await;
     // the scoped key may not read the other server directly…
     let direct = app
         .post("/v1/logs/query", &scoped)
@@ -86,8 +62,7 @@ async fn a_rule_sends_only_what_its_maker_reads_now() {
         .unwrap();
     assert_eq!(direct.status(), 403);
     // …nor through its rule
-    ingest_on(
-        &app,
+    app.ingest_logs_on(
         &other.cfx_id,
         "scope-batch-b1",
         vec![event("admin.ban", "txadmin", "on b")],
@@ -130,8 +105,7 @@ async fn a_rule_sends_only_what_its_maker_reads_now() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200, "{:?}", res.text().await);
-    ingest_on(
-        &app,
+    app.ingest_logs_on(
         &other.cfx_id,
         "scope-batch-b2",
         vec![event("admin.ban", "txadmin", "b again")],
@@ -176,25 +150,20 @@ async fn a_shared_destination_is_re_pointed_only_by_who_reads_what_it_receives()
     let renamed = patch(&scoped, json!({ "name": "Ops room" })).await.unwrap();
     assert_eq!(renamed.status(), 200, "renaming is fine");
     // a rule on a search of the other server: its deliveries are not in the scoped key's log
-    let on_b = created(
-        app.post("/v1/logs/saved-searches", &app.dev_key)
-            .json(&json!({ "name": "B bans", "serverIds": ["srvb"],
-                           "search": { "eventType": "admin.ban" } }))
-            .send()
-            .await
-            .unwrap(),
+    let on_b = made_by(
+        &app,
+        &app.dev_key,
+        "/v1/logs/saved-searches",
+        json!({ "name": "B bans", "serverIds": ["srvb"], "search": { "eventType": "admin.ban" } }),
+        "/savedSearch/id",
     )
-    .await["savedSearch"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    .await;
     let b_rule = rule(
         &app,
         json!({ "name": "B bans", "savedSearchId": on_b, "kind": "every", "destinationIds": [ops] }),
     )
     .await;
-    ingest_on(
-        &app,
+    app.ingest_logs_on(
         "srvb",
         "share-batch-2",
         vec![event("admin.ban", "txadmin", "b")],

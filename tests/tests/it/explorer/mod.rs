@@ -48,15 +48,7 @@ async fn post(app: &TestApp, path: &str, body: &Value) -> reqwest::Response {
 
 /// Ingests `events` as batch `batch` on the server with join code `server` (202 asserted).
 async fn ingest_on(app: &TestApp, server: &str, batch: &str, events: Vec<Value>) {
-    let res = app
-        .client
-        .post(format!("{}/v1/servers/{server}/logs", app.logs))
-        .bearer_auth(&app.dev_key)
-        .json(&json!({ "batch_id": batch, "events": events }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 202, "{:?}", res.text().await);
+    app.ingest_logs_on(server, batch, events).await;
 }
 
 /// 200 and the body.
