@@ -1,6 +1,11 @@
 //! The delivery worker: leases due deliveries, sends each in a task of its own (a receiver
 //! that hangs holds only its own deliveries), records the answer. Every instance of the logs
 //! host runs one; leases keep them from sending a delivery twice at once.
+//!
+//! A task that delivered goes on with the next delivery of the same queue (rule and
+//! destination) at once, so a queue drains as fast as its receiver answers, in order; the poll
+//! only starts queues. A lease is short and renewed while its request is in flight, so the
+//! deliveries of a worker that died are taken again within [`LEASE`].
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,7 +19,6 @@ use rand::Rng;
 use stow_db::logs::alerts::{Attempt, Leased, PgAlerts};
 use tokio::sync::Semaphore;
 
-use crate::send::REQUEST_TIMEOUT;
 use crate::{Client, Secrets};
 
 /// Deliveries in flight at once per instance.
@@ -43,8 +47,14 @@ pub struct Worker {
     discord_hold: Mutex<Option<DateTime<Utc>>>,
 }
 
+/// How long a lease holds without renewal: the deliveries of a worker killed mid-request are
+/// taken again after at most this.
+pub const LEASE: Duration = Duration::from_secs(6);
+/// How often a lease is renewed while its request is in flight.
+const RENEW_EVERY: Duration = Duration::from_secs(2);
+
 fn lease() -> chrono::Duration {
-    chrono::Duration::from_std(REQUEST_TIMEOUT).unwrap_or_default() + chrono::Duration::seconds(20)
+    chrono::Duration::from_std(LEASE).unwrap_or_default()
 }
 
 impl Worker {
@@ -80,7 +90,7 @@ impl Worker {
                                 };
                                 let me = Arc::clone(&self);
                                 tokio::spawn(async move {
-                                    me.deliver(l).await;
+                                    me.drain(l).await;
                                     drop(slot);
                                 });
                             }
@@ -93,9 +103,25 @@ impl Worker {
         })
     }
 
+    /// Delivers `head`, then the deliveries queued behind it in its queue, one after another,
+    /// until one fails or is held back, or the queue has nothing due.
+    async fn drain(&self, head: Leased) {
+        let mut next = Some(head);
+        while let Some(l) = next.take() {
+            let Some(last) = self.deliver(l).await else {
+                return;
+            };
+            match self.alerts.lease_next(&last, Utc::now(), lease()).await {
+                Ok(found) => next = found,
+                // the next poll starts the queue again
+                Err(e) => tracing::warn!(error = %e, "alert outbox unavailable"),
+            }
+        }
+    }
+
     /// Sends one leased delivery (with, to Discord, the firings of its rule queued behind it)
-    /// and records the answer.
-    async fn deliver(&self, head: Leased) {
+    /// and records the answer; the last delivery sent when they were delivered.
+    async fn deliver(&self, head: Leased) -> Option<Leased> {
         let kind = DestinationKind::parse(&head.kind).unwrap_or(DestinationKind::Webhook);
         let mut batch = vec![head];
         let now = Utc::now();
@@ -112,22 +138,23 @@ impl Worker {
         let secrets = match secrets {
             Ok(s) => s,
             Err(error) => {
-                return self
-                    .record(
-                        &batch,
-                        Attempt::Failed {
-                            code: None,
-                            error,
-                            retry_at: self.retry_at(&batch[0], now),
-                        },
-                        now,
-                    )
-                    .await
+                self.record(
+                    &batch,
+                    Attempt::Failed {
+                        code: None,
+                        error,
+                        retry_at: self.retry_at(&batch[0], now),
+                    },
+                    now,
+                )
+                .await;
+                return None;
             }
         };
         if kind == DestinationKind::Discord {
             if let Some(until) = self.discord_held(now) {
-                return self.record(&batch, Attempt::Held { until }, now).await;
+                self.record(&batch, Attempt::Held { until }, now).await;
+                return None;
             }
             let every =
                 batch[0].rule_id.is_some() && firing(&batch[0]).is_some_and(|f| f.breach.is_none());
@@ -143,7 +170,9 @@ impl Worker {
             }
         }
         let body = self.body(kind, &batch);
-        let answer = self.client.send(kind, &secrets, &batch[0].id, body).await;
+        let answer = self
+            .renewing(&batch, self.client.send(kind, &secrets, &batch[0].id, body))
+            .await;
         let now = Utc::now();
         let attempt = match answer.rate {
             RateLimit::Limited { wait, global } => {
@@ -169,7 +198,28 @@ impl Worker {
                 retry_at: self.retry_at(&batch[0], now),
             },
         };
+        let delivered = matches!(attempt, Attempt::Delivered { .. });
         self.record(&batch, attempt, now).await;
+        delivered.then(|| batch.pop()).flatten()
+    }
+
+    /// Runs `send` while renewing the lease of `batch` every [`RENEW_EVERY`].
+    async fn renewing<T>(&self, batch: &[Leased], send: impl std::future::Future<Output = T>) -> T {
+        let seqs: Vec<i64> = batch.iter().map(|l| l.seq).collect();
+        tokio::pin!(send);
+        let mut tick = tokio::time::interval(RENEW_EVERY);
+        tick.tick().await; // the first tick is at once; the lease is fresh
+        loop {
+            tokio::select! {
+                out = &mut send => return out,
+                _ = tick.tick() => {
+                    if let Err(e) = self.alerts.renew(&seqs, Utc::now() + lease()).await {
+                        // the lease may run out: another worker may send it again, same id
+                        tracing::warn!(error = %e, "could not renew an alert delivery's lease");
+                    }
+                }
+            }
+        }
     }
 
     fn discord_held(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {

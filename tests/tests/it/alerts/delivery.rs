@@ -373,13 +373,7 @@ async fn a_discord_backlog_goes_out_as_one_message_with_a_summary() {
 async fn a_delivery_taken_by_a_worker_that_died_is_sent_by_another_instance() {
     let app = spawn_with_idle_worker().await;
     let mut hook = Receiver::start();
-    let search = saved_search(&app, "Bans", json!({ "eventType": "admin.ban" })).await;
-    let (dst, _) = destination(&app, "Hook", "webhook", &hook.url).await;
-    rule(
-        &app,
-        json!({ "name": "Bans", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
-    )
-    .await;
+    bans_to_webhook(&app, &hook.url).await;
     app.ingest_logs(
         "alert-batch-died",
         vec![event("admin.ban", "txadmin", "banned")],
@@ -470,4 +464,60 @@ async fn a_rotated_secret_signs_from_then_on_and_a_delivery_gives_up_after_its_t
     assert_eq!(entry["status"], "failed", "{entry}");
     assert_eq!(entry["attempts"], 2);
     assert_eq!(entry["lastCode"], 503);
+}
+
+/// A queue (one rule to one destination) drains as fast as its receiver answers, in order: a
+/// worker that looks at the outbox once sends all 20 firings queued up, not one per look (it
+/// sent about four a second at the default poll, so a busy rule's backlog grew without bound).
+#[tokio::test]
+async fn a_queue_drains_in_order_without_waiting_for_the_next_look() {
+    let app = spawn_with_idle_worker().await;
+    let mut hook = Receiver::start();
+    bans_to_webhook(&app, &hook.url).await;
+    for i in 0..20 {
+        app.ingest_logs(
+            &format!("alert-batch-drain-{i:02}"),
+            vec![event("admin.ban", "txadmin", &format!("ban {i:02}"))],
+        )
+        .await;
+    }
+    // another instance whose worker looks once, at its start
+    let mut other = app.config.clone();
+    other.alerts_poll = std::time::Duration::from_secs(3600);
+    spawn_logs(other);
+    for i in 0..20 {
+        let got = hook.next().await;
+        assert_eq!(got.body["events"][0]["message"], format!("ban {i:02}"));
+    }
+    assert!(hook.drain().is_empty());
+}
+
+/// A lease is short (a killed worker's deliveries are taken again soon) and renewed while its
+/// request is in flight: a receiver that hangs until the 10-second request timeout gets the
+/// delivery once in that time, even from two instances that look every 50 ms (with a lease that
+/// ran out mid-request, the other instance sent it again after 6 s).
+#[tokio::test]
+async fn a_request_in_flight_keeps_its_lease() {
+    let app = spawn_with_idle_worker().await;
+    let mut hook = Receiver::start();
+    hook.script([Reply::Hang]);
+    bans_to_webhook(&app, &hook.url).await;
+    app.ingest_logs(
+        "alert-batch-lease",
+        vec![event("admin.ban", "txadmin", "slow")],
+    )
+    .await;
+    for _ in 0..2 {
+        let mut other = app.config.clone();
+        other.alerts_poll = std::time::Duration::from_millis(50);
+        spawn_logs(other);
+    }
+    let first = hook.next().await;
+    let again = hook.next().await;
+    assert_eq!(again.header("webhook-id"), first.header("webhook-id"));
+    let gap = again.at - first.at;
+    assert!(
+        gap >= std::time::Duration::from_secs(10),
+        "sent again after {gap:?}, while the first request was still waiting for its answer"
+    );
 }

@@ -67,6 +67,18 @@ async fn destination(app: &TestApp, name: &str, kind: &str, url: &str) -> (Strin
     )
 }
 
+/// An `every` rule "Bans" on a saved search of `admin.ban` events, sending to a generic webhook
+/// at `url`; the rule's id.
+async fn bans_to_webhook(app: &TestApp, url: &str) -> String {
+    let search = saved_search(app, "Bans", json!({ "eventType": "admin.ban" })).await;
+    let (dst, _) = destination(app, "Hook", "webhook", url).await;
+    rule(
+        app,
+        json!({ "name": "Bans", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+    )
+    .await
+}
+
 /// A rule; its id.
 async fn rule(app: &TestApp, body: Value) -> String {
     made_by(

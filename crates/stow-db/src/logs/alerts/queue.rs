@@ -63,6 +63,32 @@ pub enum Attempt {
 const LEASED_COLUMNS: &str = "d.seq, d.id, d.destination_id, t.kind, t.sealed, d.rule_id, \
      f.body, d.attempts, d.give_up_at";
 
+/// The statement that leases due deliveries (`$1` now) matching `filter`, in `order`, at most
+/// `limit`, until `until`: pending, due, not leased, the destination not held back, and first in
+/// its queue (no earlier delivery of its rule to its destination pending).
+fn lease_due_sql(filter: &str, order: &str, limit: &str, until: &str) -> String {
+    format!(
+        "WITH due AS ( \
+           SELECT d.seq FROM alert_deliveries d \
+           JOIN alert_destinations t ON t.id = d.destination_id \
+           WHERE d.status = 'pending' AND d.next_attempt_at <= $1 \
+           AND (d.leased_until IS NULL OR d.leased_until <= $1) \
+           AND (t.hold_until IS NULL OR t.hold_until <= $1) \
+           AND NOT EXISTS (SELECT 1 FROM alert_deliveries e \
+             WHERE e.destination_id = d.destination_id AND e.status = 'pending' \
+             AND e.rule_id IS NOT DISTINCT FROM d.rule_id AND e.seq < d.seq) \
+           AND {filter} \
+           ORDER BY {order} LIMIT {limit} \
+           FOR UPDATE OF d SKIP LOCKED), \
+         taken AS ( \
+           UPDATE alert_deliveries d SET leased_until = {until}, attempts = d.attempts + 1 \
+           FROM due WHERE d.seq = due.seq RETURNING d.*) \
+         SELECT {LEASED_COLUMNS} FROM taken d \
+         JOIN alert_destinations t ON t.id = d.destination_id \
+         LEFT JOIN alert_firings f ON f.id = d.firing_id ORDER BY d.seq"
+    )
+}
+
 impl PgAlerts {
     /// Takes up to `limit` due deliveries for `lease` (their attempt counted).
     pub async fn lease_due(
@@ -72,24 +98,11 @@ impl PgAlerts {
         lease: chrono::Duration,
     ) -> Result<Vec<Leased>, StoreError> {
         let mut conn = self.db.conn().await?;
-        diesel::sql_query(format!(
-            "WITH due AS ( \
-               SELECT d.seq FROM alert_deliveries d \
-               JOIN alert_destinations t ON t.id = d.destination_id \
-               WHERE d.status = 'pending' AND d.next_attempt_at <= $1 \
-               AND (d.leased_until IS NULL OR d.leased_until <= $1) \
-               AND (t.hold_until IS NULL OR t.hold_until <= $1) \
-               AND NOT EXISTS (SELECT 1 FROM alert_deliveries e \
-                 WHERE e.destination_id = d.destination_id AND e.status = 'pending' \
-                 AND e.rule_id IS NOT DISTINCT FROM d.rule_id AND e.seq < d.seq) \
-               ORDER BY d.next_attempt_at, d.seq LIMIT $2 \
-               FOR UPDATE OF d SKIP LOCKED), \
-             taken AS ( \
-               UPDATE alert_deliveries d SET leased_until = $3, attempts = d.attempts + 1 \
-               FROM due WHERE d.seq = due.seq RETURNING d.*) \
-             SELECT {LEASED_COLUMNS} FROM taken d \
-             JOIN alert_destinations t ON t.id = d.destination_id \
-             LEFT JOIN alert_firings f ON f.id = d.firing_id ORDER BY d.seq"
+        diesel::sql_query(lease_due_sql(
+            "TRUE",
+            "d.next_attempt_at, d.seq",
+            "$2",
+            "$3",
         ))
         .bind::<Timestamptz, _>(now)
         .bind::<BigInt, _>(limit as i64)
@@ -130,6 +143,49 @@ impl PgAlerts {
         .bind::<Timestamptz, _>(now + lease)
         .load(&mut conn)
         .await
+        .map_err(db_error)
+    }
+
+    /// Takes the next delivery of `after`'s queue (its rule and destination) once `after` is
+    /// finished: pending, due, not leased, its destination not held back, and first in its queue.
+    /// The worker that delivered `after` sends it at once, so a queue drains as fast as its
+    /// receiver answers instead of one delivery per look at the outbox.
+    pub async fn lease_next(
+        &self,
+        after: &Leased,
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+    ) -> Result<Option<Leased>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let mut next: Vec<Leased> = diesel::sql_query(lease_due_sql(
+            "d.destination_id = $3 AND d.rule_id IS NOT DISTINCT FROM $4 AND d.seq > $5",
+            "d.seq",
+            "1",
+            "$2",
+        ))
+        .bind::<Timestamptz, _>(now)
+        .bind::<Timestamptz, _>(now + lease)
+        .bind::<Text, _>(&after.destination_id)
+        .bind::<Nullable<Text>, _>(after.rule_id.as_deref())
+        .bind::<BigInt, _>(after.seq)
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(next.pop())
+    }
+
+    /// Extends the lease of deliveries `seqs` (being sent) to `until`.
+    pub async fn renew(&self, seqs: &[i64], until: DateTime<Utc>) -> Result<(), StoreError> {
+        let mut conn = self.db.conn().await?;
+        diesel::sql_query(
+            "UPDATE alert_deliveries SET leased_until = $2 WHERE seq = ANY($1) \
+             AND status = 'pending' AND leased_until IS NOT NULL",
+        )
+        .bind::<Array<BigInt>, _>(seqs)
+        .bind::<Timestamptz, _>(until)
+        .execute(&mut conn)
+        .await
+        .map(drop)
         .map_err(db_error)
     }
 
