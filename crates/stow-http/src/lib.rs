@@ -18,6 +18,7 @@ pub mod framework_error;
 pub mod health;
 pub mod idle;
 pub mod metrics;
+pub mod query;
 pub mod rate_limit;
 pub mod request;
 pub mod telemetry;
@@ -27,6 +28,7 @@ pub use auth::{Auth, Authenticator};
 pub use body::{BodyLimit, Json};
 pub use config::Config;
 pub use error::{ApiError, Code};
+pub use query::Query;
 pub use request::{current_request_id, Flavor, RequestId};
 
 use actix_web::web;

@@ -46,7 +46,7 @@ pub struct ListDeliveriesResponse {
 )]
 pub async fn list_alert_deliveries(
     auth: Auth,
-    params: web::Query<DeliveriesParams>,
+    params: stow_http::Query<DeliveriesParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     lister(&auth)?;

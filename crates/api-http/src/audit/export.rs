@@ -62,7 +62,7 @@ impl Export {
 )]
 pub async fn export_audit(
     auth: Auth,
-    params: web::Query<AuditParams>,
+    params: stow_http::Query<AuditParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     reader(&auth)?;

@@ -34,7 +34,7 @@ pub struct ListAuditResponse {
 )]
 pub async fn list_audit(
     auth: Auth,
-    params: web::Query<AuditParams>,
+    params: stow_http::Query<AuditParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     reader(&auth)?;

@@ -170,7 +170,7 @@ impl Export {
 )]
 pub async fn export(
     auth: Auth,
-    params: web::Query<ExportParams>,
+    params: stow_http::Query<ExportParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let p = params.into_inner();

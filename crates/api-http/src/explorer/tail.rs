@@ -204,7 +204,7 @@ impl Tail {
 )]
 pub async fn tail(
     auth: Auth,
-    params: web::Query<TailParams>,
+    params: stow_http::Query<TailParams>,
     req: HttpRequest,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {

@@ -51,7 +51,7 @@ pub async fn rotate_key(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    params: web::Query<RotateKeyParams>,
+    params: stow_http::Query<RotateKeyParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;

@@ -42,7 +42,7 @@ pub struct RemoveLifecycleRuleResponse {
 pub async fn remove_lifecycle_rule(
     auth: Auth,
     req: HttpRequest,
-    params: web::Query<RemoveLifecycleRuleParams>,
+    params: stow_http::Query<RemoveLifecycleRuleParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnDelete)?;

@@ -44,7 +44,7 @@ pub struct DeleteResponse {
 pub async fn delete_one(
     auth: Auth,
     req: HttpRequest,
-    params: web::Query<DeleteParams>,
+    params: stow_http::Query<DeleteParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnDelete)?;

@@ -73,7 +73,7 @@ pub struct DetailsResponse {
 )]
 pub async fn details(
     auth: Auth,
-    params: web::Query<DetailsParams>,
+    params: stow_http::Query<DetailsParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;

@@ -62,7 +62,7 @@ pub struct ListResponse {
 )]
 pub async fn list(
     auth: Auth,
-    params: web::Query<ListParams>,
+    params: stow_http::Query<ListParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;

@@ -40,7 +40,7 @@ pub struct RemovePlaceholderResponse {
 pub async fn remove_placeholder(
     auth: Auth,
     req: HttpRequest,
-    params: web::Query<RemovePlaceholderParams>,
+    params: stow_http::Query<RemovePlaceholderParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
