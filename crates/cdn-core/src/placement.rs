@@ -11,6 +11,8 @@ use crate::path::{self, join_key, normalize_folder, ObjectKey, PathError};
 #[derive(Debug, Clone)]
 pub struct UploadPolicy {
     pub scope: PathScope,
+    /// Whose paths `scope` is, as a refusal names it: `this key`, `your role (admin)`.
+    pub holder: String,
     /// Every list must admit the effective type (the key's, and the upload URL's).
     pub mime_lists: Vec<Vec<String>>,
     /// Default folder (an upload URL's lock); uploads must stay under it when set.
@@ -52,9 +54,9 @@ pub enum PlaceError {
     /// The key is outside the upload URL's folder.
     #[error("`{key}` is outside this upload URL's path `{lock}`")]
     KeyOutsideLock { key: String, lock: String },
-    /// The key is outside the paths the key may write.
-    #[error("`{key}` is outside the paths this key may write")]
-    OutsideScope { key: String },
+    /// The key is outside the paths the caller may write.
+    #[error("`{key}` is outside the paths {holder} may write")]
+    OutsideScope { key: String, holder: String },
     /// The effective type is not on one of the allow-lists.
     #[error("content type `{content_type}` is not allowed (allowed: {})", allowed.join(", "))]
     TypeNotAllowed {
@@ -117,6 +119,7 @@ pub fn place(
     if !policy.scope.allows(&key) {
         return Err(PlaceError::OutsideScope {
             key: key.into_string(),
+            holder: policy.holder.clone(),
         });
     }
     if let Some(list) = policy
@@ -152,6 +155,7 @@ mod tests {
 
     fn policy(lock: Option<&str>, allowed: &[&str], denied: &[&str]) -> UploadPolicy {
         UploadPolicy {
+            holder: "this key".into(),
             scope: PathScope::new(
                 allowed.iter().map(|s| s.to_string()).collect(),
                 denied.iter().map(|s| s.to_string()).collect(),
@@ -226,8 +230,15 @@ mod tests {
         assert_eq!(
             place(png(Some("a.png")), Some("pub/secret"), None, &scoped),
             Err(PlaceError::OutsideScope {
-                key: "pub/secret/a.png".into()
+                key: "pub/secret/a.png".into(),
+                holder: "this key".into()
             })
+        );
+        assert_eq!(
+            place(png(Some("a.png")), Some("pub/secret"), None, &scoped)
+                .unwrap_err()
+                .to_string(),
+            "`pub/secret/a.png` is outside the paths this key may write"
         );
         let mut typed = open.clone();
         typed.mime_lists = vec![vec!["image/*".into()], vec!["image/jpeg".into()]];

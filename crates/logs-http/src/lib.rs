@@ -177,6 +177,8 @@ impl Application {
                             dropped = r.dropped.len(),
                             vacuumed = r.vacuumed.len(),
                             moved = r.moved_from_default,
+                            batches_pruned = r.batches_pruned,
+                            audit_pruned = r.audit_pruned,
                             failed = r.failed.len(),
                             "log partitions maintained"
                         );

@@ -1489,3 +1489,37 @@ async fn credentials_of_a_member_of_another_organization_are_out_of_reach() {
         .await;
     assert_eq!(refused, 4, "two actors × two routes");
 }
+
+/// A member's refused upload names their role, as every other refusal does (it said "this key");
+/// a query parameter of the wrong type is named (`GET /v1/audit?limit=ten` named nothing).
+#[tokio::test]
+async fn refusals_name_the_role_and_the_field() {
+    let app = spawn().await;
+    let grant = Grant {
+        paths: PathScope::new(vec!["mugshots".into()], vec![]),
+        ..Grant::everywhere(Role::Admin)
+    };
+    let ada = member(&app, "ada", grant).await;
+    let (status, body) = ada
+        .status(
+            Method::POST,
+            "/v1/objects/base64",
+            Some(json!({ "path": "screenshots", "filename": "a.txt", "data": "aGk=" })),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        body["error"]["message"],
+        "`screenshots/a.txt` is outside the paths your role (admin) may write",
+        "{body}"
+    );
+    let (status, body) = ada.status(Method::GET, "/v1/audit?limit=ten", None).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`limit`: invalid digit"),
+        "{body}"
+    );
+}

@@ -70,6 +70,7 @@ pub(crate) fn readable_folder(
 pub fn key_policy(auth: &Auth) -> UploadPolicy {
     UploadPolicy {
         scope: auth.key.path_scope(),
+        holder: auth.holder(),
         mime_lists: auth.key.allowed_mime.clone().into_iter().collect(),
         lock: None,
         randomize_name: false,

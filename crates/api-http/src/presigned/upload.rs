@@ -239,6 +239,7 @@ async fn store_through_token(
     }
     let policy = UploadPolicy {
         scope,
+        holder: "the key that made this upload URL".to_owned(),
         mime_lists: key_mime
             .into_iter()
             .chain(record.allowed_mime.clone())
