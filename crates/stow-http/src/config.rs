@@ -72,6 +72,8 @@ pub struct Config {
     /// Renditions (resized images) made at once on this instance; more wait
     /// (`RENDITION_CONCURRENCY`, default the number of CPUs).
     pub rendition_concurrency: usize,
+    /// ZIP downloads running at once on this instance; more get 429 (`ZIP_DOWNLOADS`).
+    pub zip_concurrency: usize,
     /// How often a `cdn-api` enforces the lifecycle rules and folds the usage counts
     /// (`LIFECYCLE_INTERVAL_SECONDS`).
     pub lifecycle_interval: Duration,
@@ -326,6 +328,7 @@ impl Config {
                 std::thread::available_parallelism().map_or(2, |n| n.get()),
             )?
             .max(1),
+            zip_concurrency: parsed::<usize>("ZIP_DOWNLOADS", 16)?.max(1),
             lifecycle_interval: positive_secs("LIFECYCLE_INTERVAL_SECONDS", 300)?,
             tail_limit: parsed("LOGS_TAIL_LIMIT", 10)?,
             tail_poll: Duration::from_millis(parsed::<u64>("LOGS_TAIL_POLL_MS", 100)?.max(10)),
@@ -384,6 +387,7 @@ impl Config {
             cursor_ttl: Duration::from_secs(900),
             data_scan_limit: 100_000,
             rendition_concurrency: 2,
+            zip_concurrency: 16,
             lifecycle_interval: Duration::from_secs(300),
             tail_limit: 10,
             tail_poll: Duration::from_millis(50),

@@ -1,6 +1,11 @@
 //! `POST /v1/objects/zip`: selected files, or every file under a folder, as one ZIP archive,
 //! streamed as it is written (each object's bytes read from the store a chunk at a time, stored
 //! uncompressed — pictures and sounds do not compress — so memory stays flat whatever the total).
+//!
+//! What one download may hold is bounded: the listing is kept as names and locations only, at
+//! most `ZIP_DOWNLOADS` run at once on an instance (429 past that), a client that stops reading
+//! for `LOGS_STREAM_STALL_SECONDS` is cut off, and a download that cannot be finished (a file
+//! deleted or replaced meanwhile, the store failing) is aborted rather than ended as if whole.
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
@@ -9,10 +14,13 @@ use async_zip::{Compression, ZipDateTime, ZipEntryBuilder};
 use auth_core::Permission;
 use cdn_core::path::{normalize_folder, normalize_key};
 use cdn_core::store::{ListQuery, ObjectRecord};
+use chrono::{DateTime, Utc};
 use futures::{AsyncWriteExt, StreamExt};
 use serde::Deserialize;
 use stow_http::{ApiError, Auth, Code};
 use utoipa::ToSchema;
+
+use std::sync::Arc;
 
 use crate::state::CdnState;
 
@@ -20,6 +28,33 @@ use crate::state::CdnState;
 pub const MAX_ZIP_FILES: usize = 10_000;
 /// Bytes buffered between the archive's writer and the response.
 const PIPE_BYTES: usize = 256 * 1024;
+
+/// One file of an archive: what writing it needs, and nothing more (a record's metadata is not
+/// kept for 10,000 files).
+struct Entry {
+    name: String,
+    location: String,
+    size: u64,
+    modified: DateTime<Utc>,
+}
+
+impl Entry {
+    fn new(name: String, r: &ObjectRecord) -> Self {
+        Self {
+            name: zip_entry_name(&name),
+            location: r.storage_path.clone(),
+            size: r.size.max(0) as u64,
+            modified: r.last_modified,
+        }
+    }
+}
+
+/// An object key as a ZIP entry name that extracts inside the folder it is extracted to: a
+/// first segment like `C:` (a Windows drive) or a `\` (a Windows separator) would let an
+/// extractor write outside it, so `:` and `\` become `_`.
+fn zip_entry_name(key: &str) -> String {
+    key.replace([':', '\\'], "_")
+}
 
 /// `POST /v1/objects/zip`: `paths` or `path`, not both.
 #[derive(Deserialize, ToSchema)]
@@ -51,6 +86,16 @@ pub async fn zip(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;
+    let permit = Arc::clone(&state.zips).try_acquire_owned().map_err(|_| {
+        ApiError::new(
+            Code::RateLimited,
+            format!(
+                "{} ZIP downloads are running on this instance, the most at once; try again shortly",
+                state.config.zip_concurrency
+            ),
+        )
+        .with_retry_after(5)
+    })?;
     let req = body.into_inner();
     let (files, name) = match (req.paths, req.path) {
         (Some(paths), None) => (
@@ -77,13 +122,17 @@ pub async fn zip(
     };
     let (writer, reader) = tokio::io::duplex(PIPE_BYTES);
     let blobs = state.blobs.clone();
+    let stall = state.config.stream_stall;
+    let (done, outcome) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
-        if let Err(e) = write_archive(writer, blobs, files).await {
-            // the 200 is sent: the archive ends without its directory, which unzip reports
+        let written = write_archive(writer, blobs, files, stall).await;
+        if let Err(e) = &written {
             tracing::warn!(error = %e, "writing a ZIP archive stopped");
         }
+        let _ = done.send(written.is_ok());
+        drop(permit);
     });
-    let body = tokio_util::io::ReaderStream::new(reader);
+    let body = finished_or_aborted(tokio_util::io::ReaderStream::new(reader), outcome);
     let encoded = percent_encoding::utf8_percent_encode(
         &format!("{name}.zip"),
         percent_encoding::NON_ALPHANUMERIC,
@@ -99,12 +148,28 @@ pub async fn zip(
         .streaming(body))
 }
 
+/// The archive's bytes, then — once the writer is done — its end, or an error when the writer
+/// failed: the status is sent, and ending the body with an error aborts the connection, so a
+/// client sees a failed download (curl exits non-zero) rather than a clean end with a broken
+/// archive inside.
+fn finished_or_aborted(
+    bytes: tokio_util::io::ReaderStream<tokio::io::DuplexStream>,
+    outcome: tokio::sync::oneshot::Receiver<bool>,
+) -> impl futures::Stream<Item = Result<web::Bytes, std::io::Error>> {
+    let end = futures::stream::once(async move {
+        match outcome.await {
+            Ok(true) => None,
+            _ => Some(Err(std::io::Error::other(
+                "the ZIP archive could not be finished",
+            ))),
+        }
+    })
+    .filter_map(futures::future::ready);
+    bytes.chain(end)
+}
+
 /// The objects of `paths`, each the key may read and existing, under their keys.
-async fn named(
-    auth: &Auth,
-    state: &CdnState,
-    paths: &[String],
-) -> Result<Vec<(String, ObjectRecord)>, ApiError> {
+async fn named(auth: &Auth, state: &CdnState, paths: &[String]) -> Result<Vec<Entry>, ApiError> {
     let max = state.config.max_bulk_delete_paths;
     if paths.is_empty() || paths.len() > max {
         return Err(ApiError::invalid_request(format!(
@@ -114,6 +179,7 @@ async fn named(
     }
     let scope = auth.key.path_scope();
     let mut files = Vec::with_capacity(paths.len());
+    let mut seen = std::collections::HashSet::with_capacity(paths.len());
     for (i, raw) in paths.iter().enumerate() {
         let key = normalize_key(raw)
             .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid `paths[{i}]`: {e}")))?;
@@ -123,7 +189,7 @@ async fn named(
                 format!("`{key}` is outside the paths {} may read", auth.holder()),
             ));
         }
-        if files.iter().any(|(name, _)| *name == key.as_str()) {
+        if seen.contains(key.as_str()) {
             continue;
         }
         let record = state
@@ -134,7 +200,8 @@ async fn named(
             .ok_or_else(|| {
                 ApiError::new(Code::NotFound, format!("no object has the key `{key}`"))
             })?;
-        files.push((key.as_str().to_owned(), record));
+        seen.insert(key.as_str().to_owned());
+        files.push(Entry::new(key.as_str().to_owned(), &record));
     }
     Ok(files)
 }
@@ -145,7 +212,7 @@ async fn under(
     state: &CdnState,
     folder: &str,
     denied: Vec<String>,
-) -> Result<Vec<(String, ObjectRecord)>, ApiError> {
+) -> Result<Vec<Entry>, ApiError> {
     let prefix = if folder.is_empty() {
         String::new()
     } else {
@@ -173,7 +240,7 @@ async fn under(
             let key = r.key.as_str();
             // the folder's own key (an object named like the folder) keeps its name
             let name = key.strip_prefix(&prefix).unwrap_or(key).to_owned();
-            files.push((name, r));
+            files.push(Entry::new(name, &r));
         }
         if files.len() > MAX_ZIP_FILES {
             return Err(ApiError::invalid_request(format!(
@@ -187,26 +254,50 @@ async fn under(
     }
 }
 
+/// Writes the archive of `files` into `writer`. Fails when a write waits longer than `stall`
+/// (the client stopped reading), when a file cannot be read, or when its bytes are not its
+/// recorded size (it was replaced or deleted meanwhile).
 async fn write_archive(
     writer: tokio::io::DuplexStream,
     blobs: stow_objects::Objects,
-    files: Vec<(String, ObjectRecord)>,
+    files: Vec<Entry>,
+    stall: std::time::Duration,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let stalled =
+        || std::io::Error::new(std::io::ErrorKind::TimedOut, "the client stopped reading");
     let mut zip = ZipFileWriter::with_tokio(writer);
-    for (name, record) in files {
-        let entry = ZipEntryBuilder::new(name.into(), Compression::Stored)
-            .last_modification_date(ZipDateTime::from_chrono(&record.last_modified))
+    for file in files {
+        let entry = ZipEntryBuilder::new(file.name.into(), Compression::Stored)
+            .last_modification_date(ZipDateTime::from_chrono(&file.modified))
             .unix_permissions(0o644);
-        let mut out = zip.write_entry_stream(entry).await?;
-        let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
-        if record.size > 0 {
+        let mut out = tokio::time::timeout(stall, zip.write_entry_stream(entry))
+            .await
+            .map_err(|_| stalled())??;
+        let location = stow_objects::ObjectPath::from(file.location.as_str());
+        let mut written = 0u64;
+        if file.size > 0 {
             let mut bytes = blobs.get(&location, None).await?;
             while let Some(chunk) = bytes.next().await {
-                out.write_all(&chunk?).await?;
+                let chunk = chunk?;
+                written += chunk.len() as u64;
+                tokio::time::timeout(stall, out.write_all(&chunk))
+                    .await
+                    .map_err(|_| stalled())??;
             }
         }
-        out.close().await?;
+        if written != file.size {
+            return Err(format!(
+                "an object changed while its archive was written ({written} of {} bytes)",
+                file.size
+            )
+            .into());
+        }
+        tokio::time::timeout(stall, out.close())
+            .await
+            .map_err(|_| stalled())??;
     }
-    zip.close().await?;
+    tokio::time::timeout(stall, zip.close())
+        .await
+        .map_err(|_| stalled())??;
     Ok(())
 }

@@ -159,3 +159,93 @@ async fn the_keys_paths_and_bad_requests_are_refused_before_anything_is_sent() {
     )
     .await;
 }
+
+/// A file deleted while its archive is being written aborts the download (the connection is cut,
+/// as for a cut log export) instead of ending it cleanly with a broken archive inside.
+#[tokio::test]
+async fn a_file_deleted_mid_download_aborts_the_archive() {
+    let app = spawn().await;
+    // larger than every buffer between the writer and this client, so the writer is still on
+    // it when the next file is deleted
+    let big: Vec<u8> = (0..24_000_000u32).map(|i| (i % 251) as u8).collect();
+    app.put_file("f", "a.bin", big, "application/octet-stream", "{}")
+        .await;
+    app.put_file("f", "b.txt", b"second".to_vec(), "text/plain", "{}")
+        .await;
+    let res = zip(&app, &app.dev_key, json!({ "path": "f" })).await;
+    assert_eq!(res.status(), 200);
+    let gone = app
+        .delete("/v1/objects?path=f/b.txt", &app.dev_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 200);
+    assert!(
+        res.bytes().await.is_err(),
+        "the download ends with an error, not as a whole archive"
+    );
+}
+
+/// Downloads at once are bounded per instance (429 past that), and one whose client stops
+/// reading is cut off after the stall time, which frees its place.
+#[tokio::test]
+async fn zip_downloads_at_once_are_bounded_and_a_stalled_one_is_cut_off() {
+    let app = spawn_with(Options {
+        tweak: |c| {
+            c.zip_concurrency = 1;
+            c.stream_stall = std::time::Duration::from_secs(1);
+        },
+        ..Options::default()
+    })
+    .await;
+    let big: Vec<u8> = (0..24_000_000u32).map(|i| (i % 251) as u8).collect();
+    app.put_file("f", "a.bin", big, "application/octet-stream", "{}")
+        .await;
+    let stalled = zip(&app, &app.dev_key, json!({ "path": "f" })).await;
+    assert_eq!(stalled.status(), 200);
+    let refused = zip(&app, &app.dev_key, json!({ "paths": ["f/a.bin"] })).await;
+    assert_eq!(refused.headers()["retry-after"], "5");
+    expect_error(refused, 429, "RATE_LIMITED").await;
+    // the stalled download is cut off after a second without reading, and its place is free
+    let mut freed = false;
+    for _ in 0..100 {
+        let again = app
+            .post("/v1/objects/zip", &app.dev_key)
+            .json(&json!({ "paths": ["f/a.bin"] }))
+            .send()
+            .await
+            .unwrap();
+        if again.status() == 200 {
+            freed = true;
+            assert!(again.bytes().await.unwrap().len() > 24_000_000);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        freed,
+        "the stalled download still holds its place after 10 s"
+    );
+    assert!(
+        stalled.bytes().await.is_err(),
+        "the stalled one was aborted"
+    );
+}
+
+/// A key that looks like a Windows path does not become an entry that extracts outside its
+/// folder.
+#[tokio::test]
+async fn entry_names_stay_inside_the_folder_they_are_extracted_to() {
+    let app = spawn().await;
+    app.put_file("C:/Windows", "win.ini", b"x".to_vec(), "text/plain", "{}")
+        .await;
+    let res = zip(
+        &app,
+        &app.dev_key,
+        json!({ "paths": ["C:/Windows/win.ini"] }),
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let files = unzip(res.bytes().await.unwrap().to_vec()).await;
+    assert_eq!(files[0].0, "C_/Windows/win.ini");
+}
