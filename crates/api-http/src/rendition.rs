@@ -3,11 +3,16 @@
 //! from its storage location (`cdn_core::rendition`), so a replaced original (a new location)
 //! gets new ones and garbage collection removes the old. Made off the async workers (`spawn_blocking`), at
 //! most `RENDITION_CONCURRENCY` at once per instance; the rest wait their turn.
+//!
+//! Bounded against a flood of distinct sizes: an original keeps at most
+//! `cdn_core::rendition::MAX_KEPT_PER_ORIGINAL` renditions, the oldest giving way after an hour
+//! (a new size past that is 429 until then), and the renditions being made on an instance take
+//! at most `RENDITION_MEMORY_MB` together, each its cost read from the original's header.
 
 use actix_web::http::{header, Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::Bytes;
-use cdn_core::rendition::{self, Format, Rendition, RenditionParams, MAX_SOURCE_BYTES};
+use cdn_core::rendition::{self, Format, Keep, Rendition, RenditionParams, MAX_SOURCE_BYTES};
 use cdn_core::store::ObjectRecord;
 use stow_http::{ApiError, Code};
 use stow_objects::{ObjectPath, ObjectsError};
@@ -108,6 +113,7 @@ async fn made(
         remember(state, name, &bytes);
         return Ok(bytes);
     }
+    let evict = room_for_one_more(state, record).await?;
     let original = ObjectPath::from(record.storage_path.as_str());
     let source = match state.blobs.read_all(&original).await {
         Ok(b) => b,
@@ -115,6 +121,16 @@ async fn made(
         Err(ObjectsError::NotFound) => return Err(crate::delivery::not_found()),
         Err(e) => return Err(e.into()),
     };
+    // the memory it takes, from the header, out of the instance's budget for renditions
+    let cost = stow_images::cost(&source, stow_images::Bounds::default()).map_err(refused)?;
+    let megabytes = u32::try_from(cost.div_ceil(1 << 20))
+        .unwrap_or(u32::MAX)
+        .min(state.config.rendition_memory_mb);
+    let _memory = state
+        .rendition_memory
+        .acquire_many(megabytes)
+        .await
+        .map_err(|_| ApiError::new(Code::Unavailable, "shutting down"))?;
     let started = std::time::Instant::now();
     let rendition = *r;
     let result =
@@ -125,16 +141,14 @@ async fn made(
                 ApiError::new(Code::Internal, "making the rendition failed")
             })?;
     metrics::histogram!("cdn_rendition_seconds").record(started.elapsed().as_secs_f64());
-    let made = result.map_err(|e| match e {
-        stow_images::RenderError::TooManyPixels { .. }
-        | stow_images::RenderError::Undecodable(_) => ApiError::invalid_request(e.to_string()),
-        other => {
-            tracing::error!(error = %other, "rendition failed");
-            ApiError::new(Code::Internal, "making the rendition failed")
-        }
-    })?;
+    let made = result.map_err(refused)?;
     metrics::counter!("cdn_renditions_total", "source" => "made").increment(1);
     let bytes = Bytes::from(made.bytes);
+    if let Some(oldest) = evict {
+        if let Err(e) = state.blobs.delete(&ObjectPath::from(oldest.as_str())).await {
+            tracing::warn!(error = %e, "evicting a kept rendition failed");
+        }
+    }
     // kept for the next request; a failed write only costs the next one a new rendition
     if let Err(e) = state
         .blobs
@@ -145,6 +159,50 @@ async fn made(
     }
     remember(state, name, &bytes);
     Ok(bytes)
+}
+
+/// The answer to a rendition that cannot be made of these bytes (400), or a failure.
+fn refused(e: stow_images::RenderError) -> ApiError {
+    match e {
+        stow_images::RenderError::TooManyPixels { .. }
+        | stow_images::RenderError::TooMuchMemory { .. }
+        | stow_images::RenderError::Undecodable(_) => ApiError::invalid_request(e.to_string()),
+        other => {
+            tracing::error!(error = %other, "rendition failed");
+            ApiError::new(Code::Internal, "making the rendition failed")
+        }
+    }
+}
+
+/// Whether one more rendition of `record` may be kept (`cdn_core::rendition::keep`): `None`
+/// when there is room, the oldest to evict once the new one is made, or 429 until the oldest
+/// may give way.
+async fn room_for_one_more(
+    state: &CdnState,
+    record: &ObjectRecord,
+) -> Result<Option<String>, ApiError> {
+    use futures::TryStreamExt;
+    let kept: Vec<(String, chrono::DateTime<chrono::Utc>)> = state
+        .blobs
+        .list(&Rendition::kept_under(&record.storage_path))
+        .try_collect()
+        .await?;
+    let now = chrono::Utc::now();
+    match rendition::keep(&kept, now) {
+        Keep::Room => Ok(None),
+        Keep::Evict(oldest) => Ok(Some(oldest)),
+        Keep::Full { until } => {
+            let wait = (until - now).num_seconds().max(1) as u64;
+            Err(ApiError::new(
+                Code::RateLimited,
+                format!(
+                    "{} sizes of this image were made in the last hour, the most kept; ask for one of them, or for a new size in {wait} s",
+                    rendition::MAX_KEPT_PER_ORIGINAL
+                ),
+            )
+            .with_retry_after(wait))
+        }
+    }
 }
 
 /// Keeps a small rendition in the in-process cache of small objects, by its name.

@@ -78,6 +78,8 @@ pub struct CdnState {
     pub small_objects: BytesCache,
     /// Renditions being made at once (`RENDITION_CONCURRENCY` permits).
     pub renditions: tokio::sync::Semaphore,
+    /// Megabytes the renditions being made may take together (`RENDITION_MEMORY_MB` permits).
+    pub rendition_memory: tokio::sync::Semaphore,
     /// ZIP downloads running at once (`ZIP_DOWNLOADS` permits), held until the archive's end.
     pub zips: Arc<tokio::sync::Semaphore>,
     slugs: SlugCache,
@@ -163,6 +165,7 @@ impl CdnState {
     pub fn new(config: Arc<Config>, db: Db, blobs: Objects, stores: Stores) -> Self {
         let renditions = tokio::sync::Semaphore::new(config.rendition_concurrency);
         let zips = Arc::new(tokio::sync::Semaphore::new(config.zip_concurrency));
+        let rendition_memory = tokio::sync::Semaphore::new(config.rendition_memory_mb as usize);
         Self {
             config,
             db,
@@ -171,6 +174,7 @@ impl CdnState {
             rows: RowCache::new(100_000),
             small_objects: BytesCache::with_weighter(4096, 64 * 1024 * 1024, ByteWeighter),
             renditions,
+            rendition_memory,
             zips,
             slugs: SlugCache::new(10_000),
             placeholder_sets: PlaceholderCache::new(10_000),

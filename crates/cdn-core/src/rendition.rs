@@ -11,6 +11,60 @@ pub const MAX_SIDE: u32 = 2048;
 pub const MAX_SOURCE_PIXELS: u64 = 40_000_000;
 /// The largest original rendered, in bytes (it is read whole to be decoded).
 pub const MAX_SOURCE_BYTES: u64 = 50 * 1024 * 1024;
+/// The most memory one rendition may take to make ([`render_cost`]); a picture that would need
+/// more is refused before it is decoded.
+pub const MAX_RENDER_BYTES: u64 = 384 * 1024 * 1024;
+/// Renditions kept per original at most: every distinct box, fit and format asked for is one.
+pub const MAX_KEPT_PER_ORIGINAL: usize = 24;
+/// A kept rendition younger than this is never evicted to make room for a new one, so new sizes
+/// of one original are made at most [`MAX_KEPT_PER_ORIGINAL`] an hour once it has that many.
+pub const EVICTABLE_AFTER: chrono::Duration = chrono::Duration::hours(1);
+
+/// The memory making a rendition of a `width` × `height` picture takes: the decoded picture at
+/// `bytes_per_pixel` (its decoder's color type: up to 8 for RGBA of 16 bits) and its 8-bit
+/// working copy (4 bytes a pixel) held together while it is converted; the resized picture and
+/// its encoding are smaller than the box (at most 2048 × 2048 × 4 × 2).
+pub fn render_cost(width: u32, height: u32, bytes_per_pixel: u8) -> u64 {
+    let pixels = u64::from(width) * u64::from(height);
+    let working = u64::from(MAX_SIDE) * u64::from(MAX_SIDE) * 4 * 2;
+    pixels * (u64::from(bytes_per_pixel) + 4) + working.min(pixels * 8)
+}
+
+/// What to do about keeping a new rendition of an original that has `kept` renditions (their
+/// names and when each was made).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Keep {
+    /// Make it and keep it: there is room.
+    Room,
+    /// Make it and keep it after deleting this one, the oldest, made long enough ago.
+    Evict(String),
+    /// Refused: every kept one is younger than [`EVICTABLE_AFTER`]; a new one is possible at
+    /// this time.
+    Full {
+        until: chrono::DateTime<chrono::Utc>,
+    },
+}
+
+/// The keeping rule: at most [`MAX_KEPT_PER_ORIGINAL`] renditions per original; past that the
+/// oldest gives way when it is at least [`EVICTABLE_AFTER`] old, else the new one is refused.
+pub fn keep(
+    kept: &[(String, chrono::DateTime<chrono::Utc>)],
+    now: chrono::DateTime<chrono::Utc>,
+) -> Keep {
+    if kept.len() < MAX_KEPT_PER_ORIGINAL {
+        return Keep::Room;
+    }
+    let Some((name, made)) = kept.iter().min_by_key(|(name, made)| (*made, name.clone())) else {
+        return Keep::Room;
+    };
+    if now - *made >= EVICTABLE_AFTER {
+        Keep::Evict(name.clone())
+    } else {
+        Keep::Full {
+            until: *made + EVICTABLE_AFTER,
+        }
+    }
+}
 
 /// How the picture fills the box of `w` × `h`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,6 +220,12 @@ impl Rendition {
         }
     }
 
+    /// Where the renditions of the original at `storage_path` are kept (the folder of
+    /// [`Rendition::cache_path`]).
+    pub fn kept_under(storage_path: &str) -> String {
+        format!("renditions/{storage_path}/")
+    }
+
     /// The name its bytes are cached under, beside the original's storage location (a
     /// replaced original has a new location, so new renditions).
     pub fn cache_path(&self, storage_path: &str, format: Format) -> String {
@@ -175,7 +235,8 @@ impl Rendition {
             Fit::Cover => "cover",
         };
         format!(
-            "renditions/{storage_path}/{}x{}-{fit}.{}",
+            "{}{}x{}-{fit}.{}",
+            Self::kept_under(storage_path),
             side(self.width),
             side(self.height),
             format.extension()
@@ -195,6 +256,70 @@ impl Rendition {
             side(self.height),
             format.extension()
         )
+    }
+}
+
+#[cfg(test)]
+mod keep_tests {
+    use super::*;
+    use chrono::{Duration, TimeZone, Utc};
+
+    fn kept(n: usize, made: chrono::DateTime<Utc>) -> Vec<(String, chrono::DateTime<Utc>)> {
+        (0..n)
+            .map(|i| (format!("r{i:02}"), made + Duration::seconds(i as i64)))
+            .collect()
+    }
+
+    #[test]
+    fn renditions_are_kept_up_to_the_limit_then_the_oldest_gives_way_after_an_hour() {
+        let t0 = Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap();
+        let now = t0 + Duration::minutes(10);
+        assert_eq!(keep(&[], now), Keep::Room);
+        assert_eq!(keep(&kept(MAX_KEPT_PER_ORIGINAL - 1, t0), now), Keep::Room);
+        // at the limit, all younger than an hour: refused until the oldest is an hour old
+        assert_eq!(
+            keep(&kept(MAX_KEPT_PER_ORIGINAL, t0), now),
+            Keep::Full {
+                until: t0 + EVICTABLE_AFTER
+            }
+        );
+        assert_eq!(
+            keep(&kept(MAX_KEPT_PER_ORIGINAL + 1, t0), now),
+            Keep::Full {
+                until: t0 + EVICTABLE_AFTER
+            }
+        );
+        // the oldest at exactly an hour gives way; a second earlier it does not
+        let full = kept(MAX_KEPT_PER_ORIGINAL, t0);
+        assert_eq!(keep(&full, t0 + EVICTABLE_AFTER), Keep::Evict("r00".into()));
+        assert!(matches!(
+            keep(&full, t0 + EVICTABLE_AFTER - Duration::seconds(1)),
+            Keep::Full { .. }
+        ));
+    }
+
+    #[test]
+    fn the_cost_of_a_rendition_counts_the_decoded_picture_and_its_working_copy() {
+        // a 12 MP photo decoded as RGB: 3 + 4 bytes a pixel, and the resize buffers
+        assert_eq!(render_cost(4000, 3000, 3), 12_000_000 * 7 + 2048 * 2048 * 8);
+        // 16-bit RGBA of 40 MP is far past what one rendition may take
+        assert!(render_cost(8000, 5000, 8) > MAX_RENDER_BYTES);
+        // a tiny picture: its buffers, not a 2048-square's
+        assert_eq!(render_cost(10, 10, 4), 100 * 8 + 100 * 8);
+    }
+
+    #[test]
+    fn kept_renditions_live_under_their_originals_location() {
+        let r = validate(&RenditionParams {
+            w: Some("320".into()),
+            ..RenditionParams::default()
+        })
+        .unwrap();
+        let path = r.cache_path("org_1/01abc", Format::Webp);
+        assert!(
+            path.starts_with(&Rendition::kept_under("org_1/01abc")),
+            "{path}"
+        );
     }
 }
 

@@ -72,6 +72,9 @@ pub struct Config {
     /// Renditions (resized images) made at once on this instance; more wait
     /// (`RENDITION_CONCURRENCY`, default the number of CPUs).
     pub rendition_concurrency: usize,
+    /// Megabytes the renditions being made on this instance may take together; more wait
+    /// (`RENDITION_MEMORY_MB`; a rendition that needs more than all of it takes all of it).
+    pub rendition_memory_mb: u32,
     /// ZIP downloads running at once on this instance; more get 429 (`ZIP_DOWNLOADS`).
     pub zip_concurrency: usize,
     /// How often a `cdn-api` enforces the lifecycle rules and folds the usage counts
@@ -329,6 +332,7 @@ impl Config {
             )?
             .max(1),
             zip_concurrency: parsed::<usize>("ZIP_DOWNLOADS", 16)?.max(1),
+            rendition_memory_mb: parsed::<u32>("RENDITION_MEMORY_MB", 768)?.max(1),
             lifecycle_interval: positive_secs("LIFECYCLE_INTERVAL_SECONDS", 300)?,
             tail_limit: parsed("LOGS_TAIL_LIMIT", 10)?,
             tail_poll: Duration::from_millis(parsed::<u64>("LOGS_TAIL_POLL_MS", 100)?.max(10)),
@@ -388,6 +392,7 @@ impl Config {
             data_scan_limit: 100_000,
             rendition_concurrency: 2,
             zip_concurrency: 16,
+            rendition_memory_mb: 768,
             lifecycle_interval: Duration::from_secs(300),
             tail_limit: 10,
             tail_poll: Duration::from_millis(50),

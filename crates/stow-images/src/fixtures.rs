@@ -52,6 +52,12 @@ pub fn jpeg_with_orientation(img: &RgbImage, orientation: u16) -> Vec<u8> {
 /// A PNG whose header claims `w` × `h` pixels, with a few bytes of data: a decompression bomb's
 /// shape (its pixels would take gigabytes) in under 100 bytes.
 pub fn claimed_png(w: u32, h: u32) -> Vec<u8> {
+    claimed_png_of(w, h, 8, 2)
+}
+
+/// [`claimed_png`] with a bit depth and PNG color type of its own (16 and 6: RGBA of 16 bits,
+/// 8 bytes a pixel decoded).
+pub fn claimed_png_of(w: u32, h: u32, depth: u8, color_type: u8) -> Vec<u8> {
     let chunk = |kind: &[u8], data: &[u8]| {
         let mut crc = flate2::Crc::new();
         crc.update(kind);
@@ -64,7 +70,7 @@ pub fn claimed_png(w: u32, h: u32) -> Vec<u8> {
     };
     let mut ihdr = w.to_be_bytes().to_vec();
     ihdr.extend_from_slice(&h.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    ihdr.extend_from_slice(&[depth, color_type, 0, 0, 0]);
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
     out.extend(chunk(b"IHDR", &ihdr));
     out.extend(chunk(

@@ -5,7 +5,9 @@
 
 use std::io::Cursor;
 
-use cdn_core::rendition::{Fit, Format, Rendition, MAX_SOURCE_PIXELS};
+use cdn_core::rendition::{
+    render_cost, Fit, Format, Rendition, MAX_RENDER_BYTES, MAX_SOURCE_PIXELS,
+};
 use fast_image_resize::images::Image;
 use fast_image_resize::{FilterType, IntoImageView, ResizeAlg, ResizeOptions, Resizer};
 use image::codecs::jpeg::JpegEncoder;
@@ -32,41 +34,94 @@ pub enum RenderError {
     /// Not an image this service can decode (or a damaged one).
     #[error("the object's bytes are not an image that can be decoded")]
     Undecodable(#[source] image::ImageError),
+    /// Making it would take more memory than a rendition may ([`render_cost`]).
+    #[error("the image is {width} × {height} pixels at {bytes_per_pixel} bytes a pixel; a rendition of it would take {needed} bytes of memory, more than the {limit} a rendition may take")]
+    TooMuchMemory {
+        width: u32,
+        height: u32,
+        bytes_per_pixel: u8,
+        needed: u64,
+        limit: u64,
+    },
     #[error("encoding the rendition failed")]
     Encode(#[source] image::ImageError),
     #[error("resizing failed")]
     Resize(#[source] fast_image_resize::ResizeError),
 }
 
-/// The rendition `r` of the image `source`, as `format`.
-pub fn render(source: &[u8], r: &Rendition, format: Format) -> Result<Made, RenderError> {
-    render_within(source, r, format, MAX_SOURCE_PIXELS)
+/// The limits a rendition is made within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    pub max_pixels: u64,
+    /// Memory one rendition may take ([`render_cost`]).
+    pub max_bytes: u64,
 }
 
-/// [`render`] with a pixel limit of its own (tests use small ones).
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            max_pixels: MAX_SOURCE_PIXELS,
+            max_bytes: MAX_RENDER_BYTES,
+        }
+    }
+}
+
+/// What making a rendition of `source` will take, read from its header only (nothing decoded):
+/// the memory ([`render_cost`]), or why it is refused (not an image, too many pixels, more memory
+/// than `bounds` allow).
+pub fn cost(source: &[u8], bounds: Bounds) -> Result<u64, RenderError> {
+    let reader = ImageReader::new(Cursor::new(source))
+        .with_guessed_format()
+        .map_err(|e| RenderError::Undecodable(image::ImageError::IoError(e)))?;
+    let decoder = reader.into_decoder().map_err(RenderError::Undecodable)?;
+    checked_cost(&decoder, bounds)
+}
+
+fn checked_cost(decoder: &impl ImageDecoder, bounds: Bounds) -> Result<u64, RenderError> {
+    let (width, height) = decoder.dimensions();
+    if u64::from(width) * u64::from(height) > bounds.max_pixels {
+        return Err(RenderError::TooManyPixels {
+            width,
+            height,
+            limit: bounds.max_pixels,
+        });
+    }
+    let bytes_per_pixel = decoder.color_type().bytes_per_pixel();
+    let needed = render_cost(width, height, bytes_per_pixel);
+    if needed > bounds.max_bytes {
+        return Err(RenderError::TooMuchMemory {
+            width,
+            height,
+            bytes_per_pixel,
+            needed,
+            limit: bounds.max_bytes,
+        });
+    }
+    Ok(needed)
+}
+
+/// The rendition `r` of the image `source`, as `format`.
+pub fn render(source: &[u8], r: &Rendition, format: Format) -> Result<Made, RenderError> {
+    render_within(source, r, format, Bounds::default())
+}
+
+/// [`render`] within bounds of its own (tests use small ones).
 pub fn render_within(
     source: &[u8],
     r: &Rendition,
     format: Format,
-    max_pixels: u64,
+    bounds: Bounds,
 ) -> Result<Made, RenderError> {
     let mut reader = ImageReader::new(Cursor::new(source))
         .with_guessed_format()
         .map_err(|e| RenderError::Undecodable(image::ImageError::IoError(e)))?;
-    // the decoder refuses to allocate more than the pixel limit at 8 bytes a pixel (RGBA of 16
-    // bits), whatever it finds past the header
+    // the decoder refuses to allocate more than a rendition may take, whatever it finds past
+    // the header
     let mut limits = Limits::default();
-    limits.max_alloc = Some(max_pixels.saturating_mul(8));
+    limits.max_alloc = Some(bounds.max_bytes);
     reader.limits(limits);
     let mut decoder = reader.into_decoder().map_err(RenderError::Undecodable)?;
-    let (width, height) = decoder.dimensions();
-    if u64::from(width) * u64::from(height) > max_pixels {
-        return Err(RenderError::TooManyPixels {
-            width,
-            height,
-            limit: max_pixels,
-        });
-    }
+    checked_cost(&decoder, bounds)?;
     let orientation = decoder.orientation().map_err(RenderError::Undecodable)?;
     let mut picture = DynamicImage::from_decoder(decoder).map_err(RenderError::Undecodable)?;
     picture.apply_orientation(orientation);

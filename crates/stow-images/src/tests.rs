@@ -3,7 +3,7 @@
 use image::GenericImageView;
 
 use super::*;
-use crate::fixtures::{claimed_png, jpeg_with_orientation, png};
+use crate::fixtures::{claimed_png, claimed_png_of, jpeg_with_orientation, png};
 use cdn_core::rendition::{validate, RenditionParams};
 
 fn rendition(w: Option<u32>, h: Option<u32>, fit: &str) -> Rendition {
@@ -105,10 +105,14 @@ fn a_decompression_bomb_is_refused_from_its_header() {
     }
     // N - 1, N, N + 1 pixels against a small limit
     let small = png(&halves(10, 10));
-    assert!(render_within(&small, &r, Format::Png, 101).is_ok());
-    assert!(render_within(&small, &r, Format::Png, 100).is_ok());
+    let pixels = |max_pixels| Bounds {
+        max_pixels,
+        ..Bounds::default()
+    };
+    assert!(render_within(&small, &r, Format::Png, pixels(101)).is_ok());
+    assert!(render_within(&small, &r, Format::Png, pixels(100)).is_ok());
     assert!(matches!(
-        render_within(&small, &r, Format::Png, 99),
+        render_within(&small, &r, Format::Png, pixels(99)),
         Err(RenderError::TooManyPixels { .. })
     ));
     let message = render(&bomb, &r, Format::Png).unwrap_err().to_string();
@@ -160,4 +164,48 @@ fn a_transparent_picture_becomes_a_jpeg_on_white() {
     // PNG and WebP keep the transparency
     let png_made = render(&source, &rendition(Some(40), None, "contain"), Format::Png).unwrap();
     assert_eq!(decoded(&png_made.bytes).get_pixel(4, 10)[3], 0);
+}
+
+/// The memory a rendition takes is bounded from the header: a 303 KB PNG of 36 MP at 16 bits
+/// RGBA would take 465 MB to decode and convert (it took +460 MB), more than a rendition may.
+#[test]
+fn a_picture_that_would_take_too_much_memory_is_refused_from_its_header() {
+    let r = rendition(Some(100), None, "contain");
+    let deep = claimed_png_of(6000, 6000, 16, 6);
+    match cost(&deep, Bounds::default()) {
+        Err(RenderError::TooMuchMemory {
+            bytes_per_pixel,
+            needed,
+            limit,
+            ..
+        }) => {
+            assert_eq!(bytes_per_pixel, 8);
+            assert_eq!(needed, 36_000_000 * 12 + 2048 * 2048 * 8);
+            assert_eq!(limit, cdn_core::rendition::MAX_RENDER_BYTES);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        render(&deep, &r, Format::Png),
+        Err(RenderError::TooMuchMemory { .. })
+    ));
+    // the same pixels at 8 bits RGB fit
+    let shallow = claimed_png_of(6000, 6000, 8, 2);
+    assert_eq!(
+        cost(&shallow, Bounds::default()).unwrap(),
+        36_000_000 * 7 + 2048 * 2048 * 8
+    );
+    // N - 1, N, N + 1 bytes against a small memory limit: a 10 × 10 RGB picture takes 1,500
+    let small = png(&halves(10, 10));
+    let bytes = |max_bytes| Bounds {
+        max_bytes,
+        ..Bounds::default()
+    };
+    assert_eq!(cost(&small, Bounds::default()).unwrap(), 1500);
+    assert!(render_within(&small, &r, Format::Png, bytes(1501)).is_ok());
+    assert!(render_within(&small, &r, Format::Png, bytes(1500)).is_ok());
+    assert!(matches!(
+        render_within(&small, &r, Format::Png, bytes(1499)),
+        Err(RenderError::TooMuchMemory { .. })
+    ));
 }

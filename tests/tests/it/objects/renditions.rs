@@ -239,3 +239,46 @@ async fn a_replaced_original_gets_new_renditions_and_a_deleted_ones_are_collecte
         .unwrap();
     assert!(kept(&app).await.is_empty(), "{:?}", kept(&app).await);
 }
+
+/// A flood of distinct sizes of one image makes and keeps a bounded number of renditions: the
+/// 24 kept ones are served again, a 25th new size within the hour is 429 with `Retry-After`
+/// (one client wrote 3,000 renditions of one image in 5 seconds).
+#[tokio::test]
+async fn distinct_sizes_of_one_image_are_bounded() {
+    let app = spawn().await;
+    put_image(
+        &app,
+        "shot.png",
+        png(&halves(64, 64, RED, BLUE)),
+        "image/png",
+    )
+    .await;
+    let max = cdn_core::rendition::MAX_KEPT_PER_ORIGINAL;
+    for w in 1..=max {
+        let res = get(&app, &format!("shot.png?w={w}")).await;
+        assert_eq!(res.status(), 200, "w={w}");
+    }
+    assert_eq!(kept(&app).await.len(), max);
+    let refused = get(&app, &format!("shot.png?w={}", max + 1)).await;
+    assert_eq!(refused.status(), 429);
+    let wait: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3500..=3600).contains(&wait), "{wait}");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "RATE_LIMITED", "{body}");
+    // the kept ones are still served, and nothing more was kept
+    assert_eq!(get(&app, "shot.png?w=3").await.status(), 200);
+    assert_eq!(kept(&app).await.len(), max);
+    // another image has its own room
+    put_image(
+        &app,
+        "other.png",
+        png(&halves(64, 64, RED, GREEN)),
+        "image/png",
+    )
+    .await;
+    assert_eq!(get(&app, "other.png?w=30").await.status(), 200);
+}
