@@ -105,7 +105,10 @@ pub fn url_hint(kind: DestinationKind, url: &Url) -> String {
 /// Whether a resolved address may be connected to: public unicast only — never private,
 /// shared (CGNAT), link-local (the cloud metadata address among them), unspecified, multicast,
 /// broadcast, documentation or benchmarking ranges; loopback only when the operator allows
-/// insecure destinations. IPv4 inside IPv6 (mapped, NAT64) is judged as IPv4.
+/// insecure destinations. IPv4 inside IPv6 is judged as IPv4 — mapped (`::ffff:a.b.c.d`),
+/// compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002:aabb:ccdd::/48`) — and the
+/// forms whose IPv4 cannot be judged are refused: local NAT64 (`64:ff9b:1::/48`), Teredo
+/// (`2001::/32`) and discard-only (`100::/64`).
 pub fn ip_allowed(ip: IpAddr, allow: Allow) -> bool {
     match ip {
         IpAddr::V4(v4) => v4_allowed(v4, allow),
@@ -114,12 +117,28 @@ pub fn ip_allowed(ip: IpAddr, allow: Allow) -> bool {
                 return v4_allowed(v4, allow);
             }
             let s = v6.segments();
+            let o = v6.octets();
+            let last_v4 = Ipv4Addr::new(o[12], o[13], o[14], o[15]);
             if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-                let o = v6.octets();
-                return v4_allowed(Ipv4Addr::new(o[12], o[13], o[14], o[15]), allow);
+                return v4_allowed(last_v4, allow);
             }
             if v6.is_loopback() {
                 return allow.insecure;
+            }
+            // IPv4-compatible (deprecated), not `::` itself
+            if s[..6] == [0; 6] && !v6.is_unspecified() {
+                return v4_allowed(last_v4, allow);
+            }
+            // 6to4: the IPv4 in the second and third segments
+            if s[0] == 0x2002 {
+                return v4_allowed(Ipv4Addr::new(o[2], o[3], o[4], o[5]), allow);
+            }
+            if (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64
+                || (s[0] == 0x2001 && s[1] == 0) // Teredo
+                || (s[0] == 0x100 && s[1..4] == [0, 0, 0])
+            // discard-only
+            {
+                return false;
             }
             !(v6.is_unspecified()
                 || v6.is_multicast()

@@ -9,7 +9,13 @@ fn ip(s: &str) -> IpAddr {
 
 #[test]
 fn only_public_unicast_addresses_are_reached() {
-    for public in ["1.1.1.1", "162.159.128.233", "2606:4700::6810:84e5"] {
+    for public in [
+        "1.1.1.1",
+        "162.159.128.233",
+        "2606:4700::6810:84e5",
+        "2002:a29f:80e9::1",  // 6to4 of a public address
+        "64:ff9b::a29f:80e9", // NAT64 of a public address
+    ] {
         assert!(ip_allowed(ip(public), STRICT), "{public}");
     }
     for internal in [
@@ -35,6 +41,14 @@ fn only_public_unicast_addresses_are_reached() {
         "::ffff:169.254.169.254",
         "64:ff9b::a00:1", // NAT64 of 10.0.0.1
         "2001:db8::1",
+        // IPv4 inside IPv6 in every other form (issue 58: these were accepted)
+        "::169.254.169.254",    // IPv4-compatible
+        "::a00:1",              // IPv4-compatible 10.0.0.1
+        "2002:a9fe:a9fe::1",    // 6to4 of 169.254.169.254
+        "2002:c0a8:101::1",     // 6to4 of 192.168.1.1
+        "64:ff9b:1::a9fe:a9fe", // local-use NAT64
+        "2001:0:4136:e378::1",  // Teredo
+        "100::1",               // discard-only
     ] {
         assert!(!ip_allowed(ip(internal), STRICT), "{internal}");
     }

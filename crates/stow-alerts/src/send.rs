@@ -100,6 +100,10 @@ pub struct Client {
 impl Client {
     pub fn new(allow: Allow) -> Result<Self, String> {
         let http = reqwest::Client::builder()
+            // never through a proxy (HTTPS_PROXY and the like): the guard must judge the
+            // receiver's own address, and through a proxy it would judge the proxy's (a name
+            // pointing at 169.254.169.254 went out as a CONNECT)
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
@@ -224,4 +228,38 @@ fn describe(e: reqwest::Error) -> String {
         source = s.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With a proxy in the environment, a delivery still goes (or is refused) by the receiver's
+    /// own address: the proxy sees nothing. Through the proxy, the guard judged the proxy's
+    /// address and a name pointing inside went out as a CONNECT.
+    #[tokio::test]
+    async fn deliveries_never_go_through_a_proxy() {
+        let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = format!("http://{}", proxy.local_addr().unwrap());
+        for var in [
+            "HTTPS_PROXY",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+            "ALL_PROXY",
+        ] {
+            std::env::set_var(var, &address);
+        }
+        let client = Client::new(Allow { insecure: false }).unwrap();
+        let secrets = Secrets {
+            url: "https://localhost:9/hook".into(),
+            signing_secret: Some(crate::secrets::new_signing_secret()),
+        };
+        let answer = client
+            .send(DestinationKind::Webhook, &secrets, "msg_1", b"{}".to_vec())
+            .await;
+        assert_eq!(answer.status, None, "refused: {answer:?}");
+        let knocked = tokio::time::timeout(Duration::from_millis(200), proxy.accept()).await;
+        assert!(knocked.is_err(), "the proxy was asked to connect");
+    }
 }
