@@ -2,6 +2,12 @@
 //! then each further failure doubles the wait before the next attempt is even looked at, up to
 //! [`MAX_DELAY`]. A success clears the count. Names nobody has count the same way, so the delays
 //! say nothing about which names exist.
+//!
+//! Two counts per name ([`subjects`]): one per name *and client address* (its /64 for IPv6),
+//! free for [`FREE_FAILURES`], and one per name from anywhere, free for
+//! [`FREE_FAILURES_PER_NAME`]. Someone who knows a sign-in name and guesses from one place only
+//! makes their own place wait, not the name's owner signing in from elsewhere; guessing from many
+//! places at once still makes the name wait after 100 failures.
 
 use std::time::Duration;
 
@@ -10,20 +16,32 @@ use chrono::{DateTime, Utc};
 
 use crate::store::StoreError;
 
-/// Failures in a row that cost no wait.
+/// Failures in a row of one name from one address that cost no wait.
 pub const FREE_FAILURES: u32 = 5;
+/// Failures in a row of one name from anywhere that cost no wait. From one address the waits
+/// of [`FREE_FAILURES`] make reaching it take hours; it holds a guess from many addresses.
+pub const FREE_FAILURES_PER_NAME: u32 = 100;
+
+/// The two counts a sign-in of `login` from the client address `address` (its bucket) adds to
+/// on a failure, each with its free failures: this name from this address, and this name.
+pub fn subjects(login: &str, address: &str) -> [(String, u32); 2] {
+    [
+        (format!("login:{login}@{address}"), FREE_FAILURES),
+        (format!("login:{login}"), FREE_FAILURES_PER_NAME),
+    ]
+}
 /// The longest wait.
 pub const MAX_DELAY: Duration = Duration::from_secs(15 * 60);
 /// A count with no failure for this long starts again from zero.
 pub const FORGET_AFTER: Duration = Duration::from_secs(24 * 3600);
 
-/// The wait after `failures` failures in a row: none for the first [`FREE_FAILURES`], then 1 s,
-/// 2 s, 4 s, … doubling, at most [`MAX_DELAY`].
-pub fn delay_after(failures: u32) -> Duration {
-    if failures < FREE_FAILURES {
+/// The wait after `failures` failures in a row: none for the first `free`, then 1 s, 2 s, 4 s,
+/// … doubling, at most [`MAX_DELAY`].
+pub fn delay_after(failures: u32, free: u32) -> Duration {
+    if failures < free {
         return Duration::ZERO;
     }
-    let doublings = (failures - FREE_FAILURES).min(20);
+    let doublings = (failures - free).min(20);
     Duration::from_secs(1u64 << doublings).min(MAX_DELAY)
 }
 
@@ -37,14 +55,16 @@ pub struct Failures {
     pub blocked_until: DateTime<Utc>,
 }
 
-/// The count after one more failure at `now`, given the stored one.
-pub fn after_failure(stored: Option<Failures>, now: DateTime<Utc>) -> Failures {
+/// The count after one more failure at `now`, given the stored one (`free` failures cost no
+/// wait).
+pub fn after_failure(stored: Option<Failures>, now: DateTime<Utc>, free: u32) -> Failures {
     let forget = chrono::Duration::from_std(FORGET_AFTER).unwrap_or(chrono::Duration::MAX);
     let count = match stored {
         Some(f) if now - f.last_at < forget => f.count.saturating_add(1),
         _ => 1,
     };
-    let wait = chrono::Duration::from_std(delay_after(count)).unwrap_or(chrono::Duration::MAX);
+    let wait =
+        chrono::Duration::from_std(delay_after(count, free)).unwrap_or(chrono::Duration::MAX);
     Failures {
         count,
         last_at: now,
@@ -60,9 +80,14 @@ pub trait SignInFailureStore: Send + Sync {
         subject: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<DateTime<Utc>>, StoreError>;
-    /// Counts a failure at `now` (by [`after_failure`], in one step, so concurrent failures all
-    /// count); the new state.
-    async fn fail(&self, subject: &str, now: DateTime<Utc>) -> Result<Failures, StoreError>;
+    /// Counts a failure at `now` (by [`after_failure`] with `free` failures free, in one step,
+    /// so concurrent failures all count); the new state.
+    async fn fail(
+        &self,
+        subject: &str,
+        now: DateTime<Utc>,
+        free: u32,
+    ) -> Result<Failures, StoreError>;
     /// A success: the count starts again.
     async fn clear(&self, subject: &str) -> Result<(), StoreError>;
 }
@@ -73,31 +98,44 @@ mod tests {
 
     #[test]
     fn delays_double_after_the_free_failures_up_to_the_cap() {
-        let secs = |n| delay_after(n).as_secs();
+        let secs = |n| delay_after(n, FREE_FAILURES).as_secs();
         assert_eq!([secs(0), secs(1), secs(4)], [0, 0, 0]);
         assert_eq!([secs(5), secs(6), secs(7), secs(8)], [1, 2, 4, 8]);
         assert_eq!(secs(14), 512);
         assert_eq!(secs(15), 900, "capped at 15 minutes");
         assert_eq!(secs(u32::MAX), 900);
+        // the count per name from anywhere: 100 free
+        assert_eq!(delay_after(99, FREE_FAILURES_PER_NAME).as_secs(), 0);
+        assert_eq!(delay_after(100, FREE_FAILURES_PER_NAME).as_secs(), 1);
+        assert_eq!(delay_after(101, FREE_FAILURES_PER_NAME).as_secs(), 2);
+    }
+
+    #[test]
+    fn a_name_counts_per_address_and_from_anywhere() {
+        let [(here, free_here), (anywhere, free_anywhere)] = subjects("ana", "203.0.113.7");
+        assert_eq!(here, "login:ana@203.0.113.7");
+        assert_eq!(anywhere, "login:ana");
+        assert_eq!((free_here, free_anywhere), (5, 100));
+        assert_ne!(subjects("ana", "198.51.100.1")[0].0, here);
     }
 
     #[test]
     fn a_count_grows_and_is_forgotten_after_a_quiet_day() {
         let t0 = Utc::now();
-        let first = after_failure(None, t0);
+        let first = after_failure(None, t0, FREE_FAILURES);
         assert_eq!((first.count, first.blocked_until), (1, t0));
         let mut f = first;
         let mut at = t0;
         for _ in 0..5 {
             at += chrono::Duration::seconds(1);
-            f = after_failure(Some(f), at);
+            f = after_failure(Some(f), at, FREE_FAILURES);
         }
         assert_eq!(f.count, 6);
         assert_eq!(f.blocked_until, at + chrono::Duration::seconds(2));
         let quiet = at + chrono::Duration::hours(24);
-        assert_eq!(after_failure(Some(f), quiet).count, 1);
+        assert_eq!(after_failure(Some(f), quiet, FREE_FAILURES).count, 1);
         let almost = at + chrono::Duration::hours(24) - chrono::Duration::seconds(1);
-        assert_eq!(after_failure(Some(f), almost).count, 7);
+        assert_eq!(after_failure(Some(f), almost, FREE_FAILURES).count, 7);
     }
 }
 
@@ -113,7 +151,7 @@ pub mod suite {
         assert_eq!(store.blocked_until("ana", t0).await.unwrap(), None);
         let mut last = None;
         for i in 0..7 {
-            last = Some(store.fail("ana", t0).await.unwrap());
+            last = Some(store.fail("ana", t0, FREE_FAILURES).await.unwrap());
             assert_eq!(last.unwrap().count, i + 1);
         }
         let f = last.unwrap();
@@ -134,7 +172,7 @@ pub mod suite {
         );
         store.clear("ana").await.unwrap();
         assert_eq!(store.blocked_until("ana", t0).await.unwrap(), None);
-        assert_eq!(store.fail("ana", t0).await.unwrap().count, 1);
+        assert_eq!(store.fail("ana", t0, FREE_FAILURES).await.unwrap().count, 1);
         store.clear("nobody").await.unwrap();
     }
 }

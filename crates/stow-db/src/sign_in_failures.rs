@@ -40,7 +40,12 @@ impl SignInFailureStore for PgSignInFailures {
             .map_err(db_error)
     }
 
-    async fn fail(&self, subject: &str, now: DateTime<Utc>) -> Result<Failures, StoreError> {
+    async fn fail(
+        &self,
+        subject: &str,
+        now: DateTime<Utc>,
+        free: u32,
+    ) -> Result<Failures, StoreError> {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, DieselError, _>(|conn| {
             async move {
@@ -66,7 +71,7 @@ impl SignInFailureStore for PgSignInFailures {
                     last_at,
                     blocked_until,
                 });
-                let next = after_failure(stored, now);
+                let next = after_failure(stored, now, free);
                 diesel::update(t::table.find(subject))
                     .set((
                         t::count.eq(i32::try_from(next.count).unwrap_or(i32::MAX)),

@@ -173,6 +173,22 @@ async fn with_context(
     Ok(res)
 }
 
+/// The part of a client's address a per-address limit counts by: an IPv4 address as it is (an
+/// IPv4 inside IPv6 too), an IPv6 address by its /64 — the smallest block a home or a server is
+/// given, so a client cannot get a fresh limit from each of its 2^64 addresses.
+pub fn address_bucket(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    }
+}
+
 /// The client's address: the peer's, or, when the peer is one of `trusted` proxies, the last
 /// address in `X-Forwarded-For` that is not a trusted proxy (addresses further left were sent by
 /// the client itself and prove nothing; nginx appends the peer it saw on the right).
@@ -352,6 +368,25 @@ fn record_request(host: &'static str, route: &str, method: &'static str, status:
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn per_address_limits_count_ipv6_by_its_64() {
+        use super::address_bucket;
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert_eq!(address_bucket(ip("203.0.113.7")), "203.0.113.7");
+        assert_eq!(address_bucket(ip("::ffff:203.0.113.7")), "203.0.113.7");
+        assert_eq!(
+            address_bucket(ip("2001:db8:1:2:aaaa::1")),
+            address_bucket(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")),
+            "one /64"
+        );
+        assert_eq!(address_bucket(ip("2001:db8:1:2::1")), "2001:db8:1:2::/64");
+        assert_ne!(
+            address_bucket(ip("2001:db8:1:2::1")),
+            address_bucket(ip("2001:db8:1:3::1")),
+            "the next /64"
+        );
+    }
+
     use super::*;
 
     #[test]

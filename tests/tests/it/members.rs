@@ -1523,3 +1523,51 @@ async fn refusals_name_the_role_and_the_field() {
         "{body}"
     );
 }
+
+async fn sign_in_from(
+    app: &TestApp,
+    address: &str,
+    login: &str,
+    password: &str,
+) -> reqwest::Response {
+    app.client
+        .post(format!("{}/session", app.console))
+        .header("X-Forwarded-For", address)
+        .json(&json!({ "login": login, "password": password }))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Wrong passwords for a name make *their* address wait, not the name's owner signing in from
+/// elsewhere (anyone who knew a sign-in name could keep its owner out for good); and an IPv6
+/// client is one client per /64 for the per-address limit (each of its addresses was a fresh
+/// allowance).
+#[tokio::test]
+async fn a_guesser_does_not_lock_out_the_owner_and_an_ipv6_64_is_one_client() {
+    let app = spawn_with(Options {
+        tweak: |c| c.trusted_proxies = stow_http::config::parse_proxies("127.0.0.0/8").unwrap(),
+        ..Options::default()
+    })
+    .await;
+    member(&app, "ana", Grant::everywhere(Role::Viewer)).await;
+    let guesser = "203.0.113.7";
+    for _ in 0..5 {
+        let res = sign_in_from(&app, guesser, "ana", "a wrong guess, again").await;
+        assert_eq!(res.status(), 401);
+    }
+    let held = sign_in_from(&app, guesser, "ana", "a wrong guess, again").await;
+    expect_error_mentioning(held, 429, "RATE_LIMITED", "too many wrong passwords").await;
+    // ana, from home, with her password
+    let home = sign_in_from(&app, "198.51.100.20", "ana", PASSWORD).await;
+    assert_eq!(home.status(), 200, "the owner is not locked out");
+
+    // ten attempts from one /64, each from another of its addresses, then 429
+    let mut statuses = Vec::new();
+    for i in 1..=11 {
+        let res = sign_in_from(&app, &format!("2001:db8:1:2::{i:x}"), &format!("n{i}"), "x").await;
+        statuses.push(res.status().as_u16());
+    }
+    assert_eq!(statuses[..10], [401; 10]);
+    assert_eq!(statuses[10], 429, "{statuses:?}");
+}

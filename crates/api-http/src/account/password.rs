@@ -56,7 +56,7 @@ pub async fn change_password(
     let console = console
         .ok_or_else(|| ApiError::new(Code::Forbidden, "change your password in the console"))?;
     let body = body.into_inner();
-    crate::console::session::check_password(&console, &member.login, body.current_password)
+    crate::console::session::check_password(&req, &console, &member.login, body.current_password)
         .await
         .map_err(|e| {
             // not 401, which would end the console session this request came from

@@ -127,7 +127,7 @@ pub async fn accept(
     let login_for_audit = login.clone();
     let accepter = match console.members.find_member(&login).await? {
         Some(_) => {
-            let member = check_password(&console, &login, body.password).await?;
+            let member = check_password(&req, &console, &login, body.password).await?;
             let proof = SecondProof {
                 code: body.code,
                 recovery_code: body.recovery_code,

@@ -144,17 +144,53 @@ fn throttled_failures(wait: std::time::Duration) -> ApiError {
 
 /// The per-address sign-in throttle (keys and passwords alike).
 pub(super) async fn check_address(req: &HttpRequest, console: &Console) -> Result<(), ApiError> {
-    let trusted = req
-        .app_data::<web::Data<crate::state::CdnState>>()
-        .map(|s| s.config.trusted_proxies.clone())
-        .unwrap_or_default();
-    let address = stow_http::request::client_ip(req, &trusted)
-        .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+    let address = address_of(req);
     console
         .sign_ins
         .check(&format!("signin:{address}"))
         .await
         .map_err(|wait| throttled("from this address", wait))
+}
+
+/// The client's address as the sign-in throttles count it (an IPv6 client by its /64: each of
+/// its addresses is not a fresh allowance).
+pub(crate) fn address_of(req: &HttpRequest) -> String {
+    let trusted = req
+        .app_data::<web::Data<crate::state::CdnState>>()
+        .map(|s| s.config.trusted_proxies.clone())
+        .unwrap_or_default();
+    stow_http::request::client_ip(req, &trusted)
+        .map_or_else(|| "unknown".to_owned(), stow_http::request::address_bucket)
+}
+
+/// Whether a failure of `login` from `address` still makes its next attempt wait
+/// (`auth_core::backoff::subjects`: this name from this address, or this name from anywhere).
+async fn failures_wait(console: &Console, login: &str, address: &str) -> Result<(), ApiError> {
+    let now = chrono::Utc::now();
+    for (subject, _) in auth_core::backoff::subjects(login, address) {
+        if let Some(until) = console.failures.blocked_until(&subject, now).await? {
+            let wait = (until - now).to_std().unwrap_or_default();
+            return Err(throttled_failures(wait));
+        }
+    }
+    Ok(())
+}
+
+/// Counts a failed sign-in of `login` from `address` in both of its counts.
+async fn count_failure(console: &Console, login: &str, address: &str) -> Result<(), ApiError> {
+    let now = chrono::Utc::now();
+    for (subject, free) in auth_core::backoff::subjects(login, address) {
+        console.failures.fail(&subject, now, free).await?;
+    }
+    Ok(())
+}
+
+/// A whole sign-in of `login` from `address`: both of its counts start again.
+async fn clear_failures(console: &Console, login: &str, address: &str) -> Result<(), ApiError> {
+    for (subject, _) in auth_core::backoff::subjects(login, address) {
+        console.failures.clear(&subject).await?;
+    }
+    Ok(())
 }
 
 /// Starts a session for `subject`, replacing this browser's previous one; the answer sets its
@@ -193,23 +229,20 @@ fn wrong_password() -> ApiError {
 /// once the whole sign-in holds ([`check_second_factor`]), so wrong second-factor codes keep
 /// adding up however often the password is right.
 pub(crate) async fn check_password(
+    req: &HttpRequest,
     console: &Console,
     login: &str,
     password: String,
 ) -> Result<auth_core::member::Member, ApiError> {
-    let subject = format!("login:{login}");
-    let now = chrono::Utc::now();
-    if let Some(until) = console.failures.blocked_until(&subject, now).await? {
-        let wait = (until - now).to_std().unwrap_or_default();
-        return Err(throttled_failures(wait));
-    }
+    let address = address_of(req);
+    failures_wait(console, login, &address).await?;
     let member = console.members.find_member(login).await?;
     let stored = member.as_ref().map(|m| m.password_hash.clone());
     let matches = console.passwords.verify(password, stored).await?;
     match member {
         Some(member) if matches => Ok(member),
         _ => {
-            console.failures.fail(&subject, now).await?;
+            count_failure(console, login, &address).await?;
             Err(wrong_password())
         }
     }
@@ -238,14 +271,14 @@ pub(super) async fn check_second_factor(
     member: &auth_core::member::Member,
     proof: SecondProof,
 ) -> Result<(), ApiError> {
-    let subject = format!("login:{}", member.login);
+    let address = address_of(req);
     let Some(factor) = console
         .members
         .second_factor(&member.id)
         .await?
         .filter(|f| f.confirmed_at.is_some())
     else {
-        console.failures.clear(&subject).await?;
+        clear_failures(console, &member.login, &address).await?;
         return Ok(());
     };
     let accepted = match (proof.code, proof.recovery_code) {
@@ -285,10 +318,10 @@ pub(super) async fn check_second_factor(
         }
     };
     if accepted {
-        console.failures.clear(&subject).await?;
+        clear_failures(console, &member.login, &address).await?;
         Ok(())
     } else {
-        console.failures.fail(&subject, chrono::Utc::now()).await?;
+        count_failure(console, &member.login, &address).await?;
         Err(wrong_code())
     }
 }
@@ -321,7 +354,7 @@ pub async fn sign_in(
         (None, Some(login), Some(password)) => {
             check_address(&req, &console).await?;
             let login = normalize_login(&login).map_err(|_| wrong_password())?;
-            let member = check_password(&console, &login, password).await?;
+            let member = check_password(&req, &console, &login, password).await?;
             let proof = SecondProof {
                 code: body.code,
                 recovery_code: body.recovery_code,

@@ -458,9 +458,10 @@ impl crate::backoff::SignInFailureStore for MemorySignInFailures {
         &self,
         subject: &str,
         now: DateTime<Utc>,
+        free: u32,
     ) -> Result<crate::backoff::Failures, StoreError> {
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let next = crate::backoff::after_failure(failures.get(subject).copied(), now);
+        let next = crate::backoff::after_failure(failures.get(subject).copied(), now, free);
         failures.insert(subject.to_owned(), next);
         Ok(next)
     }
