@@ -195,34 +195,37 @@ async function render(root, ctx) {
                 },
                 'Reset password',
               ),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  onclick: async () => {
-                    const choice = await dialog(
-                      `Remove ${m.login}'s second factor?`,
-                      h(
-                        'p',
-                        {},
-                        'For a member who lost their authenticator app and their recovery codes: they sign in with their password alone and can set up a new one. Their console sessions end.',
-                      ),
-                      [
-                        ['Cancel', ''],
-                        ['Remove second factor', 'yes', 'danger'],
-                      ],
-                    );
-                    if (choice !== 'yes') return;
-                    try {
-                      await api('DELETE', `/members/${encodeURIComponent(m.id)}/second-factor`);
-                      toast(`${m.login} signs in with their password alone now.`);
-                    } catch (err) {
-                      toast(sentence(err), 'error');
-                    }
-                  },
-                },
-                'Remove second factor',
-              ),
+              // one's own is turned off on the Account page, with a code
+              m.id === me?.id
+                ? ''
+                : h(
+                    'button',
+                    {
+                      type: 'button',
+                      onclick: async () => {
+                        const choice = await dialog(
+                          `Remove ${m.login}'s second factor?`,
+                          h(
+                            'p',
+                            {},
+                            'For a member who lost their authenticator app and their recovery codes: they sign in with their password alone and can set up a new one. Their console sessions end.',
+                          ),
+                          [
+                            ['Cancel', ''],
+                            ['Remove second factor', 'yes', 'danger'],
+                          ],
+                        );
+                        if (choice !== 'yes') return;
+                        try {
+                          await api('DELETE', `/members/${encodeURIComponent(m.id)}/second-factor`);
+                          toast(`${m.login} signs in with their password alone now.`);
+                        } catch (err) {
+                          toast(sentence(err), 'error');
+                        }
+                      },
+                    },
+                    'Remove second factor',
+                  ),
             ]
           : [
               h(
@@ -230,11 +233,9 @@ async function render(root, ctx) {
                 {
                   class: 'muted',
                   title:
-                    m.id === me?.id
-                      ? 'Your own password and second factor are on your Account page.'
-                      : 'Their password and second factor are theirs in every organization they belong to, and they also belong to one you do not manage: they change them on their Account page, or an operator does.',
+                    'A password reset or a second factor removal is for someone who manages this member in every organization they belong to: their role here is above yours, or they also belong to an organization you do not manage. They change theirs on their Account page, or an operator does.',
                 },
-                m.id === me?.id ? 'Account page' : 'Other organization',
+                'Not in your reach',
               ),
             ]),
         h(

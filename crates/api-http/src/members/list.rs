@@ -82,7 +82,8 @@ pub struct ListedMember {
     pub member: MemberOut,
     /// Whether the caller may make a password reset link for this member or remove their second
     /// factor: only someone who manages them in every organization they belong to (a password
-    /// and a second factor are the person's, not this membership's). False for oneself.
+    /// and a second factor are the person's, not this membership's). One's own second factor is
+    /// turned off on the Account page, never here.
     pub credentials_in_reach: bool,
 }
 
@@ -119,9 +120,6 @@ pub async fn list_members(
     let mine = store.memberships(&actor.id).await?;
     let in_reach: Vec<bool> = futures::stream::iter(&members)
         .map(|(m, _)| async {
-            if m.id == actor.id {
-                return Ok(false);
-            }
             let theirs = store.memberships(&m.id).await?;
             Ok::<_, ApiError>(check_credential_reach(&mine, &theirs).is_ok())
         })
