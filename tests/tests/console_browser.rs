@@ -277,6 +277,15 @@ async fn started() -> (TestApp, Browser, String) {
 /// An invitation to the test organization for `role`, open for an hour (as `stowctl member
 /// invite` makes one); its token.
 async fn invitation(app: &TestApp, role: auth_core::roles::Role) -> String {
+    invitation_in(app, &app.org.id, role).await
+}
+
+/// An invitation to organization `org` holding `role`; its token.
+async fn invitation_in(
+    app: &TestApp,
+    org: &auth_core::OrgId,
+    role: auth_core::roles::Role,
+) -> String {
     use auth_core::member::MemberStore;
     let token = auth_core::console_session::new_token();
     let now = chrono::Utc::now();
@@ -284,7 +293,7 @@ async fn invitation(app: &TestApp, role: auth_core::roles::Role) -> String {
         .create_invitation(
             &auth_core::member::Invitation {
                 id: auth_core::InvitationId::generate(),
-                org_id: app.org.id.clone(),
+                org_id: org.clone(),
                 grant: auth_core::roles::Grant::everywhere(role),
                 invited_by: None,
                 token_hash: auth_core::console_session::token_hash(&token),
@@ -367,6 +376,52 @@ async fn members_invite_accept_and_a_moderators_view() {
     let reset = b.text("dialog code.secret").await;
     assert!(reset.starts_with(&format!("{console}/reset#")), "{reset}");
     b.button("Done").await;
+
+    // a member who also belongs to another organization: their credentials are not the
+    // owner's to reset here, and the row says so instead of offering the buttons
+    let vic = invitation(&app, auth_core::roles::Role::Viewer).await;
+    let accepted = app
+        .client
+        .post(format!("{console}/invitation/accept"))
+        .json(&json!({ "token": vic, "login": "vic", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 200);
+    let elsewhere = app
+        .accounts
+        .create_org("Elsewhere", "elsewhere", "pro")
+        .await
+        .unwrap();
+    let there = invitation_in(&app, &elsewhere.id, auth_core::roles::Role::Owner).await;
+    let joined = app
+        .client
+        .post(format!("{console}/invitation/accept"))
+        .json(&json!({ "token": there, "login": "vic", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(joined.status(), 200);
+    b.client.goto(&format!("{console}/members")).await.unwrap();
+    b.until("document.querySelectorAll('main table tbody tr').length >= 2")
+        .await;
+    let vic_row = b
+        .js("return [...document.querySelectorAll('main table tbody tr')].find(r => r.textContent.includes('vic')).textContent;")
+        .await;
+    let vic_row = vic_row.as_str().unwrap_or_default().to_owned();
+    assert!(vic_row.contains("Not in your reach"), "{vic_row}");
+    assert!(!vic_row.contains("Reset password"), "{vic_row}");
+    b.shoot("members-other-organization").await;
+    // vic leaves this organization again (the member count below is the flow's own)
+    let vic_id = app.accounts.find_member("vic").await.unwrap().unwrap().id;
+    app.accounts
+        .remove_member(
+            &app.org.id,
+            &vic_id,
+            &auth_core::audit::Audit::operator("test"),
+        )
+        .await
+        .unwrap();
 
     // the owner makes a read key for abc123 and sees its secret once
     b.click("#nav-keys").await;

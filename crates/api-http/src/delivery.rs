@@ -85,11 +85,12 @@ pub async fn dispatch(
         ("format" = Option<String>, Query, description = "`webp`, `jpeg` or `png` (default: the original's; PNG for a GIF)")),
     responses(
         (status = 200, description = "The bytes (or the rendition's)"),
-        (status = 400, description = "INVALID_REQUEST: a rendition parameter, an original that is not an image or has too many pixels", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: a rendition parameter, an original that is not an image, has too many pixels or would take too much memory", body = stow_http::error::CdnErrorBody),
         (status = 206, description = "A byte range"),
         (status = 304, description = "Not modified (If-None-Match, or If-Modified-Since without it)"),
         (status = 404, description = "No such object: the error envelope, or, for a key a placeholder pattern matches, the fallback object's bytes with `X-Stowage-Placeholder` naming it", body = stow_http::error::CdnErrorBody),
         (status = 416, description = "Range not satisfiable"),
+        (status = 429, description = "RATE_LIMITED: a new rendition size of an original that has 24 kept, all made within the hour; `Retry-After` says when", body = stow_http::error::CdnErrorBody),
     )
 )]
 pub async fn deliver(
