@@ -1426,7 +1426,11 @@ async fn credentials_of_a_member_of_another_organization_are_out_of_reach() {
             .clone()
     };
     assert_eq!(in_reach("vic"), false, "{listed}");
-    assert_eq!(in_reach("adam"), true, "one's own: a reset link works for oneself");
+    assert_eq!(
+        in_reach("adam"),
+        true,
+        "one's own: a reset link works for oneself"
+    );
     assert_eq!(in_reach("olga"), false, "an admin and an owner");
     let (_, listed_by_owner) = owner.status(Method::GET, "/v1/members", None).await;
     let adam = listed_by_owner["members"]
@@ -1570,4 +1574,71 @@ async fn a_guesser_does_not_lock_out_the_owner_and_an_ipv6_64_is_one_client() {
     }
     assert_eq!(statuses[..10], [401; 10]);
     assert_eq!(statuses[10], 429, "{statuses:?}");
+}
+
+/// An alert rule made by a member follows the member's servers: when an owner narrows the
+/// member's grant to one server, the rule (on a saved search of every server) stops sending the
+/// other server's events from the next commit on.
+#[tokio::test]
+async fn a_members_alert_rule_follows_their_servers_when_they_shrink() {
+    let app = spawn().await;
+    let other = app.second_server("srvb").await;
+    let mut hook = stowage_tests::receiver::Receiver::start();
+    let owner = member(&app, "olga", Grant::everywhere(Role::Owner)).await;
+    let adam = member(&app, "adam", Grant::everywhere(Role::Admin)).await;
+    let made = |body: Value, path: &'static str, pointer: &'static str| {
+        let adam = &adam;
+        async move {
+            let (status, answer) = adam.status(Method::POST, path, Some(body)).await;
+            assert_eq!(status, 201, "{answer}");
+            answer
+                .pointer(pointer)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let search = made(
+        json!({ "name": "Bans", "search": { "eventType": "admin.ban" } }),
+        "/v1/logs/saved-searches",
+        "/savedSearch/id",
+    )
+    .await;
+    let dst = made(
+        json!({ "name": "Hook", "kind": "webhook", "url": hook.url }),
+        "/v1/logs/destinations",
+        "/destination/id",
+    )
+    .await;
+    made(
+        json!({ "name": "Bans", "savedSearchId": search, "kind": "every", "destinationIds": [dst] }),
+        "/v1/logs/alert-rules",
+        "/alertRule/id",
+    )
+    .await;
+    let ban = |message: &str| json!({ "level": "warn", "message": message, "event_type": "admin.ban", "player_id": "7" });
+    app.ingest_logs_on(&other.cfx_id, "shrink-batch-b1", vec![ban("b before")])
+        .await;
+    assert_eq!(hook.next().await.body["events"][0]["message"], "b before");
+    // olga narrows adam to the first server
+    let adam_id = owner.member_id("adam").await;
+    let (status, body) = owner
+        .status(
+            Method::PUT,
+            &format!("/v1/members/{adam_id}"),
+            Some(json!({ "role": "admin", "servers": ["abc123"] })),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    app.ingest_logs_on(&other.cfx_id, "shrink-batch-b2", vec![ban("b after")])
+        .await;
+    app.ingest_logs("shrink-batch-a1", vec![ban("a after")])
+        .await;
+    assert_eq!(
+        hook.next().await.body["events"][0]["message"],
+        "a after",
+        "the other server's ban was not sent"
+    );
+    assert!(hook.drain().is_empty());
 }
