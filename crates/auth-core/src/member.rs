@@ -21,6 +21,27 @@ pub const INVITATION_LIFETIME: Duration = Duration::from_secs(72 * 3600);
 /// The longest an invitation link may work.
 pub const MAX_INVITATION_LIFETIME: Duration = Duration::from_secs(30 * 24 * 3600);
 
+/// Most characters of an invitation's note.
+pub const MAX_NOTE_CHARS: usize = 200;
+
+/// An invitation's note as stored: trimmed, `None` when empty; at most [`MAX_NOTE_CHARS`]
+/// characters and no control characters (the team's list shows it). The same rule for every way
+/// an invitation is made (the API, `stowctl`).
+pub fn normalize_note(raw: Option<&str>) -> Result<Option<String>, BadNote> {
+    let Some(note) = raw.map(str::trim).filter(|n| !n.is_empty()) else {
+        return Ok(None);
+    };
+    if note.chars().count() > MAX_NOTE_CHARS || note.chars().any(char::is_control) {
+        return Err(BadNote);
+    }
+    Ok(Some(note.to_owned()))
+}
+
+/// Why a note is refused; its text names the field as the API calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("`note` has at most 200 characters and no control characters")]
+pub struct BadNote;
+
 /// Most characters of a sign-in name.
 pub const MAX_LOGIN_CHARS: usize = 254;
 
@@ -336,6 +357,31 @@ pub fn check_credential_reach(
         return Err(CredentialRefusal::OtherOrganization);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod note_tests {
+    use super::*;
+
+    #[test]
+    fn a_note_is_trimmed_bounded_and_free_of_control_characters() {
+        assert_eq!(normalize_note(None), Ok(None));
+        assert_eq!(normalize_note(Some("   ")), Ok(None));
+        assert_eq!(
+            normalize_note(Some(" for Jay ")),
+            Ok(Some("for Jay".into()))
+        );
+        let n = |k: usize| "é".repeat(k);
+        assert_eq!(normalize_note(Some(&n(199))), Ok(Some(n(199))));
+        assert_eq!(normalize_note(Some(&n(200))), Ok(Some(n(200))));
+        assert_eq!(normalize_note(Some(&n(201))), Err(BadNote));
+        assert_eq!(normalize_note(Some("bell\u{7}")), Err(BadNote));
+        assert_eq!(normalize_note(Some("a\nb")), Err(BadNote));
+        assert_eq!(
+            BadNote.to_string(),
+            format!("`note` has at most {MAX_NOTE_CHARS} characters and no control characters")
+        );
+    }
 }
 
 #[cfg(test)]

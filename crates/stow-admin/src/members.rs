@@ -58,6 +58,8 @@ pub(crate) async fn run(ctx: &Ctx, cmd: MemberCmd) -> Result<(Value, String), Cl
             hours,
             console_url,
         } => {
+            let note = auth_core::member::normalize_note(note.as_deref())
+                .map_err(|e| CliError(format!("--note: {e}")))?;
             let org = ctx.org(&org).await?;
             let grant = grant(ctx, &org, &role, &servers, &allow_paths).await?;
             let max = MAX_INVITATION_LIFETIME.as_secs() / 3600;

@@ -368,6 +368,21 @@ async fn owners_and_admins_invite_change_and_remove_within_their_own_reach() {
         )
         .await;
     assert_eq!(status, 201, "{made}");
+    // the note rule every front end shares (stowctl's test has the same two)
+    for note in ["x".repeat(5000), "ring\u{7}".to_owned()] {
+        let (status, refused) = owner
+            .status(
+                Method::POST,
+                "/v1/members/invitations",
+                Some(json!({ "role": "viewer", "note": note })),
+            )
+            .await;
+        assert_eq!(status, 400, "{refused}");
+        assert_eq!(
+            refused["error"]["message"],
+            "`note` has at most 200 characters and no control characters"
+        );
+    }
     assert_eq!(
         made["acceptPath"],
         format!("/invite#{}", made["token"].as_str().unwrap())

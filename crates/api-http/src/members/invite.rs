@@ -46,8 +46,6 @@ pub struct InviteResponse {
     pub request_id: String,
 }
 
-const MAX_NOTE_CHARS: usize = 200;
-
 /// Invite someone.
 #[utoipa::path(
     post, path = "/v1/members/invitations", tag = "members", security(("bearer" = [])),
@@ -90,18 +88,8 @@ pub async fn invite(
         )
         .await);
     }
-    let note = body
-        .note
-        .map(|n| n.trim().to_owned())
-        .filter(|n| !n.is_empty());
-    if note
-        .as_ref()
-        .is_some_and(|n| n.chars().count() > MAX_NOTE_CHARS || n.chars().any(char::is_control))
-    {
-        return Err(ApiError::invalid_request(format!(
-            "`note` has at most {MAX_NOTE_CHARS} characters and no control characters"
-        )));
-    }
+    let note = auth_core::member::normalize_note(body.note.as_deref())
+        .map_err(|e| ApiError::invalid_request(e.to_string()))?;
     let max_hours = MAX_INVITATION_LIFETIME.as_secs() / 3600;
     let hours = body
         .expires_in_hours
