@@ -437,6 +437,10 @@ async fn members_invite_accept_and_a_moderators_view() {
     b.client.goto(&format!("{console}/keys")).await.unwrap();
     b.until("document.querySelector('main table')").await;
     assert!(!b.text("main").await.contains(&secret), "shown once");
+    // the test's server key acts on its own server only, and its row says so (it said "all")
+    let table = b.text("main table").await;
+    assert!(table.contains("abc123 only"), "{table}");
+    b.shoot_at("keys-list", Some("main table")).await;
     let who = app.get_json("/v1/whoami", &secret).await;
     assert_eq!(who["permissions"]["logs"], json!(["read"]));
     assert_eq!(who["logServerIds"], json!([app.server.id]));

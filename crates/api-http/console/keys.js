@@ -66,7 +66,16 @@ async function render(root, ctx) {
       h('td', {}, k.name || '—', h('br'), h('small', { class: 'muted' }, k.id)),
       h('td', {}, k.credentialType === 'server' ? `server ${k.server}` : 'developer'),
       h('td', {}, k.permissions.join(', ')),
-      h('td', {}, k.logServers ? k.logServers.join(', ') : 'all'),
+      // a server key acts on its own server's logs only, whatever its scope says
+      h(
+        'td',
+        {},
+        k.credentialType === 'server'
+          ? `${k.server} only`
+          : k.logServers
+            ? k.logServers.join(', ')
+            : 'all',
+      ),
       h('td', {}, k.allowPaths.length ? k.allowPaths.join(', ') : 'all'),
       h('td', {}, k.lastUsedAt ? when(k.lastUsedAt) : 'never'),
       h('td', {}, h('span', { class: k.state === 'active' ? 'pill ok' : 'pill' }, k.state)),
