@@ -22,9 +22,7 @@ use crate::state::CdnState;
 /// The rendition a delivery request asks for, if any (`w`, `h`, `fit` or `format` in its query;
 /// other parameters are ignored, as on every delivery).
 pub fn asked(req: &HttpRequest) -> Result<Option<Rendition>, ApiError> {
-    let params = actix_web::web::Query::<RenditionParams>::from_query(req.query_string())
-        .map_err(|e| ApiError::invalid_request(format!("rendition parameters: {e}")))?
-        .into_inner();
+    let params: RenditionParams = stow_http::query::parse(req.query_string())?;
     if !params.asked() {
         return Ok(None);
     }

@@ -172,16 +172,7 @@ impl Application {
             loop {
                 let next = match stow_db::logs::maintain_partitions(&db).await {
                     Ok(r) => {
-                        tracing::info!(
-                            created = r.created.len(),
-                            dropped = r.dropped.len(),
-                            vacuumed = r.vacuumed.len(),
-                            moved = r.moved_from_default,
-                            batches_pruned = r.batches_pruned,
-                            audit_pruned = r.audit_pruned,
-                            failed = r.failed.len(),
-                            "log partitions maintained"
-                        );
+                        log_maintained(&r);
                         ready.send_replace(true);
                         Duration::from_secs(3600)
                     }
@@ -215,6 +206,21 @@ impl stow_http::Service for Application {
 }
 
 /// The whole `logs-api` program (see [`stow_http::run_main`]).
+/// The maintenance's line: the partitions made, dropped and vacuumed, the events moved out of
+/// the default partition, and the batch rows and audit entries pruned.
+fn log_maintained(r: &stow_db::logs::MaintenanceReport) {
+    tracing::info!(
+        created = r.created.len(),
+        dropped = r.dropped.len(),
+        vacuumed = r.vacuumed.len(),
+        moved = r.moved_from_default,
+        batches_pruned = r.batches_pruned,
+        audit_pruned = r.audit_pruned,
+        failed = r.failed.len(),
+        "log partitions maintained"
+    );
+}
+
 pub async fn run_main() -> std::process::ExitCode {
     stow_http::run_main(
         "logs-api",
@@ -227,6 +233,39 @@ pub async fn run_main() -> std::process::ExitCode {
 
 #[cfg(test)]
 mod tests {
+    /// The hourly line says how many batch rows and audit entries it pruned (it said neither).
+    #[test]
+    fn the_maintenance_line_says_what_was_pruned() {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Lines(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Lines {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        let report = stow_db::logs::MaintenanceReport {
+            batches_pruned: 5000,
+            audit_pruned: 12,
+            ..Default::default()
+        };
+        tracing::subscriber::with_default(subscriber, || super::log_maintained(&report));
+        let line = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        assert!(line.contains("log partitions maintained"), "{line}");
+        assert!(line.contains("batches_pruned=5000"), "{line}");
+        assert!(line.contains("audit_pruned=12"), "{line}");
+    }
+
     use utoipa::OpenApi;
 
     #[test]
