@@ -359,6 +359,18 @@ pub fn check_credential_reach(
     Ok(())
 }
 
+/// [`check_credential_reach`] of the person `actor` over the person `target`, their
+/// memberships as `store` has them now.
+pub async fn credential_reach(
+    store: &dyn MemberStore,
+    actor: &MemberId,
+    target: &MemberId,
+) -> Result<Result<(), CredentialRefusal>, StoreError> {
+    let mine = store.memberships(actor).await?;
+    let theirs = store.memberships(target).await?;
+    Ok(check_credential_reach(&mine, &theirs))
+}
+
 #[cfg(test)]
 mod note_tests {
     use super::*;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::{IntoParams, ToSchema};
 
-use super::{find_rule, lister, visible_rule_ids, DeliveryOut};
+use super::{find_rule, lister, visible_rules, DeliveryOut};
 use crate::state::CdnState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -71,7 +71,13 @@ pub async fn list_alert_deliveries(
     // messages), not those of rules on other servers' searches
     let only_rules = match auth.log_scope() {
         auth_core::ServerScope::All => None,
-        auth_core::ServerScope::Only(_) => Some(visible_rule_ids(&state, &auth).await?),
+        auth_core::ServerScope::Only(_) => Some(
+            visible_rules(&state, &auth)
+                .await?
+                .into_iter()
+                .map(|r| r.id)
+                .collect(),
+        ),
     };
     let page = state
         .stores

@@ -5,7 +5,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{lister, rule_visible, AlertRuleOut};
+use super::{lister, visible_rules, AlertRuleOut};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -31,12 +31,11 @@ pub async fn list_alert_rules(
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
     lister(&auth)?;
-    let mut out = Vec::new();
-    for rule in state.stores.alerts.rules(&auth.org.id).await? {
-        if rule_visible(&state, &auth, &rule).await? {
-            out.push(rule.into());
-        }
-    }
+    let out = visible_rules(&state, &auth)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect();
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "private, no-store"))
         .json(ListAlertRulesResponse {

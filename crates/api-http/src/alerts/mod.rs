@@ -226,19 +226,18 @@ pub(crate) async fn rule_visible(
         .is_some_and(|s| visible(auth, &s)))
 }
 
-/// The ids of the organization's rules the caller may see.
-pub(crate) async fn visible_rule_ids(
+/// The organization's rules the caller may see, by name.
+pub(crate) async fn visible_rules(
     state: &CdnState,
     auth: &Auth,
-) -> Result<Vec<String>, ApiError> {
-    let rules = state.stores.alerts.rules(&auth.org.id).await?;
-    let mut ids = Vec::new();
-    for rule in rules {
+) -> Result<Vec<AlertRule>, ApiError> {
+    let mut visible = Vec::new();
+    for rule in state.stores.alerts.rules(&auth.org.id).await? {
         if rule_visible(state, auth, &rule).await? {
-            ids.push(rule.id);
+            visible.push(rule);
         }
     }
-    Ok(ids)
+    Ok(visible)
 }
 
 /// Rule `id` of the organization, when the caller may see it (404 otherwise).

@@ -4,7 +4,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use auth_core::console_session::token_hash;
-use auth_core::member::check_credential_reach;
+use auth_core::member::credential_reach;
 use serde::{Deserialize, Serialize};
 use stow_http::{ApiError, Code, Json};
 
@@ -39,11 +39,9 @@ async fn open_link_for(
         .await?
         .ok_or_else(not_open)?;
     if let Some(maker) = made_by {
-        let (theirs, makers) = futures::try_join!(
-            console.members.memberships(&member.id),
-            console.members.memberships(&maker)
-        )?;
-        check_credential_reach(&makers, &theirs).map_err(|_| {
+        credential_reach(console.members.as_ref(), &maker, &member.id)
+            .await?
+            .map_err(|_| {
             ApiError::new(
                 Code::Forbidden,
                 "this reset link no longer works: you now belong to an organization its maker does not manage; change your password on your Account page, or ask an operator",

@@ -13,7 +13,7 @@ pub mod second_factor;
 pub mod update;
 
 use auth_core::key::MemberAct;
-use auth_core::member::{check_credential_reach, CredentialRefusal};
+use auth_core::member::{credential_reach, CredentialRefusal};
 use auth_core::roles::{Capability, Refusal};
 use stow_http::{ApiError, Auth, Code};
 
@@ -37,12 +37,8 @@ async fn credentials_within_reach(
     target: &auth_core::member::MemberContext,
     action: auth_core::audit::Action,
 ) -> Result<(), ApiError> {
-    let members = &state.stores.members;
-    let (mine, theirs) = futures::try_join!(
-        members.memberships(&actor.id),
-        members.memberships(&target.member.id)
-    )?;
-    let refusal = match check_credential_reach(&mine, &theirs) {
+    let reach = credential_reach(state.stores.members.as_ref(), &actor.id, &target.member.id);
+    let refusal = match reach.await? {
         Ok(()) => return Ok(()),
         Err(CredentialRefusal::Beyond(r)) => refused(r),
         Err(other @ CredentialRefusal::OtherOrganization) => {

@@ -254,6 +254,25 @@ async fn under(
     }
 }
 
+/// `step` of writing an archive, failed when it waits longer than `stall` (the client stopped
+/// reading and every buffer between is full).
+async fn within<T, E>(
+    stall: std::time::Duration,
+    step: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, Box<dyn std::error::Error + Send + Sync>>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match tokio::time::timeout(stall, step).await {
+        Ok(done) => Ok(done?),
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "the client stopped reading",
+        )
+        .into()),
+    }
+}
+
 /// Writes the archive of `files` into `writer`. Fails when a write waits longer than `stall`
 /// (the client stopped reading), when a file cannot be read, or when its bytes are not its
 /// recorded size (it was replaced or deleted meanwhile).
@@ -263,16 +282,12 @@ async fn write_archive(
     files: Vec<Entry>,
     stall: std::time::Duration,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let stalled =
-        || std::io::Error::new(std::io::ErrorKind::TimedOut, "the client stopped reading");
     let mut zip = ZipFileWriter::with_tokio(writer);
     for file in files {
         let entry = ZipEntryBuilder::new(file.name.into(), Compression::Stored)
             .last_modification_date(ZipDateTime::from_chrono(&file.modified))
             .unix_permissions(0o644);
-        let mut out = tokio::time::timeout(stall, zip.write_entry_stream(entry))
-            .await
-            .map_err(|_| stalled())??;
+        let mut out = within(stall, zip.write_entry_stream(entry)).await?;
         let location = stow_objects::ObjectPath::from(file.location.as_str());
         let mut written = 0u64;
         if file.size > 0 {
@@ -280,9 +295,7 @@ async fn write_archive(
             while let Some(chunk) = bytes.next().await {
                 let chunk = chunk?;
                 written += chunk.len() as u64;
-                tokio::time::timeout(stall, out.write_all(&chunk))
-                    .await
-                    .map_err(|_| stalled())??;
+                within(stall, out.write_all(&chunk)).await?;
             }
         }
         if written != file.size {
@@ -292,12 +305,8 @@ async fn write_archive(
             )
             .into());
         }
-        tokio::time::timeout(stall, out.close())
-            .await
-            .map_err(|_| stalled())??;
+        within(stall, out.close()).await?;
     }
-    tokio::time::timeout(stall, zip.close())
-        .await
-        .map_err(|_| stalled())??;
+    within(stall, zip.close()).await?;
     Ok(())
 }

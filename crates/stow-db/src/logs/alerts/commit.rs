@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use auth_core::{OrgId, Permission, PermissionSet, ServerId, ServerScope};
+use auth_core::{OrgId, PermissionSet, ServerId, ServerScope};
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz};
 use diesel::{QueryResult, QueryableByName};
@@ -71,12 +71,7 @@ impl WatchRow {
             let servers = ServerScope::from_stored(self.member_servers.clone());
             return MakerReach::of(&role.permissions(), servers, None);
         }
-        let permissions: PermissionSet = self
-            .key_permissions
-            .as_ref()?
-            .iter()
-            .filter_map(|p| p.parse::<Permission>().ok())
-            .collect();
+        let permissions = PermissionSet::from_names(self.key_permissions.as_ref()?).ok()?;
         let servers = match &self.key_server {
             Some(bound) => ServerScope::Only(vec![ServerId::new(bound.as_str())]),
             None => ServerScope::from_stored(self.key_servers.clone()),
