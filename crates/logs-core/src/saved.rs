@@ -210,6 +210,36 @@ pub trait SavedSearchStore: Send + Sync {
     async fn delete(&self, org: &OrgId, id: &str, audit: &Audit) -> Result<bool, StoreError>;
 }
 
+/// A shared store is the store (memory adapters share one with the alert rules that name its
+/// searches).
+#[async_trait]
+impl<T: SavedSearchStore + ?Sized> SavedSearchStore for std::sync::Arc<T> {
+    async fn list(&self, org: &OrgId) -> Result<Vec<SavedSearch>, StoreError> {
+        (**self).list(org).await
+    }
+
+    async fn get(&self, org: &OrgId, id: &str) -> Result<Option<SavedSearch>, StoreError> {
+        (**self).get(org, id).await
+    }
+
+    async fn create(
+        &self,
+        s: &SavedSearch,
+        max: usize,
+        audit: &Audit,
+    ) -> Result<SavedPut, StoreError> {
+        (**self).create(s, max, audit).await
+    }
+
+    async fn update(&self, s: &SavedSearch, audit: &Audit) -> Result<SavedPut, StoreError> {
+        (**self).update(s, audit).await
+    }
+
+    async fn delete(&self, org: &OrgId, id: &str, audit: &Audit) -> Result<bool, StoreError> {
+        (**self).delete(org, id, audit).await
+    }
+}
+
 /// Sorts saved searches as [`SavedSearchStore::list`] answers them: by name in lower case (Rust's
 /// rule, whatever the database's collation), then id.
 pub fn sort_by_name(list: &mut [SavedSearch]) {

@@ -54,7 +54,7 @@ pub struct Fixture {
 /// `$run` drives a future to completion (`futures::executor::block_on`, or a Tokio runtime's);
 /// `$fixture` is an `async fn() -> Fixture`.
 /// One `#[test]` per case of the alert store's part of the suite (`$fixture` is an
-/// `async fn() -> AlertFixture`); only the Postgres adapter implements `AlertStore` so far.
+/// `async fn() -> AlertFixture`), run on the memory and the Postgres adapter.
 #[macro_export]
 macro_rules! alert_store_suite {
     ($run:path, $fixture:path) => {

@@ -1,4 +1,9 @@
-//! In-memory [`LogStore`] and [`ReadSlotStore`] (unit tests, tooling).
+//! In-memory adapters of the log traits (unit tests, tooling): [`LogStore`], [`ReadSlotStore`],
+//! [`SavedSearchStore`] here, [`crate::alert_store::AlertStore`] in [`alerts`].
+
+mod alerts;
+
+pub use alerts::MemoryAlerts;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -493,4 +498,22 @@ mod tests {
     }
 
     crate::log_store_suite!(futures::executor::block_on, fixture);
+
+    /// The log fixture with alerts whose rules watch its saved searches.
+    async fn alert_fixture() -> crate::testsuite::AlertFixture {
+        let audit = std::sync::Arc::new(auth_core::memory::MemoryAudit::default());
+        let saved = std::sync::Arc::new(super::MemorySavedSearches::with_audit(audit.clone()));
+        crate::testsuite::AlertFixture {
+            alerts: Box::new(super::MemoryAlerts::new(saved.clone(), audit.clone())),
+            logs: crate::testsuite::Fixture {
+                saved: Box::new(saved),
+                audit: Box::new(audit),
+                ..fixture().await
+            },
+        }
+    }
+
+    mod alerts {
+        crate::alert_store_suite!(futures::executor::block_on, super::alert_fixture);
+    }
 }
