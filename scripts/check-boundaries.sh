@@ -3,6 +3,8 @@
 # - the domain crates (auth-core, cdn-core, logs-core) are pure: no web framework, database
 #   driver, object store or async runtime among their normal dependencies, and no crate of the
 #   layers above them (adapters, HTTP glue, hosts, tools);
+# - the operations (stow-ops) are as pure: they depend on the cores only, never on an adapter,
+#   the HTTP glue, a host or a tool;
 # - the adapters (stow-db, stow-objects, stow-images) use no web framework and no host;
 # - the two hosts (api-http for cdn-api, logs-http for logs-api) do not depend on each other.
 set -euo pipefail
@@ -26,12 +28,15 @@ io="actix-web actix-http actix-rt diesel diesel-async tokio tokio-postgres objec
 upper="stow-db stow-objects stow-http api-http logs-http stow-admin"
 for crate in auth-core cdn-core logs-core; do
   # shellcheck disable=SC2086
-  refuse "$crate" $io $upper
+  refuse "$crate" $io $upper stow-ops
 done
+# the operations are protocol-free like the cores: no I/O, and nothing of the front ends
+# shellcheck disable=SC2086
+refuse stow-ops $io $upper
 for crate in stow-db stow-objects stow-images stow-alerts; do
   refuse "$crate" actix-web actix-http stow-http api-http logs-http stow-admin
 done
 refuse api-http logs-http
 refuse logs-http api-http
-[ $status -eq 0 ] && echo "check-boundaries: domain crates are pure, adapters have no web framework, the hosts are apart"
+[ $status -eq 0 ] && echo "check-boundaries: domain crates and operations are pure, adapters have no web framework, the hosts are apart"
 exit $status

@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod members;
 pub mod objects;
 pub mod openapi;
+mod ops;
 pub mod overview;
 pub mod part_headers;
 pub mod pipeline;
@@ -29,7 +30,7 @@ use std::time::Duration;
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
-use stow_db::{Db, PgAccounts, PgIdempotency, PgObjectRecords, PgPlaceholders, PgUploadUrls};
+use stow_db::Db;
 use stow_http::health::Readiness;
 
 use stow_http::{not_found, path_config, query_config, Authenticator, BodyLimit, Config};
@@ -65,24 +66,7 @@ pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
         .object_store_url()
         .map_err(|e| StartError::Config(e.to_string()))?;
     let objects = Objects::from_url(url).map_err(|e| StartError::Config(e.to_string()))?;
-    let stores = Stores {
-        accounts: Arc::new(PgAccounts::new(db.clone())),
-        records: Arc::new(PgObjectRecords::new(db.clone())),
-        idempotency: Arc::new(PgIdempotency::new(db.clone())),
-        upload_urls: Arc::new(PgUploadUrls::new(db.clone())),
-        placeholders: Arc::new(PgPlaceholders::new(db.clone())),
-        lifecycle: Arc::new(stow_db::PgLifecycle::new(db.clone())),
-        signing_secrets: Arc::new(stow_db::PgSigningSecrets::new(db.clone())),
-        logs: Arc::new(stow_db::logs::PgLogs::new(db.clone())),
-        read_slots: Arc::new(stow_db::logs::PgReadSlots::new(db.clone())),
-        console_sessions: Arc::new(stow_db::PgConsoleSessions::new(db.clone())),
-        rate_buckets: Arc::new(stow_db::PgRateBuckets::new(db.clone())),
-        members: Arc::new(PgAccounts::new(db.clone())),
-        sign_in_failures: Arc::new(stow_db::PgSignInFailures::new(db.clone())),
-        audit: Arc::new(stow_db::PgAudit::new(db.clone())),
-        saved_searches: Arc::new(stow_db::logs::PgSavedSearches::new(db.clone())),
-        alerts: Arc::new(stow_db::logs::alerts::PgAlerts::new(db.clone())),
-    };
+    let stores = stow_db::stores(&db);
     Ok(CdnState::new(Arc::clone(&config), db, objects, stores))
 }
 

@@ -4,13 +4,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use auth_core::signing::SigningKeys;
-use auth_core::signing_secrets::SigningSecretStore;
-use auth_core::{AccountStore, AuthContext, Org, OrgId};
-use cdn_core::idempotency::IdempotencyStore;
+use auth_core::{AuthContext, Org, OrgId};
 use cdn_core::metadata::Metadata;
-use cdn_core::placeholder::{PlaceholderSet, PlaceholderStore};
-use cdn_core::store::{ObjectRecord, ObjectRecordStore};
-use cdn_core::upload_url::{RefusedAttempts, UploadUrlStore};
+use cdn_core::placeholder::PlaceholderSet;
+use cdn_core::store::ObjectRecord;
+use cdn_core::upload_url::RefusedAttempts;
 use cdn_core::ObjectKey;
 use chrono::{SubsecRound, Utc};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -141,25 +139,8 @@ const SLUG_CACHE_TTL: Duration = Duration::from_secs(30);
 /// instance is served within this (the instance that made it forgets them at once).
 pub const PLACEHOLDER_TTL: Duration = Duration::from_secs(10);
 
-/// The storage behind the API host, one trait object per store.
-pub struct Stores {
-    pub accounts: Arc<dyn AccountStore>,
-    pub records: Arc<dyn ObjectRecordStore>,
-    pub idempotency: Arc<dyn IdempotencyStore>,
-    pub upload_urls: Arc<dyn UploadUrlStore>,
-    pub placeholders: Arc<dyn PlaceholderStore>,
-    pub lifecycle: Arc<dyn cdn_core::lifecycle::LifecycleStore>,
-    pub signing_secrets: Arc<dyn SigningSecretStore>,
-    pub logs: Arc<dyn logs_core::LogStore>,
-    pub read_slots: Arc<dyn logs_core::ReadSlotStore>,
-    pub console_sessions: Arc<dyn auth_core::console_session::ConsoleSessionStore>,
-    pub rate_buckets: Arc<dyn auth_core::rate::RateBucketStore>,
-    pub members: Arc<dyn auth_core::member::MemberStore>,
-    pub sign_in_failures: Arc<dyn auth_core::backoff::SignInFailureStore>,
-    pub audit: Arc<dyn auth_core::audit::AuditStore>,
-    pub saved_searches: Arc<dyn logs_core::saved::SavedSearchStore>,
-    pub alerts: Arc<dyn logs_core::alert_store::AlertStore>,
-}
+/// The storage behind the API host, one trait object per store (the operations' bundle).
+pub use stow_ops::Stores;
 
 impl CdnState {
     pub fn new(config: Arc<Config>, db: Db, blobs: Objects, stores: Stores) -> Self {

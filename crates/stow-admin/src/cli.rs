@@ -250,6 +250,16 @@ pub enum KeyType {
     Developer,
 }
 
+impl KeyType {
+    /// The type's name in the API (`type`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::Developer => "developer",
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum KeyCmd {
     /// Create an API key (the secret is printed once and never stored).

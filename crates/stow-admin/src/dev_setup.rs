@@ -1,9 +1,6 @@
 //! `stowctl dev-setup`: the local development workspace that `just run` prints.
 
-use auth_core::model::NewKey;
-use auth_core::{
-    secret, AccountStore, CredentialType, KeyId, OrgId, Permission, PermissionSet, ServerId,
-};
+use auth_core::{secret, AccountStore, OrgId, Permission, PermissionSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -112,7 +109,7 @@ pub(crate) async fn dev_setup(
             }
             let keys = (
                 create_dev_key(ctx, &org.id, None).await?,
-                create_dev_key(ctx, &org.id, Some(server.id.clone())).await?,
+                create_dev_key(ctx, &org.id, Some(&server.cfx_id)).await?,
             );
             if let Some(path) = &keys_file {
                 save_keys(path, &keys)?;
@@ -140,44 +137,32 @@ pub(crate) async fn dev_setup(
 async fn create_dev_key(
     ctx: &Ctx,
     org_id: &OrgId,
-    server_id: Option<ServerId>,
+    server: Option<&str>,
 ) -> Result<String, CliError> {
-    let (kind, name, permissions) = match server_id {
-        None => (
-            CredentialType::Developer,
-            DEV_KEY_NAMES[0],
-            PermissionSet::all(),
-        ),
+    let (kind, name, permissions) = match server {
+        None => ("developer", DEV_KEY_NAMES[0], PermissionSet::all()),
+        // a server key's baseline is added by the operation
         Some(_) => (
-            CredentialType::Server,
+            "server",
             DEV_KEY_NAMES[1],
-            PermissionSet::server_key_baseline().union(
-                [Permission::CdnRead, Permission::CdnDelete]
-                    .into_iter()
-                    .collect(),
-            ),
+            [Permission::CdnRead, Permission::CdnDelete]
+                .into_iter()
+                .collect(),
         ),
     };
-    let s = secret::generate(kind);
-    ctx.accounts
-        .create_key(
-            &NewKey {
-                id: KeyId::generate(),
-                org_id: org_id.clone(),
-                server_id,
-                credential_type: kind,
-                name: Some(name.into()),
-                secret_hash: s.hash,
-                hint: s.hint,
-                permissions,
-                allowed_prefixes: vec![],
-                denied_prefixes: vec![],
-                allowed_mime: None,
-                servers: auth_core::ServerScope::All,
-                expires_at: None,
-            },
-            &ctx.audit(),
-        )
-        .await?;
-    Ok(s.secret)
+    let made = stow_ops::keys::CreateKey {
+        org: org_id.clone(),
+        kind: Some(kind.into()),
+        name: Some(name.into()),
+        server: server.map(Into::into),
+        permissions: permissions.names(),
+        log_servers: None,
+        allow_paths: vec![],
+        deny_paths: vec![],
+        mime: vec![],
+        expires_at: None,
+    }
+    .run(&ctx.ops())
+    .await?;
+    Ok(made.secret)
 }

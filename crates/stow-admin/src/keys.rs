@@ -1,39 +1,13 @@
-//! `stowctl key …`: API keys.
+//! `stowctl key …`: API keys, made and changed by the operations the API runs
+//! (`stow_ops::keys`), as the operator.
 
-use auth_core::model::NewKey;
-use auth_core::{
-    secret, AccountStore, ApiKey, CredentialType, KeyId, Permission, PermissionSet, ServerScope,
-};
-use cdn_core::path::normalize_folder;
+use auth_core::{AccountStore, ApiKey};
 use serde_json::{json, Value};
+use stow_ops::keys::{CreateKey, Delete, Disable, Enable, Rotate};
 
 use crate::cli::*;
 use crate::table::{or_dash, table};
 use crate::{CliError, Ctx};
-
-/// `--mime` values as stored (essence, lower case), each a MIME type or `type/*`.
-fn mime_list(raw: &[String]) -> Result<Option<Vec<String>>, CliError> {
-    if raw.is_empty() {
-        return Ok(None);
-    }
-    raw.iter()
-        .map(|m| {
-            let essence = auth_core::policy::mime_essence(m);
-            match essence.parse::<mime::Mime>() {
-                Ok(parsed)
-                    if !parsed.subtype().as_str().is_empty()
-                        && (parsed.type_() != mime::STAR || essence == "*/*") =>
-                {
-                    Ok(essence)
-                }
-                _ => Err(CliError(format!(
-                    "--mime {m:?} is not a MIME type; write it as type/subtype (image/png) or type/* (image/*)"
-                ))),
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
-}
 
 fn key_json(k: &ApiKey) -> Value {
     json!({
@@ -55,53 +29,6 @@ fn key_json(k: &ApiKey) -> Value {
     })
 }
 
-fn prefixes(raw: &[String], flag: &str) -> Result<Vec<String>, CliError> {
-    raw.iter()
-        .map(|p| {
-            normalize_folder(p)
-                .map_err(|e| CliError(format!("{flag} {p:?}: {e}")))
-                .and_then(|n| {
-                    if n.is_empty() {
-                        Err(CliError(format!(
-                            "{flag} {p:?}: an empty prefix means everything; omit the flag instead"
-                        )))
-                    } else {
-                        Ok(n)
-                    }
-                })
-        })
-        .collect()
-}
-
-/// `--log-server` join codes as a scope: each one a server of the organization, and only on
-/// developer keys (a server key acts on its own server).
-async fn log_scope(
-    ctx: &Ctx,
-    org: &auth_core::Org,
-    kind: CredentialType,
-    codes: &[String],
-) -> Result<ServerScope, CliError> {
-    if codes.is_empty() {
-        return Ok(ServerScope::All);
-    }
-    if kind == CredentialType::Server {
-        return Err(CliError(
-            "--log-server is for developer keys; a server key acts on its own server only".into(),
-        ));
-    }
-    let known = ctx.accounts.list_servers(&org.id).await?;
-    ServerScope::of_join_codes(&known, codes)
-        .map_err(|e| CliError(format!("--log-server: {e} (organization {})", org.id)))
-}
-
-/// A disabled key's console sessions end now, not at their next request.
-async fn end_console_sessions(ctx: &Ctx, key_id: &KeyId) -> Result<u64, CliError> {
-    use auth_core::console_session::ConsoleSessionStore;
-    Ok(stow_db::PgConsoleSessions::new(ctx.db.clone())
-        .end_for_key(key_id)
-        .await?)
-}
-
 pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliError> {
     let accounts = &ctx.accounts;
     match cmd {
@@ -117,92 +44,28 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             expires_at,
             name,
         } => {
-            let kind = match kind {
-                KeyType::Server => CredentialType::Server,
-                KeyType::Developer => CredentialType::Developer,
-            };
-            let org_row = ctx.org(&org).await?;
-            let server_id = match (&kind, server) {
-                (CredentialType::Server, None) => {
-                    return Err(CliError("a server key needs --server <join code>".into()))
-                }
-                (CredentialType::Developer, Some(_)) => {
-                    return Err(CliError(
-                        "developer keys are global; drop --server (or use --type server)".into(),
-                    ))
-                }
-                (_, Some(code)) => {
-                    let s = accounts
-                        .find_server_by_cfx(&code)
-                        .await?
-                        .filter(|s| s.org_id == org_row.id)
-                        .ok_or_else(|| {
-                            CliError(format!(
-                                "no server with join code \"{code}\" in organization {org}"
-                            ))
-                        })?;
-                    Some(s.id)
-                }
-                (_, None) => None,
-            };
-            let servers = log_scope(ctx, &org_row, kind, &log_servers).await?;
-            let mut permissions: PermissionSet = perms
-                .iter()
-                .map(|p| {
-                    p.parse::<Permission>()
-                        .map_err(|e| CliError(format!("--perm: {e}")))
-                })
-                .collect::<Result<_, _>>()?;
-            if kind == CredentialType::Server {
-                permissions = permissions.union(PermissionSet::server_key_baseline());
-            } else if permissions.iter().next().is_none() {
-                return Err(CliError("a developer key needs at least one --perm (cdn:read, cdn:write, cdn:delete, cdn:purge, logs:read, logs:write)".into()));
+            let org = ctx.org(&org).await?;
+            let made = CreateKey {
+                org: org.id,
+                kind: Some(kind.as_str().into()),
+                name,
+                server,
+                permissions: perms,
+                log_servers: (!log_servers.is_empty()).then_some(log_servers),
+                allow_paths,
+                deny_paths,
+                mime: mimes,
+                expires_at,
             }
-            let expires = match expires_at {
-                None => None,
-                Some(t) => {
-                    let at = chrono::DateTime::parse_from_rfc3339(&t)
-                        .map_err(|e| {
-                            CliError(format!("--expires-at {t:?}: not an RFC 3339 time ({e})"))
-                        })?
-                        .with_timezone(&chrono::Utc);
-                    if at <= chrono::Utc::now() {
-                        return Err(CliError(format!(
-                            "--expires-at {t:?} is in the past; the key would never work"
-                        )));
-                    }
-                    Some(at)
-                }
-            };
-            let mime = mime_list(&mimes)?;
-            let s = secret::generate(kind);
-            let key = accounts
-                .create_key(
-                    &NewKey {
-                        id: KeyId::generate(),
-                        org_id: org_row.id.clone(),
-                        server_id,
-                        credential_type: kind,
-                        name,
-                        secret_hash: s.hash,
-                        hint: s.hint,
-                        permissions,
-                        allowed_prefixes: prefixes(&allow_paths, "--allow-path")?,
-                        denied_prefixes: prefixes(&deny_paths, "--deny-path")?,
-                        allowed_mime: mime,
-                        servers,
-                        expires_at: expires,
-                    },
-                    &ctx.audit(),
-                )
-                .await?;
-            let mut out = key_json(&key);
-            out["secret"] = json!(s.secret);
+            .run(&ctx.ops())
+            .await?;
+            let mut out = key_json(&made.key);
+            out["secret"] = json!(made.secret);
             Ok((
                 out,
                 format!(
                     "key {} created; its secret (shown once):\n{}",
-                    key.id, s.secret
+                    made.key.id, made.secret
                 ),
             ))
         }
@@ -279,7 +142,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             Ok((json!({ "keys": json_keys }), human))
         }
         KeyCmd::Enable { key_id } => {
-            let k = accounts.enable_key(&key_id, &ctx.audit()).await?;
+            let (k, _) = Enable { key: key_id }.run(&ctx.ops()).await?;
             let note = if k.state(chrono::Utc::now()) == "expired" {
                 " (it has expired, so it still does not work)"
             } else {
@@ -294,52 +157,44 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             key_id,
             disable_old,
         } => {
-            let old = accounts
-                .get_key(&key_id)
-                .await?
-                .ok_or_else(|| CliError(format!("unknown key {key_id:?}")))?;
-            let s = secret::generate(old.credential_type);
-            let key = accounts
-                .create_key(&NewKey::replacing(&old, &s), &ctx.audit())
-                .await?;
-            if disable_old {
-                accounts
-                    .disable_key(&old.id, chrono::Utc::now(), &ctx.audit())
-                    .await?;
-                end_console_sessions(ctx, &old.id).await?;
+            let rotated = Rotate {
+                key: key_id,
+                disable_old,
             }
-            let mut out = key_json(&key);
-            out["secret"] = json!(s.secret);
-            out["replaces"] = json!(old.id);
+            .run(&ctx.ops())
+            .await?;
+            let (key, old) = (&rotated.key, &rotated.old.id);
+            let mut out = key_json(key);
+            out["secret"] = json!(rotated.secret);
+            out["replaces"] = json!(old);
             out["oldDisabled"] = json!(disable_old);
             let then = if disable_old {
-                format!("key {} is disabled", old.id)
+                format!("key {old} is disabled")
             } else {
-                format!(
-                    "key {} keeps working until `stowctl key disable {}`",
-                    old.id, old.id
-                )
+                format!("key {old} keeps working until `stowctl key disable {old}`")
             };
             Ok((
                 out,
                 format!(
-                    "key {} created with the settings of {}; {then}. Its secret (shown once):\n{}",
-                    key.id, old.id, s.secret
+                    "key {} created with the settings of {old}; {then}. Its secret (shown once):\n{}",
+                    key.id, rotated.secret
                 ),
             ))
         }
         KeyCmd::Disable { key_id } => {
-            let k = accounts
-                .disable_key(&key_id, chrono::Utc::now(), &ctx.audit())
-                .await?;
-            let ended = end_console_sessions(ctx, &k.id).await?;
+            let done = Disable { key: key_id }.run(&ctx.ops()).await?;
+            let (k, ended) = (done.key, done.sessions_ended);
             Ok((
                 json!({ "keyId": k.id, "disabled": true, "consoleSessionsEnded": ended }),
                 format!("key {} disabled; {ended} console session(s) ended", k.id),
             ))
         }
         KeyCmd::Delete { key_id } => {
-            accounts.delete_key(&key_id, &ctx.audit()).await?;
+            Delete {
+                key: key_id.clone(),
+            }
+            .run(&ctx.ops())
+            .await?;
             Ok((
                 json!({ "keyId": key_id, "deleted": true }),
                 format!("key {key_id} deleted"),

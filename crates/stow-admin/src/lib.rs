@@ -43,9 +43,45 @@ impl From<StoreError> for CliError {
     }
 }
 
+/// The operations' errors, mapped once: a refused field is named by its flag (`--allow-path`).
+impl From<stow_ops::OpError> for CliError {
+    fn from(e: stow_ops::OpError) -> Self {
+        match e {
+            stow_ops::OpError::Store(e) => e.into(),
+            e => CliError(e.naming(flag)),
+        }
+    }
+}
+
+/// The flag a command takes an API field as: `allowPaths` is `--allow-path`, `permissions`
+/// `--perm`; other names in kebab case.
+fn flag(field: &str) -> String {
+    let named = match field {
+        "permissions" => "perm",
+        "logServers" => "log-server",
+        "allowPaths" => "allow-path",
+        "denyPaths" => "deny-path",
+        "servers" => "server",
+        "expiresInHours" => "hours",
+        other => {
+            let mut kebab = String::from("--");
+            for c in other.chars() {
+                if c.is_ascii_uppercase() {
+                    kebab.push('-');
+                }
+                kebab.push(c.to_ascii_lowercase());
+            }
+            return kebab;
+        }
+    };
+    format!("--{named}")
+}
+
 pub struct Ctx {
     pub db: Db,
     pub accounts: Arc<PgAccounts>,
+    /// Every store, for the operations (`stow_ops`) the commands run.
+    pub stores: stow_ops::Stores,
     pub database_url: String,
 }
 
@@ -66,6 +102,7 @@ impl Ctx {
         let db = Db::connect(&cfg)?;
         Ok(Self {
             accounts: Arc::new(PgAccounts::new(db.clone())),
+            stores: stow_db::stores(&db),
             db,
             database_url: database_url.to_owned(),
         })
@@ -73,6 +110,12 @@ impl Ctx {
 }
 
 impl Ctx {
+    /// The context an operation runs in for this command: the operator, as [`Ctx::audit`]
+    /// names them.
+    pub fn ops(&self) -> stow_ops::Ctx<'_> {
+        stow_ops::Ctx::new(&self.stores, stow_ops::Caller::Operator, self.audit())
+    }
+
     /// The organization with this id, or the refusal every command gives for an unknown one.
     pub async fn org(&self, id: &str) -> Result<auth_core::Org, CliError> {
         self.accounts.get_org(&OrgId::new(id)).await?.ok_or_else(|| {
@@ -175,6 +218,15 @@ pub async fn main() -> std::process::ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_are_named_by_their_flags() {
+        assert_eq!(flag("allowPaths"), "--allow-path");
+        assert_eq!(flag("permissions"), "--perm");
+        assert_eq!(flag("expiresAt"), "--expires-at");
+        assert_eq!(flag("note"), "--note");
+        assert_eq!(flag("expiresInHours"), "--hours");
+    }
 
     /// Every command and option explains itself in `--help`.
     #[test]

@@ -2,49 +2,15 @@
 //! password for a member who cannot sign in.
 
 use std::io::Read;
-use std::time::Duration;
 
-use auth_core::console_session::{new_token, token_hash, ConsoleSessionStore};
-use auth_core::member::{normalize_login, Invitation, MemberStore, MAX_INVITATION_LIFETIME};
-use auth_core::roles::{Grant, Role};
-use auth_core::{AccountStore, InvitationId, PathScope, ServerScope};
-use cdn_core::path::normalize_folder;
+use auth_core::console_session::ConsoleSessionStore;
+use auth_core::member::{normalize_login, MemberStore};
 use serde_json::{json, Value};
+use stow_ops::members::{GrantRequest, Invite};
 
 use crate::cli::MemberCmd;
 use crate::table::{or_dash, table};
 use crate::{CliError, Ctx};
-
-fn role(raw: &str) -> Result<Role, CliError> {
-    raw.parse().map_err(|e| CliError(format!("--role: {e}")))
-}
-
-/// The grant `member invite` gives: the role over the named servers and paths.
-async fn grant(
-    ctx: &Ctx,
-    org: &auth_core::Org,
-    raw_role: &str,
-    codes: &[String],
-    paths: &[String],
-) -> Result<Grant, CliError> {
-    let known = ctx.accounts.list_servers(&org.id).await?;
-    let servers = ServerScope::of_join_codes(&known, codes)
-        .map_err(|e| CliError(format!("--server: {e} (organization {})", org.id)))?;
-    let allowed = paths
-        .iter()
-        .map(|p| match normalize_folder(p) {
-            Ok(n) if !n.is_empty() => Ok(n),
-            _ => Err(CliError(format!(
-                "--allow-path {p:?} is not a folder path (leave it out for every path)"
-            ))),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Grant {
-        role: role(raw_role)?,
-        servers,
-        paths: PathScope::new(allowed, vec![]),
-    })
-}
 
 pub(crate) async fn run(ctx: &Ctx, cmd: MemberCmd) -> Result<(Value, String), CliError> {
     let members: &dyn MemberStore = ctx.accounts.as_ref();
@@ -58,28 +24,21 @@ pub(crate) async fn run(ctx: &Ctx, cmd: MemberCmd) -> Result<(Value, String), Cl
             hours,
             console_url,
         } => {
-            let note = auth_core::member::normalize_note(note.as_deref())
-                .map_err(|e| CliError(format!("--note: {e}")))?;
             let org = ctx.org(&org).await?;
-            let grant = grant(ctx, &org, &role, &servers, &allow_paths).await?;
-            let max = MAX_INVITATION_LIFETIME.as_secs() / 3600;
-            if !(1..=max).contains(&hours) {
-                return Err(CliError(format!("--hours {hours}: use 1 to {max}")));
-            }
-            let token = new_token();
-            let now = chrono::Utc::now();
-            let invitation = Invitation {
-                id: InvitationId::generate(),
-                org_id: org.id.clone(),
-                grant,
-                invited_by: None,
-                token_hash: token_hash(&token),
+            let invited = Invite {
+                org: org.id.clone(),
+                grant: GrantRequest {
+                    role,
+                    servers: (!servers.is_empty()).then_some(servers),
+                    allow_paths,
+                    deny_paths: vec![],
+                },
                 note,
-                created_at: now,
-                expires_at: now + Duration::from_secs(hours * 3600),
-                accepted_at: None,
-            };
-            members.create_invitation(&invitation, &ctx.audit()).await?;
+                expires_in_hours: Some(hours),
+            }
+            .run(&ctx.ops())
+            .await?;
+            let (invitation, token) = (invited.invitation, invited.token);
             let path = format!("/invite#{token}");
             let link = console_url
                 .map(|base| format!("{}{path}", base.trim_end_matches('/')))

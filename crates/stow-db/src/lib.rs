@@ -20,6 +20,29 @@ pub mod sign_in_failures;
 pub mod signing_secrets;
 pub mod testing;
 
+/// Every store on this pool, as the operations take them (the API host and `stowctl` alike).
+pub fn stores(db: &Db) -> stow_ops::Stores {
+    use std::sync::Arc;
+    stow_ops::Stores {
+        accounts: Arc::new(PgAccounts::new(db.clone())),
+        members: Arc::new(PgAccounts::new(db.clone())),
+        records: Arc::new(cdn::PgObjectRecords::new(db.clone())),
+        idempotency: Arc::new(cdn::PgIdempotency::new(db.clone())),
+        upload_urls: Arc::new(cdn::PgUploadUrls::new(db.clone())),
+        placeholders: Arc::new(cdn::PgPlaceholders::new(db.clone())),
+        lifecycle: Arc::new(PgLifecycle::new(db.clone())),
+        signing_secrets: Arc::new(PgSigningSecrets::new(db.clone())),
+        logs: Arc::new(logs::PgLogs::new(db.clone())),
+        read_slots: Arc::new(logs::PgReadSlots::new(db.clone())),
+        console_sessions: Arc::new(PgConsoleSessions::new(db.clone())),
+        rate_buckets: Arc::new(PgRateBuckets::new(db.clone())),
+        sign_in_failures: Arc::new(PgSignInFailures::new(db.clone())),
+        audit: Arc::new(PgAudit::new(db.clone())),
+        saved_searches: Arc::new(logs::PgSavedSearches::new(db.clone())),
+        alerts: Arc::new(logs::alerts::PgAlerts::new(db.clone())),
+    }
+}
+
 use std::time::Duration;
 
 use auth_core::{Cause, StoreError};

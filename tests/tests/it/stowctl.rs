@@ -1180,17 +1180,17 @@ async fn the_first_owner_is_invited_listed_and_recovered() {
         ),
         (
             vec!["--role", "viewer", "--hours", "0"],
-            "--hours 0: use 1 to 720",
+            "--hours is 0; use 1 to 720",
         ),
         // the note rule of `POST /v1/members/invitations` (it stored 5,005 characters with a
         // control character)
         (
             vec!["--role", "viewer", "--note", &long_note],
-            "--note: `note` has at most 200 characters and no control characters",
+            "--note has at most 200 characters and no control characters",
         ),
         (
             vec!["--role", "viewer", "--note", "ring\u{7}"],
-            "--note: `note` has at most 200 characters",
+            "--note has at most 200 characters",
         ),
     ] {
         let mut all = vec!["member", "invite", "--org", org.as_str()];

@@ -1,12 +1,13 @@
 //! `DELETE /v1/keys/{keyId}`: delete a key for good (its sessions and upload URLs go with it).
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::audit::Action;
+use auth_core::KeyId;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{manager, reachable_key};
+use stow_ops::keys::Delete;
+
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -33,14 +34,12 @@ pub async fn delete_key(
     path: web::Path<String>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = manager(&auth)?;
-    let key = reachable_key(&state, &req, &auth, actor, &path, Action::KeyDelete).await?;
     // its console sessions and upload URLs are deleted with it (foreign keys)
-    state
-        .stores
-        .accounts
-        .delete_key(&key.id, &crate::audit::of(&req, &auth))
-        .await?;
+    Delete {
+        key: KeyId::new(path.into_inner()),
+    }
+    .run(&crate::ops::ctx(&state, &req, &auth))
+    .await?;
     Ok(HttpResponse::Ok().json(DeleteKeyResponse {
         success: true,
         request_id: current_request_id(),

@@ -3,13 +3,14 @@
 //! expired key stays expired).
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::audit::Action;
+use auth_core::KeyId;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
+use stow_ops::keys::{Disable, Enable};
+
 use super::list::KeyOut;
-use super::{end_key_sessions, manager, reachable_key};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -20,17 +21,12 @@ pub struct KeyStateResponse {
     pub request_id: String,
 }
 
-async fn answer(
-    state: &CdnState,
-    auth: &Auth,
-    key: &auth_core::ApiKey,
-) -> Result<HttpResponse, ApiError> {
-    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
-    Ok(HttpResponse::Ok().json(KeyStateResponse {
+fn answer(servers: &[auth_core::Server], key: &auth_core::ApiKey) -> HttpResponse {
+    HttpResponse::Ok().json(KeyStateResponse {
         success: true,
-        key: KeyOut::new(&servers, key),
+        key: KeyOut::new(servers, key),
         request_id: current_request_id(),
-    }))
+    })
 }
 
 /// Disable a key.
@@ -50,15 +46,12 @@ pub async fn disable_key(
     path: web::Path<String>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = manager(&auth)?;
-    let key = reachable_key(&state, &req, &auth, actor, &path, Action::KeyDisable).await?;
-    let key = state
-        .stores
-        .accounts
-        .disable_key(&key.id, chrono::Utc::now(), &crate::audit::of(&req, &auth))
-        .await?;
-    end_key_sessions(&state, &key.id).await?;
-    answer(&state, &auth, &key).await
+    let done = Disable {
+        key: KeyId::new(path.into_inner()),
+    }
+    .run(&crate::ops::ctx(&state, &req, &auth))
+    .await?;
+    Ok(answer(&done.servers, &done.key))
 }
 
 /// Enable a disabled key.
@@ -78,12 +71,10 @@ pub async fn enable_key(
     path: web::Path<String>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = manager(&auth)?;
-    let key = reachable_key(&state, &req, &auth, actor, &path, Action::KeyEnable).await?;
-    let key = state
-        .stores
-        .accounts
-        .enable_key(&key.id, &crate::audit::of(&req, &auth))
-        .await?;
-    answer(&state, &auth, &key).await
+    let (key, servers) = Enable {
+        key: KeyId::new(path.into_inner()),
+    }
+    .run(&crate::ops::ctx(&state, &req, &auth))
+    .await?;
+    Ok(answer(&servers, &key))
 }

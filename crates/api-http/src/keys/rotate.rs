@@ -2,15 +2,14 @@
 //! old one keeps working until disabled, so clients can move over first.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::audit::Action;
-use auth_core::model::NewKey;
-use auth_core::secret;
+use auth_core::KeyId;
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
+use stow_ops::keys::Rotate;
+
 use super::list::KeyOut;
-use super::{end_key_sessions, manager, reachable_key};
 use crate::state::CdnState;
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -54,28 +53,17 @@ pub async fn rotate_key(
     params: stow_http::Query<RotateKeyParams>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = manager(&auth)?;
-    let old = reachable_key(&state, &req, &auth, actor, &path, Action::KeyCreate).await?;
-    let s = secret::generate(old.credential_type);
-    let key = state
-        .stores
-        .accounts
-        .create_key(&NewKey::replacing(&old, &s), &crate::audit::of(&req, &auth))
-        .await?;
-    if params.disable_old {
-        state
-            .stores
-            .accounts
-            .disable_key(&old.id, chrono::Utc::now(), &crate::audit::of(&req, &auth))
-            .await?;
-        end_key_sessions(&state, &old.id).await?;
+    let rotated = Rotate {
+        key: KeyId::new(path.into_inner()),
+        disable_old: params.disable_old,
     }
-    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
+    .run(&crate::ops::ctx(&state, &req, &auth))
+    .await?;
     Ok(HttpResponse::Created().json(RotateKeyResponse {
         success: true,
-        key: KeyOut::new(&servers, &key),
-        secret: s.secret,
-        replaces: old.id.to_string(),
+        key: KeyOut::new(&rotated.servers, &rotated.key),
+        secret: rotated.secret,
+        replaces: rotated.old.id.to_string(),
         old_disabled: params.disable_old,
         request_id: current_request_id(),
     }))

@@ -1,8 +1,7 @@
 //! A grant on the wire: a role with servers (join codes) and path prefixes, read and written.
 
-use auth_core::roles::{Grant, Role};
-use auth_core::{OrgId, PathScope, Server, ServerScope};
-use cdn_core::path::normalize_folder;
+use auth_core::roles::Grant;
+use auth_core::{OrgId, Server};
 use serde::{Deserialize, Serialize};
 use stow_http::ApiError;
 use utoipa::ToSchema;
@@ -67,58 +66,15 @@ pub struct GrantIn {
     pub deny_paths: Vec<String>,
 }
 
-/// Folder prefixes as stored (normalized, whole segments); `field` names them in refusals.
-pub(crate) fn folder_prefixes(raw: &[String], field: &str) -> Result<Vec<String>, ApiError> {
-    raw.iter()
-        .map(|p| match normalize_folder(p) {
-            Ok(n) if !n.is_empty() => Ok(n),
-            Ok(_) => Err(ApiError::invalid_request(format!(
-                "`{field}`: an empty prefix means every path; leave it out instead"
-            ))),
-            Err(e) => Err(ApiError::invalid_request(format!("`{field}` {p:?}: {e}"))),
-        })
-        .collect()
-}
-
-/// Most servers or path prefixes one grant (or key) names.
-pub const MAX_ENTRIES: usize = 100;
-
-/// Refuses a list field with more than [`MAX_ENTRIES`] entries, naming it.
-pub fn check_entries(fields: &[(&str, usize)]) -> Result<(), ApiError> {
-    match fields.iter().find(|(_, n)| *n > MAX_ENTRIES) {
-        Some((field, n)) => Err(ApiError::invalid_request(format!(
-            "`{field}` has {n} entries; at most {MAX_ENTRIES}"
-        ))),
-        None => Ok(()),
-    }
-}
-
 impl GrantIn {
-    /// The grant, with join codes resolved among the organization's `known` servers.
-    pub fn resolve(&self, known: &[Server]) -> Result<Grant, ApiError> {
-        let role: Role = self
-            .role
-            .parse()
-            .map_err(|e: auth_core::roles::UnknownRole| {
-                ApiError::invalid_request(format!("`role`: {e}"))
-            })?;
-        check_entries(&[
-            ("servers", self.servers.as_ref().map_or(0, Vec::len)),
-            ("allowPaths", self.allow_paths.len()),
-            ("denyPaths", self.deny_paths.len()),
-        ])?;
-        let servers = match &self.servers {
-            None => ServerScope::All,
-            Some(codes) => ServerScope::of_join_codes(known, codes)
-                .map_err(|e| ApiError::invalid_request(format!("`servers`: {e}")))?,
-        };
-        Ok(Grant {
-            role,
-            servers,
-            paths: PathScope::new(
-                folder_prefixes(&self.allow_paths, "allowPaths")?,
-                folder_prefixes(&self.deny_paths, "denyPaths")?,
-            ),
-        })
+    /// The grant to resolve (`stow_ops::members::GrantRequest`: the one rule for every front
+    /// end).
+    pub fn request(self) -> stow_ops::members::GrantRequest {
+        stow_ops::members::GrantRequest {
+            role: self.role,
+            servers: self.servers,
+            allow_paths: self.allow_paths,
+            deny_paths: self.deny_paths,
+        }
     }
 }

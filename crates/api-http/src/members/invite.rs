@@ -1,20 +1,13 @@
 //! `POST /v1/members/invitations`: an invitation link for a role (the token is shown once).
 
-use std::time::Duration;
-
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::audit::Action;
-use auth_core::console_session::{new_token, token_hash};
-use auth_core::member::{Invitation, INVITATION_LIFETIME, MAX_INVITATION_LIFETIME};
-use auth_core::roles::check_grant;
-use auth_core::InvitationId;
 use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth};
+use stow_ops::members::Invite;
 use utoipa::ToSchema;
 
 use super::grant_out::GrantIn;
 use super::list::InvitationOut;
-use super::{manager, refused};
 use crate::state::CdnState;
 
 #[derive(Deserialize, ToSchema)]
@@ -65,61 +58,25 @@ pub async fn invite(
     body: stow_http::Json<InviteRequest>,
     state: web::Data<CdnState>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = manager(&auth)?;
     let body = body.into_inner();
-    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
-    let grant = GrantIn {
-        role: body.role,
-        servers: body.servers,
-        allow_paths: body.allow_paths,
-        deny_paths: body.deny_paths,
+    let invited = Invite {
+        org: auth.org.id.clone(),
+        grant: GrantIn {
+            role: body.role,
+            servers: body.servers,
+            allow_paths: body.allow_paths,
+            deny_paths: body.deny_paths,
+        }
+        .request(),
+        note: body.note,
+        expires_in_hours: body.expires_in_hours,
     }
-    .resolve(&servers)?;
-    if let Err(r) = check_grant(&actor.grant, None, &grant) {
-        let details = auth_core::audit::grant_details(&grant);
-        return Err(crate::audit::refused(
-            &state,
-            &req,
-            &auth,
-            Action::MemberInvite,
-            "",
-            details,
-            refused(r),
-        )
-        .await);
-    }
-    let note = auth_core::member::normalize_note(body.note.as_deref())
-        .map_err(|e| ApiError::invalid_request(e.to_string()))?;
-    let max_hours = MAX_INVITATION_LIFETIME.as_secs() / 3600;
-    let hours = body
-        .expires_in_hours
-        .unwrap_or(INVITATION_LIFETIME.as_secs() / 3600);
-    if !(1..=max_hours).contains(&hours) {
-        return Err(ApiError::invalid_request(format!(
-            "`expiresInHours` is {hours}; use 1 to {max_hours}"
-        )));
-    }
-    let token = new_token();
-    let now = chrono::Utc::now();
-    let invitation = Invitation {
-        id: InvitationId::generate(),
-        org_id: auth.org.id.clone(),
-        grant,
-        invited_by: Some(actor.id.clone()),
-        token_hash: token_hash(&token),
-        note,
-        created_at: now,
-        expires_at: now + Duration::from_secs(hours * 3600),
-        accepted_at: None,
-    };
-    state
-        .stores
-        .members
-        .create_invitation(&invitation, &crate::audit::of(&req, &auth))
-        .await?;
+    .run(&crate::ops::ctx(&state, &req, &auth))
+    .await?;
+    let token = invited.token;
     Ok(HttpResponse::Created().json(InviteResponse {
         success: true,
-        invitation: InvitationOut::new(&servers, &invitation),
+        invitation: InvitationOut::new(&invited.servers, &invited.invitation),
         accept_path: format!("/invite#{token}"),
         token,
         request_id: current_request_id(),

@@ -59,11 +59,7 @@ async fn credentials_within_reach(
 }
 
 fn refused(r: Refusal) -> ApiError {
-    let code = match r {
-        Refusal::LastOwner => Code::Conflict,
-        _ => Code::Forbidden,
-    };
-    ApiError::new(code, r.to_string())
+    stow_ops::members::refusal(r).into()
 }
 
 /// What every members route may answer besides its own errors (OpenAPI).

@@ -86,7 +86,7 @@ pub async fn update_member(
     let actor = manager(&auth)?;
     let id = MemberId::new(path.into_inner());
     let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
-    let grant = body.resolve(&servers)?;
+    let grant = body.into_inner().request().resolve(&servers)?;
     let before = current(&state, &auth, &id).await?;
     if let Err(r) = check_grant(&actor.grant, Some(&before.membership.grant), &grant) {
         let details = serde_json::json!({

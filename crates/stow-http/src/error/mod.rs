@@ -149,6 +149,21 @@ impl From<auth_core::AuthError> for ApiError {
     }
 }
 
+/// The operations' errors, mapped once: a refused field is named as the API spells it.
+impl From<stow_ops::OpError> for ApiError {
+    fn from(e: stow_ops::OpError) -> Self {
+        use stow_ops::OpError as O;
+        match e {
+            O::Invalid { .. } => ApiError::invalid_request(e.naming(|f| format!("`{f}`"))),
+            O::NotFound(m) => ApiError::new(Code::NotFound, m),
+            O::Forbidden(m) => ApiError::new(Code::Forbidden, m),
+            O::Conflict(m) => ApiError::new(Code::Conflict, m),
+            O::Auth(e) => e.into(),
+            O::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<auth_core::StoreError> for ApiError {
     fn from(e: auth_core::StoreError) -> Self {
         use auth_core::StoreError as S;

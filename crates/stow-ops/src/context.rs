@@ -1,0 +1,88 @@
+//! [`Ctx`]: what an operation runs with — the stores, who is calling, how the audit log names
+//! them, and the time.
+
+use auth_core::audit::{Action, Audit};
+use auth_core::key::MemberAct;
+use auth_core::roles::Capability;
+use auth_core::{AuthContext, AuthError, OrgId};
+use chrono::{DateTime, Utc};
+
+use crate::{OpError, Stores};
+
+/// Who runs an operation.
+#[derive(Clone, Copy)]
+pub enum Caller<'a> {
+    /// A member or key, authenticated by the API host (or the console acting for them): bound
+    /// to their organization and limited by their role, servers and paths.
+    Api(&'a AuthContext),
+    /// The person running `stowctl` or a job on the operator's behalf: every organization, no
+    /// limits (they hold the database).
+    Operator,
+}
+
+pub struct Ctx<'a> {
+    pub stores: &'a Stores,
+    pub caller: Caller<'a>,
+    /// The caller as the audit log names them, with where the request came from.
+    pub audit: Audit,
+    pub now: DateTime<Utc>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(stores: &'a Stores, caller: Caller<'a>, audit: Audit) -> Self {
+        Self {
+            stores,
+            caller,
+            audit,
+            now: Utc::now(),
+        }
+    }
+
+    /// The organization the caller is bound to (`None`: the operator, bound to none).
+    pub fn bound_org(&self) -> Option<&OrgId> {
+        match self.caller {
+            Caller::Api(auth) => Some(&auth.org.id),
+            Caller::Operator => None,
+        }
+    }
+
+    /// Whether the caller may act in `org`: the operator anywhere, anyone else in their own.
+    pub fn acts_in(&self, org: &OrgId) -> bool {
+        self.bound_org().is_none_or(|own| own == org)
+    }
+
+    /// The member acting, when their role has `capability` (`None`: the operator, who has every
+    /// capability). API keys are refused: these are a member's decisions.
+    pub fn member_with(&self, capability: Capability) -> Result<Option<&'a MemberAct>, OpError> {
+        match self.caller {
+            Caller::Operator => Ok(None),
+            Caller::Api(auth) => {
+                auth.require_capability(capability)?;
+                auth.member
+                    .as_ref()
+                    .map(Some)
+                    .ok_or(OpError::Auth(AuthError::MembersOnly))
+            }
+        }
+    }
+
+    /// Records an attempt the role rules refused (refusals of member and key changes are in the
+    /// audit log) and returns the refusal to answer with. A failure to record is logged, never
+    /// put in place of the refusal.
+    pub async fn refused(
+        &self,
+        org: &OrgId,
+        action: Action,
+        target: &str,
+        details: serde_json::Value,
+        error: OpError,
+    ) -> OpError {
+        let entry = self
+            .audit
+            .refused(org, action, target, details, error.to_string());
+        if let Err(e) = self.stores.audit.record(&[entry]).await {
+            tracing::warn!(error = %e, "recording a refused attempt in the audit log failed");
+        }
+        error
+    }
+}
