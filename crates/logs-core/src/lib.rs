@@ -4,6 +4,7 @@
 
 pub mod alert_delivery;
 pub mod alert_messages;
+pub mod alert_queue;
 pub mod alert_store;
 pub mod alerts;
 pub mod counts;

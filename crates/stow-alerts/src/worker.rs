@@ -14,9 +14,9 @@ use auth_core::second_factor::SealKey;
 use chrono::{DateTime, Utc};
 use logs_core::alert_delivery::{backoff, Allow, RateLimit};
 use logs_core::alert_messages::{discord_message, ConsoleLinks, Firing};
+use logs_core::alert_queue::{AlertQueue, Attempt, Leased};
 use logs_core::alert_store::DestinationKind;
 use rand::Rng;
-use stow_db::logs::alerts::{Attempt, Leased, PgAlerts};
 use tokio::sync::Semaphore;
 
 use crate::{Client, Secrets};
@@ -40,7 +40,7 @@ pub struct WorkerConfig {
 }
 
 pub struct Worker {
-    alerts: Arc<PgAlerts>,
+    alerts: Arc<dyn AlertQueue>,
     client: Client,
     config: WorkerConfig,
     /// Discord's global rate limit: no Discord message before this.
@@ -58,7 +58,7 @@ fn lease() -> chrono::Duration {
 }
 
 impl Worker {
-    pub fn new(alerts: Arc<PgAlerts>, config: WorkerConfig) -> Result<Self, String> {
+    pub fn new(alerts: Arc<dyn AlertQueue>, config: WorkerConfig) -> Result<Self, String> {
         Ok(Self {
             client: Client::new(config.allow)?,
             alerts,

@@ -66,7 +66,8 @@ async fn alert_fixture() -> logs_core::testsuite::AlertFixture {
     let db = Db::connect(&DbConfig::new(url.clone())).expect("pool");
     logs_core::testsuite::AlertFixture {
         logs: fixture_at(url).await,
-        alerts: Box::new(stow_db::logs::alerts::PgAlerts::new(db)),
+        alerts: std::sync::Arc::new(stow_db::logs::alerts::PgAlerts::new(db.clone())),
+        queue: std::sync::Arc::new(stow_db::logs::alerts::PgAlerts::new(db)),
     }
 }
 

@@ -1,7 +1,9 @@
-//! Alert rules, destinations and the delivery log in memory ([`AlertStore`]): the same names,
-//! limits and references as the Postgres adapter, each change's audit entry written to `audit`.
-//! Rules watch the saved searches of the [`MemorySavedSearches`] they were made with.
+//! Alert rules, destinations, the delivery log and the outbox in memory ([`AlertStore`],
+//! [`AlertQueue`]): the same names, limits, references, leases and order as the Postgres adapter,
+//! each change's audit entry written to `audit`. Rules watch the saved searches of the
+//! [`MemorySavedSearches`] they were made with.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -11,17 +13,32 @@ use auth_core::{OrgId, StoreError};
 use chrono::{DateTime, Utc};
 
 use super::MemorySavedSearches;
+use crate::alert_queue::{AlertQueue, Attempt, Leased};
 use crate::alert_store::{
     self, new_delivery_id, AlertPut, AlertRule, AlertStore, Delivery, DeliveryQuery,
     DeliveryStatus, Destination, DestinationDelete,
 };
 use crate::saved::SavedSearchStore;
 
+/// How long a delivery is tried (the Postgres adapter's `RETRY_FOR`).
+const RETRY_FOR: chrono::Duration = chrono::Duration::hours(24);
+
+/// A delivery in the outbox.
+struct Queued {
+    org: OrgId,
+    delivery: Delivery,
+    leased_until: Option<DateTime<Utc>>,
+    give_up_at: DateTime<Utc>,
+    body: Option<serde_json::Value>,
+}
+
 #[derive(Default)]
 struct State {
     destinations: Vec<Destination>,
     rules: Vec<AlertRule>,
-    deliveries: Vec<(OrgId, Delivery)>,
+    deliveries: Vec<Queued>,
+    /// Destinations held back, until when.
+    holds: HashMap<String, DateTime<Utc>>,
 }
 
 /// Alerts in memory, beside the saved searches their rules name.
@@ -329,8 +346,9 @@ impl AlertStore for MemoryAlerts {
         let mut page: Vec<Delivery> = state
             .deliveries
             .iter()
+            .map(|x| (&x.org, &x.delivery))
             .filter(|(org, d)| {
-                *org == q.org_id
+                **org == q.org_id
                     && q.rule_id
                         .as_ref()
                         .is_none_or(|r| d.rule_id.as_ref() == Some(r))
@@ -354,20 +372,22 @@ impl AlertStore for MemoryAlerts {
         now: DateTime<Utc>,
     ) -> Result<Option<bool>, StoreError> {
         let mut state = self.state();
-        let Some((_, d)) = state
+        let Some(q) = state
             .deliveries
             .iter_mut()
-            .find(|(o, d)| o == org && d.id == id)
+            .find(|q| q.org == *org && q.delivery.id == id)
         else {
             return Ok(None);
         };
-        if d.status == DeliveryStatus::Pending {
+        if q.delivery.status == DeliveryStatus::Pending {
             return Ok(Some(false));
         }
-        d.status = DeliveryStatus::Pending;
-        d.next_attempt_at = Some(now);
-        d.attempts = 0;
-        d.delivered_at = None;
+        q.delivery.status = DeliveryStatus::Pending;
+        q.delivery.next_attempt_at = Some(now);
+        q.delivery.attempts = 0;
+        q.delivery.delivered_at = None;
+        q.leased_until = None;
+        q.give_up_at = now + RETRY_FOR;
         Ok(Some(true))
     }
 
@@ -385,7 +405,7 @@ impl AlertStore for MemoryAlerts {
         {
             return Ok(None);
         }
-        let seq = state.deliveries.last().map_or(1, |(_, d)| d.seq + 1);
+        let seq = state.deliveries.last().map_or(1, |q| q.delivery.seq + 1);
         let delivery = Delivery {
             id: new_delivery_id(),
             seq,
@@ -400,7 +420,201 @@ impl AlertStore for MemoryAlerts {
             delivered_at: None,
         };
         let made = delivery.id.clone();
-        state.deliveries.push((org.clone(), delivery));
+        state.deliveries.push(Queued {
+            org: org.clone(),
+            delivery,
+            leased_until: None,
+            give_up_at: now + RETRY_FOR,
+            body: None,
+        });
         Ok(Some(made))
+    }
+}
+
+impl State {
+    /// Whether delivery `i` may be sent at `now`: pending, due, not leased, its destination not
+    /// held, and first in its queue (no earlier pending delivery of its rule to its destination).
+    fn due(&self, i: usize, now: DateTime<Utc>) -> bool {
+        let q = &self.deliveries[i];
+        let d = &q.delivery;
+        d.status == DeliveryStatus::Pending
+            && d.next_attempt_at.is_none_or(|t| t <= now)
+            && q.leased_until.is_none_or(|t| t <= now)
+            && self.holds.get(&d.destination_id).is_none_or(|t| *t <= now)
+            && !self.deliveries[..i].iter().any(|e| {
+                e.delivery.destination_id == d.destination_id
+                    && e.delivery.rule_id == d.rule_id
+                    && e.delivery.status == DeliveryStatus::Pending
+            })
+    }
+
+    /// Leases delivery `i` until `until`, its attempt counted.
+    fn lease(&mut self, i: usize, until: DateTime<Utc>) -> Leased {
+        let (kind, sealed) = self
+            .destinations
+            .iter()
+            .find(|t| t.id == self.deliveries[i].delivery.destination_id)
+            .map(|t| (t.kind.as_str().to_owned(), t.sealed.clone()))
+            .unwrap_or_default();
+        let q = &mut self.deliveries[i];
+        q.leased_until = Some(until);
+        q.delivery.attempts += 1;
+        Leased {
+            seq: q.delivery.seq,
+            id: q.delivery.id.clone(),
+            destination_id: q.delivery.destination_id.clone(),
+            kind,
+            sealed,
+            rule_id: q.delivery.rule_id.clone(),
+            body: q.body.clone(),
+            attempts: q.delivery.attempts,
+            give_up_at: q.give_up_at,
+        }
+    }
+}
+
+#[async_trait]
+impl AlertQueue for MemoryAlerts {
+    async fn lease_due(
+        &self,
+        limit: usize,
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+    ) -> Result<Vec<Leased>, StoreError> {
+        let mut state = self.state();
+        let mut due: Vec<usize> = (0..state.deliveries.len())
+            .filter(|i| state.due(*i, now))
+            .collect();
+        due.sort_by_key(|i| {
+            let d = &state.deliveries[*i].delivery;
+            (d.next_attempt_at, d.seq)
+        });
+        due.truncate(limit);
+        let mut taken: Vec<Leased> = due
+            .into_iter()
+            .map(|i| state.lease(i, now + lease))
+            .collect();
+        taken.sort_by_key(|l| l.seq);
+        Ok(taken)
+    }
+
+    async fn lease_behind(
+        &self,
+        head: &Leased,
+        limit: usize,
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+    ) -> Result<Vec<Leased>, StoreError> {
+        let mut state = self.state();
+        let behind: Vec<usize> = (0..state.deliveries.len())
+            .filter(|i| {
+                let q = &state.deliveries[*i];
+                q.delivery.destination_id == head.destination_id
+                    && head.rule_id.is_some()
+                    && q.delivery.rule_id == head.rule_id
+                    && q.delivery.status == DeliveryStatus::Pending
+                    && q.delivery.seq > head.seq
+                    && q.leased_until.is_none_or(|t| t <= now)
+            })
+            .take(limit)
+            .collect();
+        Ok(behind
+            .into_iter()
+            .map(|i| state.lease(i, now + lease))
+            .collect())
+    }
+
+    async fn lease_next(
+        &self,
+        after: &Leased,
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+    ) -> Result<Option<Leased>, StoreError> {
+        let mut state = self.state();
+        let next = (0..state.deliveries.len()).find(|i| {
+            let d = &state.deliveries[*i].delivery;
+            d.destination_id == after.destination_id
+                && d.rule_id == after.rule_id
+                && d.seq > after.seq
+                && state.due(*i, now)
+        });
+        Ok(next.map(|i| state.lease(i, now + lease)))
+    }
+
+    async fn renew(&self, seqs: &[i64], until: DateTime<Utc>) -> Result<(), StoreError> {
+        let mut state = self.state();
+        for q in state.deliveries.iter_mut().filter(|q| {
+            seqs.contains(&q.delivery.seq)
+                && q.delivery.status == DeliveryStatus::Pending
+                && q.leased_until.is_some()
+        }) {
+            q.leased_until = Some(until);
+        }
+        Ok(())
+    }
+
+    async fn finish(
+        &self,
+        seqs: &[i64],
+        destination_id: &str,
+        attempt: &Attempt,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        if let Attempt::Held { until } = attempt {
+            self.hold(destination_id, *until).await?;
+        }
+        let mut state = self.state();
+        for q in state
+            .deliveries
+            .iter_mut()
+            .filter(|q| seqs.contains(&q.delivery.seq))
+        {
+            let d = &mut q.delivery;
+            q.leased_until = None;
+            match attempt {
+                Attempt::Delivered { code } => {
+                    d.status = DeliveryStatus::Delivered;
+                    d.delivered_at = Some(now);
+                    d.last_code = Some(*code);
+                    d.last_error = None;
+                }
+                Attempt::Failed {
+                    code,
+                    error,
+                    retry_at,
+                } => {
+                    d.last_code = *code;
+                    d.last_error = Some(error.clone());
+                    d.next_attempt_at = Some(*retry_at);
+                    if *retry_at > q.give_up_at {
+                        d.status = DeliveryStatus::Failed;
+                    }
+                }
+                Attempt::Held { until } => {
+                    d.last_code = Some(429);
+                    d.last_error = Some("rate limited".into());
+                    d.next_attempt_at = Some(*until);
+                    d.attempts -= 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn hold(&self, destination_id: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
+        let mut state = self.state();
+        let hold = state
+            .holds
+            .entry(destination_id.to_owned())
+            .or_insert(until);
+        *hold = (*hold).max(until);
+        Ok(())
+    }
+
+    async fn prune(&self, now: DateTime<Utc>, keep: chrono::Duration) -> Result<(), StoreError> {
+        self.state().deliveries.retain(|q| {
+            q.delivery.status == DeliveryStatus::Pending || q.delivery.created_at >= now - keep
+        });
+        Ok(())
     }
 }

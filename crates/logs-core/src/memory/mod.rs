@@ -503,8 +503,10 @@ mod tests {
     async fn alert_fixture() -> crate::testsuite::AlertFixture {
         let audit = std::sync::Arc::new(auth_core::memory::MemoryAudit::default());
         let saved = std::sync::Arc::new(super::MemorySavedSearches::with_audit(audit.clone()));
+        let alerts = std::sync::Arc::new(super::MemoryAlerts::new(saved.clone(), audit.clone()));
         crate::testsuite::AlertFixture {
-            alerts: Box::new(super::MemoryAlerts::new(saved.clone(), audit.clone())),
+            alerts: alerts.clone(),
+            queue: alerts,
             logs: crate::testsuite::Fixture {
                 saved: Box::new(saved),
                 audit: Box::new(audit),

@@ -14,13 +14,14 @@ use crate::alerts::{RuleSpec, Trigger};
 use crate::saved::{SavedPut, SavedSearch, SavedServers};
 
 /// What the alert cases run on: the log fixture (its saved searches are what rules watch) and
-/// the adapter's alert store on the same data.
+/// the adapter's alert store and outbox on the same data.
 pub struct AlertFixture {
     pub logs: Fixture,
-    pub alerts: Box<dyn AlertStore>,
+    pub alerts: std::sync::Arc<dyn AlertStore>,
+    pub queue: std::sync::Arc<dyn crate::alert_queue::AlertQueue>,
 }
 
-fn destination(f: &Fixture, name: &str) -> Destination {
+pub(super) fn destination(f: &Fixture, name: &str) -> Destination {
     let now = Utc::now().trunc_subsecs(6);
     Destination {
         id: new_destination_id(),

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod activity;
+mod alert_queue;
 mod alerts;
 mod counts;
 mod criteria;
@@ -16,6 +17,7 @@ mod slot_counts;
 mod tail;
 
 pub use activity::*;
+pub use alert_queue::*;
 pub use alerts::*;
 pub use counts::*;
 pub use criteria::*;
@@ -61,7 +63,9 @@ macro_rules! alert_store_suite {
         $crate::log_store_suite!(@cases $run, $fixture;
             destinations_are_made_renamed_and_deleted_within_names_and_limits,
             rules_refuse_what_they_cannot_name_and_keep_what_they_use,
-            test_messages_are_logged_and_sent_again_only_when_finished);
+            test_messages_are_logged_and_sent_again_only_when_finished,
+            the_outbox_leases_a_queue_in_order_and_records_answers,
+            held_destinations_wait_and_lost_leases_are_taken_again);
     };
 }
 

@@ -380,6 +380,7 @@ async fn a_delivery_taken_by_a_worker_that_died_is_sent_by_another_instance() {
     )
     .await;
     // the worker that dies: takes it for a second and never answers
+    use logs_core::alert_queue::AlertQueue;
     let alerts = stow_db::logs::alerts::PgAlerts::new(app.db.clone());
     let taken = alerts
         .lease_due(10, Utc::now(), Duration::seconds(1))

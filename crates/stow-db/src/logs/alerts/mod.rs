@@ -6,6 +6,5 @@ mod queue;
 mod store;
 
 pub use commit::RuleCache;
-pub use queue::{Attempt, Leased};
 pub(crate) use store::bump_version;
 pub use store::{PgAlerts, RETRY_FOR};

@@ -1,63 +1,64 @@
-//! The delivery worker's side of the outbox: any number of workers (in any number of
-//! instances) lease due deliveries with `FOR UPDATE SKIP LOCKED`, send them outside any
-//! transaction, and record the answer. A lease that is not recorded (the worker died) runs out
-//! and the delivery is taken again, with the same id.
+//! The delivery worker's side of the outbox on Postgres ([`AlertQueue`]): workers lease due
+//! deliveries with `FOR UPDATE SKIP LOCKED`, send them outside any transaction, and record the
+//! answer. A lease that is not recorded (the worker died) runs out and the delivery is taken
+//! again, with the same id.
 //!
 //! Order: a delivery is due only when no earlier delivery of its rule to its destination is
 //! pending, so one rule's firings arrive in order; a destination Discord holds back (its rate
 //! limit) is skipped until its hold ends.
 
+use async_trait::async_trait;
 use auth_core::StoreError;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, BigInt, Bytea, Integer, Jsonb, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
+use logs_core::alert_queue::{AlertQueue, Attempt, Leased};
 
 use super::store::PgAlerts;
 use crate::db_error;
 
-/// A delivery taken by a worker.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct Leased {
+/// A leased delivery's row ([`Leased`]).
+#[derive(QueryableByName)]
+struct LeasedRow {
     #[diesel(sql_type = BigInt)]
-    pub seq: i64,
-    /// The `webhook-id`.
+    seq: i64,
     #[diesel(sql_type = Text)]
-    pub id: String,
+    id: String,
     #[diesel(sql_type = Text)]
-    pub destination_id: String,
+    destination_id: String,
     #[diesel(sql_type = Text)]
-    pub kind: String,
+    kind: String,
     #[diesel(sql_type = Bytea)]
-    pub sealed: Vec<u8>,
+    sealed: Vec<u8>,
     #[diesel(sql_type = Nullable<Text>)]
-    pub rule_id: Option<String>,
-    /// The firing (`None`: a test message).
+    rule_id: Option<String>,
     #[diesel(sql_type = Nullable<Jsonb>)]
-    pub body: Option<serde_json::Value>,
-    /// Attempts including this one.
+    body: Option<serde_json::Value>,
     #[diesel(sql_type = Integer)]
-    pub attempts: i32,
+    attempts: i32,
     #[diesel(sql_type = Timestamptz)]
-    pub give_up_at: DateTime<Utc>,
+    give_up_at: DateTime<Utc>,
 }
 
-/// What became of an attempt.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Attempt {
-    Delivered {
-        code: i32,
-    },
-    /// Try again at `retry_at` (past the delivery's 24 hours: failed).
-    Failed {
-        code: Option<i32>,
-        error: String,
-        retry_at: DateTime<Utc>,
-    },
-    /// The receiver asked to wait (Discord's 429): again at `until`, not counted as an attempt.
-    Held {
-        until: DateTime<Utc>,
-    },
+impl From<LeasedRow> for Leased {
+    fn from(r: LeasedRow) -> Self {
+        Self {
+            seq: r.seq,
+            id: r.id,
+            destination_id: r.destination_id,
+            kind: r.kind,
+            sealed: r.sealed,
+            rule_id: r.rule_id,
+            body: r.body,
+            attempts: r.attempts,
+            give_up_at: r.give_up_at,
+        }
+    }
+}
+
+fn leased(rows: Vec<LeasedRow>) -> Vec<Leased> {
+    rows.into_iter().map(Into::into).collect()
 }
 
 const LEASED_COLUMNS: &str = "d.seq, d.id, d.destination_id, t.kind, t.sealed, d.rule_id, \
@@ -89,9 +90,9 @@ fn lease_due_sql(filter: &str, order: &str, limit: &str, until: &str) -> String 
     )
 }
 
-impl PgAlerts {
-    /// Takes up to `limit` due deliveries for `lease` (their attempt counted).
-    pub async fn lease_due(
+#[async_trait]
+impl AlertQueue for PgAlerts {
+    async fn lease_due(
         &self,
         limit: usize,
         now: DateTime<Utc>,
@@ -109,12 +110,13 @@ impl PgAlerts {
         .bind::<Timestamptz, _>(now + lease)
         .load(&mut conn)
         .await
+        .map(leased)
         .map_err(db_error)
     }
 
     /// Takes the pending deliveries queued behind `head` for the same rule and destination (at
     /// most `limit`), to be sent in one Discord message with it.
-    pub async fn lease_behind(
+    async fn lease_behind(
         &self,
         head: &Leased,
         limit: usize,
@@ -143,6 +145,7 @@ impl PgAlerts {
         .bind::<Timestamptz, _>(now + lease)
         .load(&mut conn)
         .await
+        .map(leased)
         .map_err(db_error)
     }
 
@@ -150,14 +153,14 @@ impl PgAlerts {
     /// finished: pending, due, not leased, its destination not held back, and first in its queue.
     /// The worker that delivered `after` sends it at once, so a queue drains as fast as its
     /// receiver answers instead of one delivery per look at the outbox.
-    pub async fn lease_next(
+    async fn lease_next(
         &self,
         after: &Leased,
         now: DateTime<Utc>,
         lease: chrono::Duration,
     ) -> Result<Option<Leased>, StoreError> {
         let mut conn = self.db.conn().await?;
-        let mut next: Vec<Leased> = diesel::sql_query(lease_due_sql(
+        let mut next: Vec<LeasedRow> = diesel::sql_query(lease_due_sql(
             "d.destination_id = $3 AND d.rule_id IS NOT DISTINCT FROM $4 AND d.seq > $5",
             "d.seq",
             "1",
@@ -171,11 +174,11 @@ impl PgAlerts {
         .load(&mut conn)
         .await
         .map_err(db_error)?;
-        Ok(next.pop())
+        Ok(next.pop().map(Into::into))
     }
 
     /// Extends the lease of deliveries `seqs` (being sent) to `until`.
-    pub async fn renew(&self, seqs: &[i64], until: DateTime<Utc>) -> Result<(), StoreError> {
+    async fn renew(&self, seqs: &[i64], until: DateTime<Utc>) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
         diesel::sql_query(
             "UPDATE alert_deliveries SET leased_until = $2 WHERE seq = ANY($1) \
@@ -190,7 +193,7 @@ impl PgAlerts {
     }
 
     /// Records what became of an attempt at deliveries `seqs` (sent together).
-    pub async fn finish(
+    async fn finish(
         &self,
         seqs: &[i64],
         destination_id: &str,
@@ -245,7 +248,7 @@ impl PgAlerts {
 
     /// Holds a destination back until `until` (Discord said its bucket is empty), without an
     /// attempt to record.
-    pub async fn hold(&self, destination_id: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
+    async fn hold(&self, destination_id: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
         diesel::sql_query(
             "UPDATE alert_destinations SET hold_until = greatest(hold_until, $2) WHERE id = $1",
@@ -260,11 +263,7 @@ impl PgAlerts {
 
     /// Removes what alerts no longer need: threshold counts older than their rule's window,
     /// and deliveries (with their firings) finished more than `keep` ago.
-    pub async fn prune(
-        &self,
-        now: DateTime<Utc>,
-        keep: chrono::Duration,
-    ) -> Result<(), StoreError> {
+    async fn prune(&self, now: DateTime<Utc>, keep: chrono::Duration) -> Result<(), StoreError> {
         let mut conn = self.db.conn().await?;
         diesel::sql_query(
             "DELETE FROM alert_minute_counts c USING alert_rules r WHERE r.id = c.rule_id \
