@@ -12,6 +12,7 @@ mod context;
 mod error;
 pub mod fields;
 pub mod keys;
+pub mod lifecycle;
 pub mod members;
 mod stores;
 
