@@ -86,6 +86,39 @@ impl World {
         )
     }
 
+    /// A stored member of `org` named `login` with `role` everywhere (invited by the operator,
+    /// accepted).
+    pub async fn join(&self, login: &str, role: &str) -> MemberId {
+        let invited = crate::members::Invite {
+            org: self.org.id.clone(),
+            grant: crate::members::GrantRequest {
+                role: role.into(),
+                ..Default::default()
+            },
+            note: None,
+            expires_in_hours: None,
+        }
+        .run(&self.operator())
+        .await
+        .ok()
+        .unwrap();
+        let accepter = auth_core::member::Accepter::New {
+            login: login.into(),
+            display_name: None,
+            password_hash: String::new(),
+        };
+        let hash = auth_core::console_session::token_hash(&invited.token);
+        let op = Audit::operator("test");
+        let (member, _) = self
+            .stores
+            .members
+            .accept_invitation(&hash, &accepter, Utc::now(), &op)
+            .await
+            .unwrap()
+            .unwrap();
+        member.id
+    }
+
     /// An admin of `org` limited to server `abc` and the paths under `staff/`.
     pub async fn narrow_admin(&self) -> AuthContext {
         let grant = Grant {

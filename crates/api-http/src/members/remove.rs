@@ -2,15 +2,13 @@
 //! for their other organizations). Their console sessions here end at once.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::audit::Action;
-use auth_core::roles::{check_removal, Role};
 use auth_core::MemberId;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth, Authenticator};
 use utoipa::ToSchema;
 
-use super::update::{current, end_sessions};
-use super::{manager, refused};
+use stow_ops::members::Remove;
+
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -41,36 +39,14 @@ pub async fn remove_member(
     state: web::Data<CdnState>,
     authenticator: web::Data<Authenticator>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = manager(&auth)?;
     let id = MemberId::new(path.into_inner());
-    let target = current(&state, &auth, &id).await?;
-    let owners = state
-        .stores
-        .members
-        .list_members(&auth.org.id)
-        .await?
-        .iter()
-        .filter(|(_, m)| m.grant.role == Role::Owner)
-        .count();
-    if let Err(r) = check_removal(&actor.grant, &target.membership.grant, owners) {
-        let details = serde_json::json!({ "memberId": id });
-        return Err(crate::audit::refused(
-            &state,
-            &req,
-            &auth,
-            Action::MemberRemove,
-            &target.member.login,
-            details,
-            refused(r),
-        )
-        .await);
+    let sessions_ended = Remove {
+        org: auth.org.id.clone(),
+        member: id.clone(),
     }
-    state
-        .stores
-        .members
-        .remove_member(&auth.org.id, &id, &crate::audit::of(&req, &auth))
-        .await?;
-    let sessions_ended = end_sessions(&state, &authenticator, &auth, &id).await?;
+    .run(&crate::ops::ctx(&state, &req, &auth))
+    .await?;
+    authenticator.forget_member(&id, &auth.org.id);
     Ok(HttpResponse::Ok().json(RemoveMemberResponse {
         success: true,
         sessions_ended,

@@ -2,16 +2,15 @@
 //! sessions in this organization end at once.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::audit::Action;
-use auth_core::roles::check_grant;
 use auth_core::MemberId;
 use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth, Authenticator};
 use utoipa::ToSchema;
 
 use super::grant_out::GrantIn;
+use stow_ops::members::ChangeGrant;
+
 use super::list::MemberOut;
-use super::{manager, refused};
 use crate::state::CdnState;
 
 #[derive(Serialize, ToSchema)]
@@ -43,22 +42,6 @@ pub(super) async fn current(
         })
 }
 
-/// Ends the member's sessions in this organization and forgets their cached context here.
-pub(super) async fn end_sessions(
-    state: &CdnState,
-    authenticator: &Authenticator,
-    auth: &Auth,
-    id: &MemberId,
-) -> Result<u64, ApiError> {
-    let ended = state
-        .stores
-        .console_sessions
-        .end_for_member(id, Some(&auth.org.id))
-        .await?;
-    authenticator.forget_member(id, &auth.org.id);
-    Ok(ended)
-}
-
 /// Change a member's grant.
 #[utoipa::path(
     put, path = "/v1/members/{memberId}", tag = "members", security(("bearer" = [])),
@@ -83,43 +66,21 @@ pub async fn update_member(
     state: web::Data<CdnState>,
     authenticator: web::Data<Authenticator>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = manager(&auth)?;
     let id = MemberId::new(path.into_inner());
-    let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
-    let grant = body.into_inner().request().resolve(&servers)?;
-    let before = current(&state, &auth, &id).await?;
-    if let Err(r) = check_grant(&actor.grant, Some(&before.membership.grant), &grant) {
-        let details = serde_json::json!({
-            "memberId": id,
-            "from": auth_core::audit::grant_details(&before.membership.grant),
-            "to": auth_core::audit::grant_details(&grant),
-        });
-        return Err(crate::audit::refused(
-            &state,
-            &req,
-            &auth,
-            Action::MemberChange,
-            &before.member.login,
-            details,
-            refused(r),
-        )
-        .await);
+    let done = ChangeGrant {
+        org: auth.org.id.clone(),
+        member: id.clone(),
+        grant: body.into_inner().request(),
     }
-    let membership = state
-        .stores
-        .members
-        .set_grant(&auth.org.id, &id, &grant, &crate::audit::of(&req, &auth))
-        .await?;
-    // sessions end when the grant changes; the same grant again changes nothing
-    let sessions_ended = if before.membership.grant == grant {
-        0
-    } else {
-        end_sessions(&state, &authenticator, &auth, &id).await?
-    };
+    .run(&crate::ops::ctx(&state, &req, &auth))
+    .await?;
+    if done.changed {
+        authenticator.forget_member(&id, &auth.org.id);
+    }
     Ok(HttpResponse::Ok().json(UpdateMemberResponse {
         success: true,
-        member: MemberOut::new(&servers, &before.member, &membership),
-        sessions_ended,
+        member: MemberOut::new(&done.servers, &done.before.member, &done.membership),
+        sessions_ended: done.sessions_ended,
         request_id: current_request_id(),
     }))
 }

@@ -1,10 +1,12 @@
-//! An organization's members and invitations: who may invite, with which grant, and what is
-//! recorded. Members whose role manages members (owners and admins) and the operator invite;
+//! An organization's members and invitations: who may invite, change or remove whom, with which
+//! grant, and what is recorded. Members whose role manages members (owners and admins) and the operator invite;
 //! nobody gives a role, server or path beyond their own (`auth_core::roles::check_grant`).
 
+mod change;
 mod grant;
 mod invite;
 
+pub use change::{ChangeGrant, Changed, Remove};
 pub use grant::GrantRequest;
 pub use invite::{Invite, Invited};
 

@@ -181,3 +181,155 @@ fn every_field_is_checked_and_named() {
         edge.run(&w.operator()).await.ok().unwrap();
     });
 }
+
+fn to(w: &World, member: &auth_core::MemberId, role: &str) -> ChangeGrant {
+    ChangeGrant {
+        org: w.org.id.clone(),
+        member: member.clone(),
+        grant: GrantRequest {
+            role: role.into(),
+            ..GrantRequest::default()
+        },
+    }
+}
+
+async fn session_of(w: &World, member: &auth_core::MemberId) {
+    let now = chrono::Utc::now();
+    let session = auth_core::console_session::Session {
+        id_hash: auth_core::console_session::token_hash(member.as_str()),
+        subject: auth_core::console_session::Subject::Member {
+            member_id: member.clone(),
+            org_id: w.org.id.clone(),
+        },
+        csrf_token: "csrf".into(),
+        created_at: now,
+        last_seen_at: now,
+    };
+    w.stores.console_sessions.create(&session).await.unwrap();
+}
+
+#[test]
+fn a_grant_changes_within_reach_and_the_members_sessions_end() {
+    block_on(async {
+        let w = World::new().await;
+        let vera = w.join("vera", "viewer").await;
+        session_of(&w, &vera).await;
+        let owner = w.member("jay", Grant::everywhere(Role::Owner)).await;
+        let done = to(&w, &vera, "moderator")
+            .run(&w.api(&owner))
+            .await
+            .ok()
+            .unwrap();
+        assert_eq!(done.membership.grant.role, Role::Moderator);
+        assert_eq!((done.changed, done.sessions_ended), (true, 1));
+        let same = to(&w, &vera, "moderator")
+            .run(&w.api(&owner))
+            .await
+            .ok()
+            .unwrap();
+        assert_eq!(
+            (same.changed, same.sessions_ended),
+            (false, 0),
+            "nothing changed"
+        );
+        let log = w.audit(&w.org).await;
+        assert!(log
+            .iter()
+            .any(|e| e.action == Action::MemberChange && e.target == "vera"));
+    });
+}
+
+#[test]
+fn changes_and_removals_beyond_reach_are_refused_and_recorded() {
+    block_on(async {
+        let w = World::new().await;
+        let vera = w.join("vera", "viewer").await;
+        let narrow = w.narrow_admin().await;
+        let ctx = w.api(&narrow);
+        let e = to(&w, &vera, "admin").run(&ctx).await.err().unwrap();
+        assert!(matches!(e, OpError::Forbidden(_)), "{e:?}");
+        // vera sees every server: beyond an admin limited to abc
+        let e = Remove {
+            org: w.org.id.clone(),
+            member: vera.clone(),
+        }
+        .run(&ctx)
+        .await
+        .unwrap_err();
+        assert!(matches!(e, OpError::Forbidden(_)), "{e:?}");
+        let refused: Vec<(Action, String)> = w
+            .audit(&w.org)
+            .await
+            .into_iter()
+            .filter(|e| matches!(e.outcome, Outcome::Refused { .. }))
+            .map(|e| (e.action, e.target))
+            .collect();
+        assert_eq!(
+            refused,
+            [
+                (Action::MemberChange, "vera".into()),
+                (Action::MemberRemove, "vera".into())
+            ]
+        );
+        let moderator = w.member("mo", Grant::everywhere(Role::Moderator)).await;
+        let e = to(&w, &vera, "viewer")
+            .run(&w.api(&moderator))
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(e, OpError::Auth(_)), "{e:?}");
+    });
+}
+
+#[test]
+fn the_last_owner_stays_and_other_organizations_members_are_unknown() {
+    block_on(async {
+        let w = World::new().await;
+        let olga = w.join("olga", "owner").await;
+        let e = Remove {
+            org: w.org.id.clone(),
+            member: olga.clone(),
+        }
+        .run(&w.operator())
+        .await
+        .unwrap_err();
+        assert!(matches!(e, OpError::Conflict(_)), "{e:?}");
+        let e = to(&w, &olga, "admin")
+            .run(&w.operator())
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                e,
+                OpError::Conflict(_) | OpError::Store(auth_core::StoreError::Conflict(_))
+            ),
+            "{e:?}"
+        );
+        let vera = w.join("vera", "viewer").await;
+        let elsewhere = Remove {
+            org: w.other.id.clone(),
+            member: vera.clone(),
+        };
+        let e = elsewhere.run(&w.operator()).await.unwrap_err();
+        assert!(matches!(e, OpError::NotFound(_)), "{e:?}");
+        let owner = w.member("jay", Grant::everywhere(Role::Owner)).await;
+        let theirs = Remove {
+            org: w.other.id.clone(),
+            member: vera.clone(),
+        };
+        let e = theirs.run(&w.api(&owner)).await.unwrap_err();
+        assert!(
+            matches!(e, OpError::NotFound(_)),
+            "another organization: {e:?}"
+        );
+        let ended = Remove {
+            org: w.org.id.clone(),
+            member: vera,
+        }
+        .run(&w.api(&owner))
+        .await
+        .unwrap();
+        assert_eq!(ended, 0);
+    });
+}
