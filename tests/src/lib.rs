@@ -37,7 +37,7 @@ pub struct TestApp {
     pub dev_key: String,
     /// Server key bound to `server` (baseline permissions plus cdn:read and cdn:delete).
     pub server_key: String,
-    pub cdn_state: actix_web::web::Data<api_http::CdnState>,
+    pub cdn_state: actix_web::web::Data<api_http::ApiState>,
     pub config: Config,
 }
 

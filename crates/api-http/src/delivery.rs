@@ -19,7 +19,7 @@ use futures::StreamExt;
 use percent_encoding::percent_decode_str;
 use stow_http::{ApiError, Code};
 
-use crate::state::{CdnState, StaleMark};
+use crate::state::{ApiState, StaleMark};
 
 pub const CACHE_CONTROL: &str = "public, max-age=300";
 
@@ -64,7 +64,7 @@ fn unmodified_since(header: &str, last_modified: std::time::SystemTime) -> bool 
 /// Everything under `/cdn/`: GET and HEAD deliver, other methods are refused.
 pub async fn dispatch(
     req: HttpRequest,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     req.extensions_mut()
         .insert(stow_http::request::RouteLabel("/cdn/{workspace}/{key}"));
@@ -85,17 +85,17 @@ pub async fn dispatch(
         ("format" = Option<String>, Query, description = "`webp`, `jpeg` or `png` (default: the original's; PNG for a GIF)")),
     responses(
         (status = 200, description = "The bytes (or the rendition's)"),
-        (status = 400, description = "INVALID_REQUEST: a rendition parameter, an original that is not an image, has too many pixels or would take too much memory", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: a rendition parameter, an original that is not an image, has too many pixels or would take too much memory", body = stow_http::error::ApiErrorBody),
         (status = 206, description = "A byte range"),
         (status = 304, description = "Not modified (If-None-Match, or If-Modified-Since without it)"),
-        (status = 404, description = "No such object: the error envelope, or, for a key a placeholder pattern matches, the fallback object's bytes with `X-Stowage-Placeholder` naming it", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "No such object: the error envelope, or, for a key a placeholder pattern matches, the fallback object's bytes with `X-Stowage-Placeholder` naming it", body = stow_http::error::ApiErrorBody),
         (status = 416, description = "Range not satisfiable"),
-        (status = 429, description = "RATE_LIMITED: a new rendition size of an original that has 24 kept, all made within the hour; `Retry-After` says when", body = stow_http::error::CdnErrorBody),
+        (status = 429, description = "RATE_LIMITED: a new rendition size of an original that has 24 kept, all made within the hour; `Retry-After` says when", body = stow_http::error::ApiErrorBody),
     )
 )]
 pub async fn deliver(
     req: HttpRequest,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let raw = req
         .uri()
@@ -187,7 +187,7 @@ const PLACEHOLDER_KEY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPH
 /// validators and no ranges: the answer is not the object at this URL.
 async fn placeholder(
     req: &HttpRequest,
-    state: &CdnState,
+    state: &ApiState,
     org_id: &OrgId,
     key: &str,
     stale: &StaleMark,
@@ -244,7 +244,7 @@ fn content_headers(
 /// from memory, the rest streamed from the object store.
 async fn send(
     req: &HttpRequest,
-    state: &CdnState,
+    state: &ApiState,
     mut res: actix_web::HttpResponseBuilder,
     record: &ObjectRecord,
     range: Option<std::ops::Range<u64>>,

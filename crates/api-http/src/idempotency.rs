@@ -24,7 +24,7 @@ use serde_json::Value;
 use stow_http::request::ReplayedRequestId;
 use stow_http::{ApiError, Code};
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 pub const HEADER: &str = "Idempotency-Key";
 
@@ -186,7 +186,7 @@ fn conflict_different() -> ApiError {
 
 /// Claims the request's `Idempotency-Key` (if any) in `credential`'s scope.
 pub async fn begin(
-    state: &CdnState,
+    state: &ApiState,
     req: &HttpRequest,
     credential: &str,
     route: &str,

@@ -1,6 +1,8 @@
 //! The API host (`cdn-api`): CDN objects, upload URLs, key inspection, log queries and public
 //! delivery, as an actix-web application that tests can start on port 0.
 
+#![warn(unreachable_pub)]
+
 pub mod account;
 pub mod alerts;
 pub mod audit;
@@ -37,7 +39,7 @@ use stow_http::{not_found, path_config, query_config, Authenticator, BodyLimit, 
 use stow_objects::Objects;
 use utoipa::OpenApi;
 
-pub use state::{CdnState, Stores};
+pub use state::{ApiState, Stores};
 
 /// Default limit of JSON bodies on this host.
 pub const JSON_LIMIT: usize = 1024 * 1024;
@@ -60,14 +62,14 @@ pub enum StartError {
 }
 
 /// Builds the state from configuration (pool, object store, repositories).
-pub fn build_state(config: Arc<Config>) -> Result<CdnState, StartError> {
+pub fn build_state(config: Arc<Config>) -> Result<ApiState, StartError> {
     let db = Db::connect(&config.db_config()).map_err(|e| StartError::Config(e.to_string()))?;
     let url = config
         .object_store_url()
         .map_err(|e| StartError::Config(e.to_string()))?;
     let objects = Objects::from_url(url).map_err(|e| StartError::Config(e.to_string()))?;
     let stores = stow_db::stores(&db);
-    Ok(CdnState::new(Arc::clone(&config), db, objects, stores))
+    Ok(ApiState::new(Arc::clone(&config), db, objects, stores))
 }
 
 pub(crate) fn cors() -> actix_cors::Cors {
@@ -99,7 +101,7 @@ pub struct Application {
     port: u16,
     server: actix_web::dev::Server,
     console: Option<(u16, actix_web::dev::Server)>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 }
 
 impl Application {
@@ -121,13 +123,13 @@ impl Application {
     }
 
     /// Builds the server on an existing listener (tests bind port 0), without the console.
-    pub fn with_listener(state: CdnState, listener: TcpListener) -> Result<Self, StartError> {
+    pub fn with_listener(state: ApiState, listener: TcpListener) -> Result<Self, StartError> {
         Self::with_listeners(state, listener, None)
     }
 
     /// The API host on `listener` and, given one, the console on `console`.
     pub fn with_listeners(
-        state: CdnState,
+        state: ApiState,
         listener: TcpListener,
         console: Option<TcpListener>,
     ) -> Result<Self, StartError> {
@@ -204,7 +206,7 @@ impl Application {
         self.port
     }
 
-    pub fn state(&self) -> web::Data<CdnState> {
+    pub fn state(&self) -> web::Data<ApiState> {
         self.state.clone()
     }
 
@@ -241,7 +243,7 @@ impl Application {
 
 /// Every `LIFECYCLE_INTERVAL_SECONDS`: the lifecycle rules enforced, then the usage counts folded
 /// (`stow_db::roll_up_usage`).
-async fn maintain_objects(state: web::Data<CdnState>) {
+async fn maintain_objects(state: web::Data<ApiState>) {
     let mut tick = tokio::time::interval(state.config.lifecycle_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -263,7 +265,7 @@ async fn maintain_objects(state: web::Data<CdnState>) {
 
 /// Deletes console sessions past their idle or absolute limit (abandoned ones are never
 /// presented again, so nothing else would).
-async fn sweep_console_sessions(state: &CdnState) {
+async fn sweep_console_sessions(state: &ApiState) {
     let now = chrono::Utc::now();
     let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::zero());
     match state
@@ -284,7 +286,7 @@ async fn sweep_console_sessions(state: &CdnState) {
 /// authenticator (key cache and rate limits) and routes as the API host under `/api`.
 fn console_server(
     api_port: u16,
-    state: &web::Data<CdnState>,
+    state: &web::Data<ApiState>,
     authenticator: &web::Data<Authenticator>,
     body_pace: stow_http::idle::BodyPace,
     listener: TcpListener,

@@ -2,7 +2,7 @@
 //! and the handlers' annotations.
 
 use stow_http::api_routes::BearerAuth;
-use stow_http::error::{CdnErrorBody, CdnErrorDetail};
+use stow_http::error::{ApiErrorBody, ApiErrorDetail};
 use stow_http::BodyLimit;
 
 use crate::{
@@ -15,7 +15,7 @@ stow_http::api_routes! {
     pub struct ApiDoc(
         info(title = "Stowage API", description = "CDN objects, upload URLs, key inspection and log queries."),
         modifiers(&BearerAuth),
-        components(schemas(CdnErrorBody, CdnErrorDetail))
+        components(schemas(ApiErrorBody, ApiErrorDetail))
     );
     // served by the `/cdn` scope, which parses workspace and key itself (see `crate::routes`)
     also_documented(delivery::deliver);

@@ -5,10 +5,10 @@ use actix_web::HttpRequest;
 use auth_core::AuthContext;
 use stow_ops::{Caller, Ctx};
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// The context an operation runs in for `auth`'s request `req`.
-pub(crate) fn ctx<'a>(state: &'a CdnState, req: &HttpRequest, auth: &'a AuthContext) -> Ctx<'a> {
+pub(crate) fn ctx<'a>(state: &'a ApiState, req: &HttpRequest, auth: &'a AuthContext) -> Ctx<'a> {
     Ctx::new(
         &state.stores,
         Caller::Api(auth),

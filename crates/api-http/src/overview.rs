@@ -10,7 +10,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use crate::CdnState;
+use crate::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -86,7 +86,7 @@ pub struct OverviewOrganization {
         (status = 503, description = "Database unavailable; retry after Retry-After"),
     )
 )]
-pub async fn overview(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResponse, ApiError> {
+pub async fn overview(auth: Auth, state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
     let ctx = &auth.0;
     let now = chrono::Utc::now();
     let log_events = state.stores.logs.monthly_usage(&ctx.org.id, now).await?;

@@ -1,6 +1,6 @@
 //! The one code path that places a staged file, whichever route it came by (multipart, Base64,
 //! bulk, upload URL): the rule is `cdn_core::placement`; the commit that follows is
-//! [`crate::state::CdnState::commit`]. Also the object shapes upload and listing answers share.
+//! [`crate::state::ApiState::commit`]. Also the object shapes upload and listing answers share.
 
 use actix_web::http::header;
 use actix_web::HttpRequest;

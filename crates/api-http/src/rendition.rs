@@ -17,7 +17,7 @@ use cdn_core::store::ObjectRecord;
 use stow_http::{ApiError, Code};
 use stow_objects::{ObjectPath, ObjectsError};
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// The rendition a delivery request asks for, if any (`w`, `h`, `fit` or `format` in its query;
 /// other parameters are ignored, as on every delivery).
@@ -36,7 +36,7 @@ pub fn asked(req: &HttpRequest) -> Result<Option<Rendition>, ApiError> {
 /// is whole.
 pub async fn deliver(
     req: &HttpRequest,
-    state: &CdnState,
+    state: &ApiState,
     key: &str,
     record: &ObjectRecord,
     r: Rendition,
@@ -82,7 +82,7 @@ pub async fn deliver(
 
 /// The rendition's bytes: kept ones, or made now (and kept).
 async fn made(
-    state: &CdnState,
+    state: &ApiState,
     record: &ObjectRecord,
     r: &Rendition,
     format: Format,
@@ -176,7 +176,7 @@ fn refused(e: stow_images::RenderError) -> ApiError {
 /// when there is room, the oldest to evict once the new one is made, or 429 until the oldest
 /// may give way.
 async fn room_for_one_more(
-    state: &CdnState,
+    state: &ApiState,
     record: &ObjectRecord,
 ) -> Result<Option<String>, ApiError> {
     use futures::TryStreamExt;
@@ -204,13 +204,13 @@ async fn room_for_one_more(
 }
 
 /// Keeps a small rendition in the in-process cache of small objects, by its name.
-fn remember(state: &CdnState, name: String, bytes: &Bytes) {
+fn remember(state: &ApiState, name: String, bytes: &Bytes) {
     if bytes.len() as u64 <= crate::state::SMALL_OBJECT_BYTES {
         state.small_objects.insert(name, bytes.clone());
     }
 }
 
-async fn read(state: &CdnState, location: &ObjectPath) -> Result<Option<Bytes>, ApiError> {
+async fn read(state: &ApiState, location: &ObjectPath) -> Result<Option<Bytes>, ApiError> {
     match state.blobs.read_all(location).await {
         Ok(b) => Ok(Some(b)),
         Err(ObjectsError::NotFound) => Ok(None),

@@ -64,7 +64,7 @@ type RowCache = quick_cache::sync::Cache<(OrgId, ObjectKey), (Instant, Option<Ob
 type PlaceholderCache = quick_cache::sync::Cache<OrgId, (Instant, Arc<PlaceholderSet>)>;
 type BytesCache = quick_cache::sync::Cache<String, bytes::Bytes, ByteWeighter>;
 
-pub struct CdnState {
+pub struct ApiState {
     pub config: Arc<Config>,
     pub db: Db,
     /// Object bytes by immutable location (a directory or S3).
@@ -142,7 +142,7 @@ pub const PLACEHOLDER_TTL: Duration = Duration::from_secs(10);
 /// The storage behind the API host, one trait object per store (the operations' bundle).
 pub use stow_ops::Stores;
 
-impl CdnState {
+impl ApiState {
     pub fn new(config: Arc<Config>, db: Db, blobs: Objects, stores: Stores) -> Self {
         let renditions = tokio::sync::Semaphore::new(config.rendition_concurrency);
         let zips = Arc::new(tokio::sync::Semaphore::new(config.zip_concurrency));
@@ -354,7 +354,7 @@ impl CdnState {
 }
 
 /// Rows in their wire shapes, and the upload commit.
-impl CdnState {
+impl ApiState {
     pub fn uploaded(&self, slug: &str, r: &ObjectRecord) -> UploadedObject {
         UploadedObject {
             key: r.key.to_string(),

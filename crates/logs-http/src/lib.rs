@@ -1,6 +1,8 @@
 //! The ingestion host (`logs-api`): atomic, idempotent batch ingestion plus key inspection and
 //! health, as an actix-web application that tests can start on port 0.
 
+#![warn(unreachable_pub)]
+
 pub mod ingest;
 
 use std::net::TcpListener;

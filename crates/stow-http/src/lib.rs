@@ -9,6 +9,8 @@
 //! Internal errors are logged with their detail and answered with a generic message: a 500 never
 //! carries text from a database, a store or a panic.
 
+#![warn(unreachable_pub)]
+
 pub mod api_routes;
 pub mod auth;
 pub mod body;

@@ -8,7 +8,7 @@ use auth_core::key::MemberAct;
 use auth_core::second_factor::SealKey;
 use stow_http::{ApiError, Auth, Code};
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// The member acting (API keys have no account).
 fn me(auth: &Auth) -> Result<&MemberAct, ApiError> {
@@ -18,7 +18,7 @@ fn me(auth: &Auth) -> Result<&MemberAct, ApiError> {
 }
 
 /// The operator's sealing key, or the answer that says it is missing.
-pub(crate) fn seal_key(state: &CdnState) -> Result<&SealKey, ApiError> {
+pub(crate) fn seal_key(state: &ApiState) -> Result<&SealKey, ApiError> {
     state.config.second_factor_key.as_ref().ok_or_else(|| {
         ApiError::new(
             Code::Unavailable,
@@ -33,8 +33,8 @@ pub(crate) fn seal_key(state: &CdnState) -> Result<&SealKey, ApiError> {
 pub enum AccountRouteErrors {
     /// FORBIDDEN: an API key (only a member has an account).
     #[response(status = 403)]
-    Forbidden(stow_http::error::CdnErrorBody),
+    Forbidden(stow_http::error::ApiErrorBody),
     /// SERVICE_UNAVAILABLE: the service has no `SECOND_FACTOR_KEY`.
     #[response(status = 503)]
-    Unavailable(stow_http::error::CdnErrorBody),
+    Unavailable(stow_http::error::ApiErrorBody),
 }

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::me;
 use crate::console::Console;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -36,8 +36,8 @@ pub struct PasswordChanged {
     request_body = ChangePassword,
     responses(
         (status = 200, description = "Changed; every console session of the member ended", body = PasswordChanged),
-        (status = 400, description = "INVALID_REQUEST: `currentPassword` is wrong, or `newPassword` does not meet the policy (the message says which rule)", body = stow_http::error::CdnErrorBody),
-        (status = 429, description = "RATE_LIMITED: too many wrong passwords for this sign-in name; `Retry-After`", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: `currentPassword` is wrong, or `newPassword` does not meet the policy (the message says which rule)", body = stow_http::error::ApiErrorBody),
+        (status = 429, description = "RATE_LIMITED: too many wrong passwords for this sign-in name; `Retry-After`", body = stow_http::error::ApiErrorBody),
         super::AccountRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
@@ -48,7 +48,7 @@ pub async fn change_password(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<ChangePassword>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
     console: Option<web::Data<Console>>,
 ) -> Result<HttpResponse, ApiError> {
     let member = me(&auth)?;

@@ -10,7 +10,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use super::{me, seal_key};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -33,7 +33,7 @@ pub struct SecondFactorStatus {
         stow_http::error::KeyedRouteErrors,
     )
 )]
-pub async fn status(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResponse, ApiError> {
+pub async fn status(auth: Auth, state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
     let member = me(&auth)?;
     let factor = state.stores.members.second_factor(&member.id).await?;
     let (st, left) = match &factor {
@@ -67,12 +67,12 @@ pub struct SecondFactorSetup {
     post, path = "/v1/account/second-factor", tag = "account", security(("bearer" = [])),
     responses(
         (status = 201, description = "A new secret, shown this once; confirm it with a code", body = SecondFactorSetup),
-        (status = 409, description = "CONFLICT: a second factor is on already", body = stow_http::error::CdnErrorBody),
+        (status = 409, description = "CONFLICT: a second factor is on already", body = stow_http::error::ApiErrorBody),
         super::AccountRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
 )]
-pub async fn begin(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResponse, ApiError> {
+pub async fn begin(auth: Auth, state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
     let member = me(&auth)?;
     let key = seal_key(&state)?;
     let secret = sf::new_secret();
@@ -143,8 +143,8 @@ fn wrong_code() -> ApiError {
     request_body = CodeIn,
     responses(
         (status = 200, description = "On: sign-ins ask for a code from now; the recovery codes, shown this once", body = RecoveryCodes),
-        (status = 400, description = "INVALID_REQUEST: a wrong code", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: nothing is being set up (start with POST /v1/account/second-factor)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: a wrong code", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: nothing is being set up (start with POST /v1/account/second-factor)", body = stow_http::error::ApiErrorBody),
         super::AccountRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
@@ -155,7 +155,7 @@ pub async fn confirm(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<CodeIn>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let member = me(&auth)?;
     let key = seal_key(&state)?;
@@ -207,8 +207,8 @@ pub struct SecondFactorOff {
     request_body = CodeIn,
     responses(
         (status = 200, description = "Off: sign-ins ask for the password only", body = SecondFactorOff),
-        (status = 400, description = "INVALID_REQUEST: a wrong code", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: no second factor is on", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: a wrong code", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: no second factor is on", body = stow_http::error::ApiErrorBody),
         super::AccountRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
@@ -219,7 +219,7 @@ pub async fn disable(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<CodeIn>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let member = me(&auth)?;
     let key = seal_key(&state)?;

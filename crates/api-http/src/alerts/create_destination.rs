@@ -12,7 +12,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{allow, manager, refused, seal_key, DestinationOut};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// `POST /v1/logs/destinations`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -46,9 +46,9 @@ pub struct DestinationResponse {
     request_body = CreateDestinationRequest,
     responses(
         (status = 201, description = "Made; a generic webhook's signing secret is in this answer only", body = DestinationResponse),
-        (status = 400, description = "INVALID_REQUEST naming the field: name, kind, or url (https only, public addresses only)", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: the name is taken (either case), or the organization has 50 destinations", body = stow_http::error::CdnErrorBody),
-        (status = 503, description = "UNAVAILABLE: the operator has not set SECOND_FACTOR_KEY", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST naming the field: name, kind, or url (https only, public addresses only)", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: the name is taken (either case), or the organization has 50 destinations", body = stow_http::error::ApiErrorBody),
+        (status = 503, description = "UNAVAILABLE: the operator has not set SECOND_FACTOR_KEY", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::JsonBodyErrors,
         stow_http::error::KeyedRouteErrors,
@@ -59,7 +59,7 @@ pub async fn create_destination(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<CreateDestinationRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let body = body.into_inner();

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::{manager, refused, AlertRuleOut};
 use crate::saved_searches::find;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -26,9 +26,9 @@ pub struct AlertRuleResponse {
     request_body = AlertRuleRequest,
     responses(
         (status = 201, description = "Made; it applies to every batch committed from now on", body = AlertRuleResponse),
-        (status = 400, description = "INVALID_REQUEST naming the field and the limit", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no such saved search (that the caller may read) or destination", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: the name is taken (either case), or the organization has 100 rules", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST naming the field and the limit", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such saved search (that the caller may read) or destination", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: the name is taken (either case), or the organization has 100 rules", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::JsonBodyErrors,
         stow_http::error::KeyedRouteErrors,
@@ -39,7 +39,7 @@ pub async fn create_alert_rule(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<AlertRuleRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let body = body.into_inner();

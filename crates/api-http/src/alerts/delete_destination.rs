@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use super::manager;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -25,8 +25,8 @@ pub struct DeleteAlertResponse {
     params(("destinationId" = String, Path, description = "`dst_…`")),
     responses(
         (status = 200, description = "Deleted", body = DeleteAlertResponse),
-        (status = 404, description = "NOT_FOUND: no such destination", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: rules send to it (named in the message); change or delete them first", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such destination", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: rules send to it (named in the message); change or delete them first", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -35,7 +35,7 @@ pub async fn delete_destination(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let id = path.into_inner();

@@ -6,7 +6,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 
 use super::delete_destination::DeleteAlertResponse;
 use super::{find_rule, manager};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Delete an alert rule.
 #[utoipa::path(
@@ -14,7 +14,7 @@ use crate::state::CdnState;
     params(("alertRuleId" = String, Path, description = "`alr_…`")),
     responses(
         (status = 200, description = "Deleted", body = DeleteAlertResponse),
-        (status = 404, description = "NOT_FOUND: no such rule the caller may see", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such rule the caller may see", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -23,7 +23,7 @@ pub async fn delete_alert_rule(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let rule = find_rule(&state, &auth, &path).await?;

@@ -7,7 +7,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{find_rule, lister, visible_rules, DeliveryOut};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -38,8 +38,8 @@ pub struct ListDeliveriesResponse {
     params(DeliveriesParams),
     responses(
         (status = 200, description = "A page of the delivery log (finished deliveries are kept 7 days)", body = ListDeliveriesResponse),
-        (status = 400, description = "INVALID_REQUEST: limit or cursor", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no such rule the caller may see", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: limit or cursor", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such rule the caller may see", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -47,7 +47,7 @@ pub struct ListDeliveriesResponse {
 pub async fn list_alert_deliveries(
     auth: Auth,
     params: stow_http::Query<DeliveriesParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     lister(&auth)?;
     let limit = params.limit.unwrap_or(50);

@@ -6,7 +6,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{lister, DestinationOut};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -28,7 +28,7 @@ pub struct ListDestinationsResponse {
 )]
 pub async fn list_destinations(
     auth: Auth,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     lister(&auth)?;
     let list = state.stores.alerts.destinations(&auth.org.id).await?;

@@ -40,7 +40,7 @@ use stow_http::{ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use crate::saved_searches::{reader, visible};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 fn time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
@@ -177,7 +177,7 @@ pub(crate) fn manager(auth: &Auth) -> Result<(), ApiError> {
 }
 
 /// The operator's sealing key: without it destinations cannot be made or used.
-pub(crate) fn seal_key(state: &CdnState) -> Result<&SealKey, ApiError> {
+pub(crate) fn seal_key(state: &ApiState) -> Result<&SealKey, ApiError> {
     state.config.second_factor_key.as_ref().ok_or_else(|| {
         ApiError::new(
             Code::Unavailable,
@@ -186,7 +186,7 @@ pub(crate) fn seal_key(state: &CdnState) -> Result<&SealKey, ApiError> {
     })
 }
 
-pub(crate) fn allow(state: &CdnState) -> Allow {
+pub(crate) fn allow(state: &ApiState) -> Allow {
     Allow {
         insecure: state.config.alerts_allow_insecure,
     }
@@ -194,7 +194,7 @@ pub(crate) fn allow(state: &CdnState) -> Allow {
 
 /// Destination `id` of the organization (404 otherwise).
 pub(crate) async fn find_destination(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     id: &str,
 ) -> Result<Destination, ApiError> {
@@ -214,7 +214,7 @@ pub(crate) fn no_destination(id: &str) -> ApiError {
 
 /// Whether the caller may see the rule: it may read its saved search's servers.
 pub(crate) async fn rule_visible(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     r: &AlertRule,
 ) -> Result<bool, ApiError> {
@@ -228,7 +228,7 @@ pub(crate) async fn rule_visible(
 
 /// The organization's rules the caller may see, by name.
 pub(crate) async fn visible_rules(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
 ) -> Result<Vec<AlertRule>, ApiError> {
     let mut visible = Vec::new();
@@ -242,7 +242,7 @@ pub(crate) async fn visible_rules(
 
 /// Rule `id` of the organization, when the caller may see it (404 otherwise).
 pub(crate) async fn find_rule(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     id: &str,
 ) -> Result<AlertRule, ApiError> {
@@ -272,7 +272,7 @@ pub(crate) async fn find_rule(
 /// an organization-wide destination and receive other servers' events. A caller who reads every
 /// server always may; any other only when each such rule's saved search names servers, all of
 /// them the caller's (a saved search of every server watches servers beyond theirs).
-pub(crate) async fn may_redirect(state: &CdnState, auth: &Auth, id: &str) -> Result<(), ApiError> {
+pub(crate) async fn may_redirect(state: &ApiState, auth: &Auth, id: &str) -> Result<(), ApiError> {
     let scope = auth.log_scope();
     if scope == auth_core::ServerScope::All {
         return Ok(());
@@ -343,5 +343,5 @@ pub(crate) fn refused(put: AlertPut, what: &str, name: &str, limit: usize) -> Re
 pub enum AlertErrors {
     /// FORBIDDEN: `logs:read` missing (`logs:alerts` to change), or a plan without Logs.
     #[response(status = 403)]
-    Forbidden(stow_http::error::CdnErrorBody),
+    Forbidden(stow_http::error::ApiErrorBody),
 }

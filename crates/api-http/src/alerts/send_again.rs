@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use super::manager;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -24,8 +24,8 @@ pub struct SendAgainResponse {
     params(("deliveryId" = String, Path, description = "`msg_…`")),
     responses(
         (status = 202, description = "Pending again", body = SendAgainResponse),
-        (status = 404, description = "NOT_FOUND: no such delivery", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: the delivery is still pending (it is being tried)", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such delivery", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: the delivery is still pending (it is being tried)", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -33,7 +33,7 @@ pub struct SendAgainResponse {
 pub async fn send_delivery_again(
     auth: Auth,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let id = path.into_inner();

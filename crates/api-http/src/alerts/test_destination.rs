@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::manager;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -25,7 +25,7 @@ pub struct TestMessageResponse {
     params(("destinationId" = String, Path, description = "`dst_…`")),
     responses(
         (status = 202, description = "Queued; sent within a second or so, retried like any delivery", body = TestMessageResponse),
-        (status = 404, description = "NOT_FOUND: no such destination", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such destination", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -33,7 +33,7 @@ pub struct TestMessageResponse {
 pub async fn test_destination(
     auth: Auth,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let id = path.into_inner();

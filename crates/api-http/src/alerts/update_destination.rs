@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 
 use super::create_destination::DestinationResponse;
 use super::{allow, find_destination, manager, may_redirect, refused, seal_key};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// `PATCH /v1/logs/destinations/{id}`: fields not sent are kept.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -33,11 +33,11 @@ pub struct UpdateDestinationRequest {
     request_body = UpdateDestinationRequest,
     responses(
         (status = 200, description = "Changed; a rotated signing secret is in this answer only", body = DestinationResponse),
-        (status = 400, description = "INVALID_REQUEST naming the field", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN: besides the permission, a new `url` while rules sending here watch servers outside the caller's", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no such destination", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: another destination has the name", body = stow_http::error::CdnErrorBody),
-        (status = 503, description = "UNAVAILABLE: the operator has not set SECOND_FACTOR_KEY, or it changed since the destination was made", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST naming the field", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN: besides the permission, a new `url` while rules sending here watch servers outside the caller's", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such destination", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: another destination has the name", body = stow_http::error::ApiErrorBody),
+        (status = 503, description = "UNAVAILABLE: the operator has not set SECOND_FACTOR_KEY, or it changed since the destination was made", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::JsonBodyErrors,
         stow_http::error::KeyedRouteErrors,
@@ -49,7 +49,7 @@ pub async fn update_destination(
     req: HttpRequest,
     path: web::Path<String>,
     body: stow_http::Json<UpdateDestinationRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let body = body.into_inner();

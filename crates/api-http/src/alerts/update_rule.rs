@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use super::create_rule::AlertRuleResponse;
 use super::{find_rule, manager, refused};
 use crate::saved_searches::find;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Change an alert rule.
 #[utoipa::path(
@@ -17,9 +17,9 @@ use crate::state::CdnState;
     request_body = AlertRuleRequest,
     responses(
         (status = 200, description = "Changed (fields not sent are kept); a changed trigger, group or saved search starts the rule's counts again", body = AlertRuleResponse),
-        (status = 400, description = "INVALID_REQUEST naming the field and the limit", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no such rule, saved search or destination", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: another rule has the name", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST naming the field and the limit", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such rule, saved search or destination", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: another rule has the name", body = stow_http::error::ApiErrorBody),
         super::AlertErrors,
         stow_http::error::JsonBodyErrors,
         stow_http::error::KeyedRouteErrors,
@@ -31,7 +31,7 @@ pub async fn update_alert_rule(
     req: HttpRequest,
     path: web::Path<String>,
     body: stow_http::Json<AlertRuleRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let body = body.into_inner();

@@ -11,7 +11,7 @@ use stow_http::{ApiError, Auth, Code};
 
 use super::event_out::AuditEventOut;
 use super::{reader, AuditParams};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 struct Export {
     audit: Arc<dyn AuditStore>,
@@ -55,7 +55,7 @@ impl Export {
     params(AuditParams),
     responses(
         (status = 200, description = "Every matching entry, newest first, one JSON object per line (`application/x-ndjson`, the list's items), streamed; `Content-Disposition: attachment`. A failure after the first byte aborts the transfer.", content_type = "application/x-ndjson", body = String),
-        (status = 400, description = "INVALID_REQUEST: a filter that is not valid, or `limit` (the export has no pages)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: a filter that is not valid, or `limit` (the export has no pages)", body = stow_http::error::ApiErrorBody),
         super::AuditRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -63,7 +63,7 @@ impl Export {
 pub async fn export_audit(
     auth: Auth,
     params: stow_http::Query<AuditParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     reader(&auth)?;
     if params.limit.is_some() {

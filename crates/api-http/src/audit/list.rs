@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use super::event_out::AuditEventOut;
 use super::{page_size, reader, AuditParams};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -27,7 +27,7 @@ pub struct ListAuditResponse {
     params(AuditParams),
     responses(
         (status = 200, description = "A page of entries, newest first", body = ListAuditResponse),
-        (status = 400, description = "INVALID_REQUEST: a filter that is not valid (the message names it)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: a filter that is not valid (the message names it)", body = stow_http::error::ApiErrorBody),
         super::AuditRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -35,7 +35,7 @@ pub struct ListAuditResponse {
 pub async fn list_audit(
     auth: Auth,
     params: stow_http::Query<AuditParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     reader(&auth)?;
     let limit = page_size(params.limit)?;

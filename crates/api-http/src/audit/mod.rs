@@ -15,7 +15,7 @@ use stow_http::auth::ActingAs;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::IntoParams;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// The caller of `req` as the audit log names them: the member or key, through the console
 /// (a console session acts for them) or the API, from the client's address.
@@ -43,7 +43,7 @@ pub(crate) fn signed_out(req: &HttpRequest, member: MemberId, login: String) -> 
 /// key changes are recorded) and returns the refusal to answer with. A failure to record is
 /// logged, never put in place of the refusal.
 pub(crate) async fn refused(
-    state: &CdnState,
+    state: &ApiState,
     req: &HttpRequest,
     auth: &AuthContext,
     action: Action,
@@ -60,7 +60,7 @@ pub(crate) async fn refused(
 
 fn address(req: &HttpRequest) -> Option<String> {
     let trusted = req
-        .app_data::<web::Data<CdnState>>()
+        .app_data::<web::Data<ApiState>>()
         .map(|s| s.config.trusted_proxies.clone())
         .unwrap_or_default();
     stow_http::request::client_ip(req, &trusted).map(|ip| ip.to_string())
@@ -106,7 +106,7 @@ pub struct AuditParams {
 pub enum AuditRouteErrors {
     /// FORBIDDEN: an API key, or a role that does not read the audit log (moderators, viewers).
     #[response(status = 403)]
-    Forbidden(stow_http::error::CdnErrorBody),
+    Forbidden(stow_http::error::ApiErrorBody),
 }
 
 /// The longest filter text (`actor`, `target`, `action`).

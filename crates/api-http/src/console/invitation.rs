@@ -15,7 +15,7 @@ use super::session::{
 };
 use super::Console;
 use crate::members::grant_out::GrantOut;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,7 +43,7 @@ fn not_open() -> ApiError {
 /// `POST /invitation/preview {"token"}`: the organization and role an open invitation gives.
 pub async fn preview(
     req: HttpRequest,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
     console: web::Data<Console>,
     body: Json<Token>,
 ) -> Result<HttpResponse, ApiError> {

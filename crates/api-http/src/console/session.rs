@@ -156,7 +156,7 @@ pub(super) async fn check_address(req: &HttpRequest, console: &Console) -> Resul
 /// its addresses is not a fresh allowance).
 pub(crate) fn address_of(req: &HttpRequest) -> String {
     let trusted = req
-        .app_data::<web::Data<crate::state::CdnState>>()
+        .app_data::<web::Data<crate::state::ApiState>>()
         .map(|s| s.config.trusted_proxies.clone())
         .unwrap_or_default();
     stow_http::request::client_ip(req, &trusted)

@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{in_search_slot, open_many, search_error, ts, Range};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Events per level in one bucket.
 #[derive(Serialize, ToSchema, Default)]
@@ -62,7 +62,7 @@ pub struct CountsResponse {
     request_body = CountsRequest,
     responses(
         (status = 200, description = "Buckets of counts per level (Cache-Control: private, no-store)", body = CountsResponse),
-        (status = 400, description = "INVALID_REQUEST, or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST, or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
@@ -72,7 +72,7 @@ pub struct CountsResponse {
 pub async fn counts(
     auth: Auth,
     body: stow_http::Json<CountsRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     let opened = open_many(

@@ -12,7 +12,7 @@ use stow_http::{ApiError, Auth, Code};
 
 use super::slots::{watched, ExportSlot};
 use super::{open, EventOut};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Events read per statement.
 pub const PAGE: usize = 1_000;
@@ -163,7 +163,7 @@ impl Export {
             (String = "application/x-ndjson"),
             (String = "text/csv"),
         )),
-        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::ApiErrorBody),
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -171,7 +171,7 @@ impl Export {
 pub async fn export(
     auth: Auth,
     params: stow_http::Query<ExportParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let p = params.into_inner();
     // keys export with logs:read; of members, those whose role exports (not viewers)

@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{in_search_slot, open_many, search_error, Range};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 pub struct FacetValue {
@@ -51,7 +51,7 @@ pub struct FacetsResponse {
     request_body = FacetsRequest,
     responses(
         (status = 200, description = "Top values per facet (Cache-Control: private, no-store)", body = FacetsResponse),
-        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
@@ -61,7 +61,7 @@ pub struct FacetsResponse {
 pub async fn facets(
     auth: Auth,
     body: stow_http::Json<FacetsRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     let opened = open_many(

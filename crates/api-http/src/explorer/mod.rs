@@ -24,7 +24,7 @@ use serde_json::Value;
 use stow_http::{ApiError, Auth, Code};
 use utoipa::ToSchema;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 pub(crate) fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
@@ -89,7 +89,7 @@ fn forbidden(msg: &str) -> ApiError {
 }
 
 pub(crate) async fn target_server(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     named: Option<&str>,
 ) -> Result<Server, ApiError> {
@@ -100,7 +100,7 @@ pub(crate) async fn target_server(
 
 /// Every server whose logs `auth` may read (active Logs sources only).
 pub(crate) async fn readable_servers(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
 ) -> Result<Vec<Server>, ApiError> {
     auth_core::log_access::readable(state.stores.accounts.as_ref(), auth)
@@ -111,7 +111,7 @@ pub(crate) async fn readable_servers(
 /// The servers of join codes `codes`, each checked as `serverId` is, once each (codes that
 /// differ only in case name one server), in the order named.
 pub(crate) async fn named_servers(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     codes: &[String],
 ) -> Result<Vec<Server>, ApiError> {
@@ -155,10 +155,10 @@ pub enum LogReadErrors {
     /// FORBIDDEN: `logs:read` missing, a key bound to another server, a server outside the key's
     /// server scope, a plan without Logs, or the server's Logs source inactive.
     #[response(status = 403)]
-    Forbidden(stow_http::error::CdnErrorBody),
+    Forbidden(stow_http::error::ApiErrorBody),
     /// NOT_FOUND: no registered server with that join code in this organization.
     #[response(status = 404)]
-    NotFound(stow_http::error::CdnErrorBody),
+    NotFound(stow_http::error::ApiErrorBody),
 }
 
 /// A validated read request: the search it runs.
@@ -208,7 +208,7 @@ pub(crate) struct Opened<T> {
 
 impl<T> Opened<T> {
     /// No event can be in the window (it ends before retention starts).
-    pub fn empty(&self) -> bool {
+    pub(crate) fn empty(&self) -> bool {
         self.search.is_empty()
     }
 }
@@ -216,7 +216,7 @@ impl<T> Opened<T> {
 /// The checks every read makes, in order: `logs:read`, the server the key may read (`server_id`
 /// as sent), the request (`validate`); then the plan's retention applied to `from`.
 pub(crate) async fn open<T: Searches>(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     server_id: Option<&str>,
     validate: impl FnOnce() -> Result<T, String>,
@@ -249,7 +249,7 @@ pub(crate) struct Cursors {
 }
 
 impl Cursors {
-    pub async fn new(state: &CdnState, auth: &Auth, digest: String) -> Result<Self, ApiError> {
+    pub(crate) async fn new(state: &ApiState, auth: &Auth, digest: String) -> Result<Self, ApiError> {
         Ok(Cursors {
             keys: state.signing_keys().await?,
             org: auth.org.id.as_str().to_owned(),
@@ -262,7 +262,7 @@ impl Cursors {
 
     /// Where the page after `cursor` starts (`None` without one); 400 `INVALID_CURSOR` or
     /// `CURSOR_EXPIRED`.
-    pub fn position(&self, cursor: Option<&str>) -> Result<Option<Position>, ApiError> {
+    pub(crate) fn position(&self, cursor: Option<&str>) -> Result<Option<Position>, ApiError> {
         use logs_core::query::{read_cursor, CursorError};
         cursor
             .map(|c| {
@@ -278,7 +278,7 @@ impl Cursors {
     }
 
     /// The cursor after `last`, when there is more.
-    pub fn next(&self, has_more: bool, last: Option<&EventRow>) -> Option<String> {
+    pub(crate) fn next(&self, has_more: bool, last: Option<&EventRow>) -> Option<String> {
         let last = last.filter(|_| has_more)?;
         Some(logs_core::query::make_cursor(
             &self.keys,
@@ -307,14 +307,14 @@ pub(crate) struct OpenedMany<T> {
 
 impl<T> OpenedMany<T> {
     /// No event can be in the window, or no server to read.
-    pub fn empty(&self) -> bool {
+    pub(crate) fn empty(&self) -> bool {
         self.search.is_empty() || self.servers.is_empty()
     }
 }
 
 /// [`open`] for the reads that take `serverIds` as well as `serverId`.
 pub(crate) async fn open_many<T: Searches>(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     server_id: Option<&str>,
     server_ids: Option<&[String]>,
@@ -395,7 +395,7 @@ pub(crate) fn search_error(e: SearchError) -> ApiError {
 /// when none is free). The slot is released before the answer goes out, so the client's next
 /// search finds it free; a search cut short (the client left) releases it in the background.
 pub(crate) async fn in_search_slot<T>(
-    state: &web::Data<CdnState>,
+    state: &web::Data<ApiState>,
     auth: &Auth,
     search: impl std::future::Future<Output = Result<T, ApiError>>,
 ) -> Result<T, ApiError> {
@@ -407,7 +407,7 @@ pub(crate) async fn in_search_slot<T>(
 
 /// A slot of the organization's concurrent-search limit (across instances), or 429.
 async fn search_slot(
-    state: &web::Data<CdnState>,
+    state: &web::Data<ApiState>,
     auth: &Auth,
 ) -> Result<slots::SlotLease, ApiError> {
     let limit = usize::try_from(auth.plan.concurrent_searches.max(1)).unwrap_or(1);

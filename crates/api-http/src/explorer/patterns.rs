@@ -10,7 +10,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{in_search_slot, open_many, search_error, Range};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -37,7 +37,7 @@ pub struct PatternsResponse {
     request_body = PatternsRequest,
     responses(
         (status = 200, description = "Patterns, most frequent first (Cache-Control: private, no-store)", body = PatternsResponse),
-        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
@@ -47,7 +47,7 @@ pub struct PatternsResponse {
 pub async fn patterns(
     auth: Auth,
     body: stow_http::Json<PatternsRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     let opened = open_many(

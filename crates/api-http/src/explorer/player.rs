@@ -16,7 +16,7 @@ use super::query::Pagination;
 use super::{
     each_server, in_search_slot, named_servers, readable_servers, ts, Cursors, EventOut, Range,
 };
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Servers one statement reads (the store's index terms grow with them).
 const SERVERS_PER_READ: usize = 100;
@@ -45,7 +45,7 @@ pub struct PlayerResponse {
     request_body = PlayerRequest,
     responses(
         (status = 200, description = "The summary (first page) and a page of the timeline (Cache-Control: private, no-store)", body = PlayerResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR or CURSOR_EXPIRED", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR or CURSOR_EXPIRED", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
@@ -55,7 +55,7 @@ pub struct PlayerResponse {
 pub async fn player(
     auth: Auth,
     body: stow_http::Json<PlayerRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     auth.require(Permission::LogsRead)?;

@@ -14,7 +14,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{each_server, in_search_slot, named_servers, readable_servers, ts, Range};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -39,7 +39,7 @@ pub struct PlayersResponse {
     request_body = PlayersRequest,
     responses(
         (status = 200, description = "The players seen under the name (Cache-Control: private, no-store)", body = PlayersResponse),
-        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
@@ -49,7 +49,7 @@ pub struct PlayersResponse {
 pub async fn players(
     auth: Auth,
     body: stow_http::Json<PlayersRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     auth.require(Permission::LogsRead)?;

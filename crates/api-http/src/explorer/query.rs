@@ -11,7 +11,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{in_search_slot, open_many, search_error, Cursors, EventOut, Range};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -37,7 +37,7 @@ pub struct QueryResponse {
     request_body = QueryRequest,
     responses(
         (status = 200, description = "One page of events (Cache-Control: private, no-store)", body = QueryResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR, CURSOR_EXPIRED or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR, CURSOR_EXPIRED or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
@@ -47,7 +47,7 @@ pub struct QueryResponse {
 pub async fn query(
     auth: Auth,
     body: stow_http::Json<QueryRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     run(
         auth,
@@ -62,7 +62,7 @@ pub async fn query(
 pub(crate) async fn run(
     auth: Auth,
     req: QueryRequest,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
     range: RangeLimit,
 ) -> Result<HttpResponse, ApiError> {
     let opened = open_many(

@@ -8,7 +8,7 @@ use logs_core::search::RangeLimit;
 use stow_http::{ApiError, Auth};
 
 use super::query::{run, QueryResponse};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Search stored events, newest first, over any window (`from` raised to the plan's retention).
 #[utoipa::path(
@@ -16,7 +16,7 @@ use crate::state::CdnState;
     request_body = QueryRequest,
     responses(
         (status = 200, description = "One page of events (Cache-Control: private, no-store)", body = QueryResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR, CURSOR_EXPIRED or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST, INVALID_CURSOR, CURSOR_EXPIRED or SEARCH_TOO_BROAD (a `data` filter past `LOGS_DATA_SCAN_LIMIT`)", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
@@ -26,7 +26,7 @@ use crate::state::CdnState;
 pub async fn search(
     auth: Auth,
     body: stow_http::Json<QueryRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     run(auth, body.into_inner(), state, RangeLimit::None).await
 }

@@ -24,7 +24,7 @@ use stow_http::{ApiError, Auth, Code};
 
 use super::slots::{watched, SlotLease};
 use super::{target_server, EventOut};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Batches read per poll.
 const BATCHES_PER_POLL: usize = 100;
@@ -69,7 +69,7 @@ enum Reader {
 }
 
 impl Reader {
-    fn of(state: &CdnState, auth: &stow_http::Auth, server: &auth_core::ServerId) -> Self {
+    fn of(state: &ApiState, auth: &stow_http::Auth, server: &auth_core::ServerId) -> Self {
         match &auth.member {
             Some(m) => Reader::Member {
                 members: Arc::clone(&state.stores.members),
@@ -197,7 +197,7 @@ impl Tail {
     ),
     responses(
         (status = 200, description = "`text/event-stream`: `log` events (id = position, data = the event as the query returns it), `gap` when a resume point was too old, `end` when the key is disabled, heartbeat comments when idle.", content_type = "text/event-stream"),
-        (status = 400, description = "INVALID_REQUEST (a filter, or a Last-Event-ID this API did not send)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST (a filter, or a Last-Event-ID this API did not send)", body = stow_http::error::ApiErrorBody),
         super::LogReadErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -206,7 +206,7 @@ pub async fn tail(
     auth: Auth,
     params: stow_http::Query<TailParams>,
     req: HttpRequest,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(auth_core::Permission::LogsRead)?;
     let p = params.into_inner();

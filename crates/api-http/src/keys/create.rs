@@ -7,7 +7,7 @@ use stow_ops::keys::CreateKey;
 use utoipa::ToSchema;
 
 use super::list::KeyOut;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -49,7 +49,7 @@ pub struct CreateKeyResponse {
     request_body = CreateKeyRequest,
     responses(
         (status = 201, description = "Made; the secret is shown once", body = CreateKeyResponse),
-        (status = 400, description = "INVALID_REQUEST: the field and what is valid", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: the field and what is valid", body = stow_http::error::ApiErrorBody),
         super::KeyRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
@@ -60,7 +60,7 @@ pub async fn create_key(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<CreateKeyRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     let made = CreateKey {

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use stow_ops::keys::Delete;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -23,7 +23,7 @@ pub struct DeleteKeyResponse {
     params(("keyId" = String, Path, description = "`key_…`")),
     responses(
         (status = 200, description = "Deleted", body = DeleteKeyResponse),
-        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::ApiErrorBody),
         super::KeyRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -32,7 +32,7 @@ pub async fn delete_key(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     // its console sessions and upload URLs are deleted with it (foreign keys)
     Delete {

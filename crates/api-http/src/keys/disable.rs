@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use stow_ops::keys::{Disable, Enable};
 
 use super::list::KeyOut;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -35,7 +35,7 @@ fn answer(servers: &[auth_core::Server], key: &auth_core::ApiKey) -> HttpRespons
     params(("keyId" = String, Path, description = "`key_…`")),
     responses(
         (status = 200, description = "Disabled", body = KeyStateResponse),
-        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::ApiErrorBody),
         super::KeyRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -44,7 +44,7 @@ pub async fn disable_key(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let done = Disable {
         key: KeyId::new(path.into_inner()),
@@ -60,7 +60,7 @@ pub async fn disable_key(
     params(("keyId" = String, Path, description = "`key_…`")),
     responses(
         (status = 200, description = "Enabled (an expired key stays expired)", body = KeyStateResponse),
-        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::ApiErrorBody),
         super::KeyRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -69,7 +69,7 @@ pub async fn enable_key(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let (key, servers) = Enable {
         key: KeyId::new(path.into_inner()),

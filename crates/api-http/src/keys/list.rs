@@ -7,7 +7,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::manager;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 fn ts(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -84,7 +84,7 @@ pub struct ListKeysResponse {
         stow_http::error::KeyedRouteErrors,
     )
 )]
-pub async fn list_keys(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResponse, ApiError> {
+pub async fn list_keys(auth: Auth, state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     let keys = state.stores.accounts.list_keys(&auth.org.id).await?;

@@ -28,5 +28,5 @@ pub enum KeyRouteErrors {
     /// FORBIDDEN: an API key, a role that does not manage keys, or a key beyond the caller's own
     /// permissions, servers or paths (the message says which).
     #[response(status = 403)]
-    Forbidden(stow_http::error::CdnErrorBody),
+    Forbidden(stow_http::error::ApiErrorBody),
 }

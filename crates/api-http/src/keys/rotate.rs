@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use stow_ops::keys::Rotate;
 
 use super::list::KeyOut;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -40,8 +40,8 @@ pub struct RotateKeyResponse {
     params(("keyId" = String, Path, description = "`key_…`"), RotateKeyParams),
     responses(
         (status = 201, description = "The new key; its secret is shown once", body = RotateKeyResponse),
-        (status = 400, description = "INVALID_REQUEST: a query other than `disableOld=true|false`", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: a query other than `disableOld=true|false`", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such key in this organization", body = stow_http::error::ApiErrorBody),
         super::KeyRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -51,7 +51,7 @@ pub async fn rotate_key(
     req: HttpRequest,
     path: web::Path<String>,
     params: stow_http::Query<RotateKeyParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let rotated = Rotate {
         key: KeyId::new(path.into_inner()),

@@ -12,11 +12,11 @@ use stow_ops::{Caller, Ctx};
 
 pub use stow_ops::lifecycle::ExpiryPass;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// The host's removal of expired objects' bytes; bytes whose removal fails are left to
 /// `stowctl gc`.
-struct Bytes<'a>(&'a CdnState);
+struct Bytes<'a>(&'a ApiState);
 
 #[async_trait]
 impl Removal for Bytes<'_> {
@@ -38,7 +38,7 @@ impl Removal for Bytes<'_> {
 }
 
 /// One pass over every organization's rules, as of `now`.
-pub async fn expire_objects(state: &CdnState, now: DateTime<Utc>) -> ExpiryPass {
+pub async fn expire_objects(state: &ApiState, now: DateTime<Utc>) -> ExpiryPass {
     let ctx = Ctx::new(&state.stores, Caller::Operator, Audit::service("lifecycle"));
     let pass = ExpireObjects { now }
         .run(&ctx, &Bytes(state))

@@ -7,7 +7,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::LifecycleRuleView;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -23,13 +23,13 @@ pub struct LifecycleRuleList {
     get, path = "/v1/lifecycle", tag = "lifecycle", security(("bearer" = [])),
     responses(
         (status = 200, description = "The rules", body = LifecycleRuleList),
-        (status = 403, description = "FORBIDDEN (no cdn:read)", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:read)", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
 pub async fn list_lifecycle_rules(
     auth: Auth,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;
     let scope = auth.key.path_scope();

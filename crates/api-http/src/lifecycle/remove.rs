@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::refused;
 use crate::objects::whole_folder_in_scope;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, IntoParams)]
 pub struct RemoveLifecycleRuleParams {
@@ -34,8 +34,8 @@ pub struct RemoveLifecycleRuleResponse {
     delete, path = "/v1/lifecycle", tag = "lifecycle", params(RemoveLifecycleRuleParams), security(("bearer" = [])),
     responses(
         (status = 200, description = "Removed, or there was none", body = RemoveLifecycleRuleResponse),
-        (status = 400, description = "INVALID_PATH, or INVALID_REQUEST (no `path`)", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN (no cdn:delete) or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH, or INVALID_REQUEST (no `path`)", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:delete) or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
@@ -43,7 +43,7 @@ pub async fn remove_lifecycle_rule(
     auth: Auth,
     req: HttpRequest,
     params: stow_http::Query<RemoveLifecycleRuleParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnDelete)?;
     let raw = params.path.as_deref().ok_or_else(|| {

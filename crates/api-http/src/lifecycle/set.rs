@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::{refused, LifecycleRuleView};
 use crate::objects::whole_folder_in_scope;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -37,11 +37,11 @@ pub struct SetLifecycleRuleResponse {
     request_body = SetLifecycleRuleRequest,
     responses(
         (status = 200, description = "Set; enforced from the next maintenance pass", body = SetLifecycleRuleResponse),
-        (status = 400, description = "INVALID_PATH, or INVALID_REQUEST (days outside 1–3650)", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN (no cdn:delete) or PATH_NOT_ALLOWED (any part of the folder outside the key's paths)", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: the workspace has 100 rules", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH, or INVALID_REQUEST (days outside 1–3650)", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:delete) or PATH_NOT_ALLOWED (any part of the folder outside the key's paths)", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: the workspace has 100 rules", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
     )
@@ -50,7 +50,7 @@ pub async fn set_lifecycle_rule(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<SetLifecycleRuleRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     // a rule deletes objects, so it takes the permission a delete does
     auth.require(Permission::CdnDelete)?;

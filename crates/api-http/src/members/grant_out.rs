@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use stow_http::ApiError;
 use utoipa::ToSchema;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// What a member holds (or an invitation gives).
 #[derive(Serialize, ToSchema)]
@@ -43,7 +43,7 @@ impl GrantOut {
     }
 
     /// [`GrantOut::with`] the organization's servers, read now.
-    pub async fn of(state: &CdnState, org: &OrgId, grant: &Grant) -> Result<Self, ApiError> {
+    pub async fn of(state: &ApiState, org: &OrgId, grant: &Grant) -> Result<Self, ApiError> {
         let servers = state.stores.accounts.list_servers(org).await?;
         Ok(Self::with(&servers, grant))
     }

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::grant_out::GrantIn;
 use super::list::InvitationOut;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -45,7 +45,7 @@ pub struct InviteResponse {
     request_body = InviteRequest,
     responses(
         (status = 201, description = "Invitation made; the token is shown once", body = InviteResponse),
-        (status = 400, description = "INVALID_REQUEST: unknown role, server, bad path prefix, note or lifetime", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: unknown role, server, bad path prefix, note or lifetime", body = stow_http::error::ApiErrorBody),
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
@@ -56,7 +56,7 @@ pub async fn invite(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<InviteRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     let invited = Invite {

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::grant_out::GrantOut;
 use super::manager;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 fn ts(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -109,7 +109,7 @@ pub struct ListMembersResponse {
 )]
 pub async fn list_members(
     auth: Auth,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
     let org = &auth.org.id;

@@ -30,7 +30,7 @@ fn manager(auth: &Auth) -> Result<&MemberAct, ApiError> {
 /// a password or second factor is the person's, not this membership's), and records the refusal
 /// as an attempt at `action`.
 async fn credentials_within_reach(
-    state: &crate::state::CdnState,
+    state: &crate::state::ApiState,
     req: &actix_web::HttpRequest,
     auth: &Auth,
     actor: &MemberAct,
@@ -69,5 +69,5 @@ pub enum MemberRouteErrors {
     /// FORBIDDEN: an API key, a role that does not manage members, or a change beyond the
     /// caller's own role, servers or paths (the message says which).
     #[response(status = 403)]
-    Forbidden(stow_http::error::CdnErrorBody),
+    Forbidden(stow_http::error::ApiErrorBody),
 }

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use stow_ops::members::Remove;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -26,8 +26,8 @@ pub struct RemoveMemberResponse {
     params(("memberId" = String, Path, description = "`mem_…`")),
     responses(
         (status = 200, description = "Removed; their sessions here ended", body = RemoveMemberResponse),
-        (status = 404, description = "NOT_FOUND: no such member in this organization", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: the organization's last owner stays", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such member in this organization", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: the organization's last owner stays", body = stow_http::error::ApiErrorBody),
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -36,7 +36,7 @@ pub async fn remove_member(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
     authenticator: web::Data<Authenticator>,
 ) -> Result<HttpResponse, ApiError> {
     let id = MemberId::new(path.into_inner());

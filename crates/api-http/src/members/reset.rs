@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 use super::update::current;
 use super::{credentials_within_reach, manager};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -35,7 +35,7 @@ pub struct PasswordResetResponse {
     params(("memberId" = String, Path, description = "`mem_…`")),
     responses(
         (status = 201, description = "The link's token, shown once", body = PasswordResetResponse),
-        (status = 404, description = "NOT_FOUND: no such member in this organization", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such member in this organization", body = stow_http::error::ApiErrorBody),
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -44,7 +44,7 @@ pub async fn reset_password(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
     let id = MemberId::new(path.into_inner());

@@ -9,7 +9,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use super::{manager, refused};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -24,7 +24,7 @@ pub struct RevokeInvitationResponse {
     params(("invitationId" = String, Path, description = "`inv_…`")),
     responses(
         (status = 200, description = "Withdrawn", body = RevokeInvitationResponse),
-        (status = 404, description = "NOT_FOUND: no pending invitation with this id here", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no pending invitation with this id here", body = stow_http::error::ApiErrorBody),
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -33,7 +33,7 @@ pub async fn revoke_invitation(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;
     let id = InvitationId::new(path.into_inner());

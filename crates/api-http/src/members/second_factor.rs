@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::update::current;
 use super::{credentials_within_reach, manager};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -28,7 +28,7 @@ pub struct SecondFactorResetResponse {
     params(("memberId" = String, Path, description = "`mem_…`")),
     responses(
         (status = 200, description = "Removed; the member's sessions ended", body = SecondFactorResetResponse),
-        (status = 404, description = "NOT_FOUND: no such member in this organization, or no second factor of theirs is on", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such member in this organization, or no second factor of theirs is on", body = stow_http::error::ApiErrorBody),
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -37,7 +37,7 @@ pub async fn reset_second_factor(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
     authenticator: web::Data<stow_http::Authenticator>,
 ) -> Result<HttpResponse, ApiError> {
     let actor = manager(&auth)?;

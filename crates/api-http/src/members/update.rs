@@ -11,7 +11,7 @@ use super::grant_out::GrantIn;
 use stow_ops::members::ChangeGrant;
 
 use super::list::MemberOut;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -25,7 +25,7 @@ pub struct UpdateMemberResponse {
 
 /// The member's current place in the organization, or 404.
 pub(super) async fn current(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     id: &MemberId,
 ) -> Result<auth_core::member::MemberContext, ApiError> {
@@ -49,9 +49,9 @@ pub(super) async fn current(
     request_body = GrantIn,
     responses(
         (status = 200, description = "Changed; the member's sessions here ended", body = UpdateMemberResponse),
-        (status = 400, description = "INVALID_REQUEST: unknown role, server or bad path prefix", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no such member in this organization", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: it would leave the organization without an owner", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST: unknown role, server or bad path prefix", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such member in this organization", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: it would leave the organization without an owner", body = stow_http::error::ApiErrorBody),
         super::MemberRouteErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
@@ -63,7 +63,7 @@ pub async fn update_member(
     req: HttpRequest,
     path: web::Path<String>,
     body: stow_http::Json<GrantIn>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
     authenticator: web::Data<Authenticator>,
 ) -> Result<HttpResponse, ApiError> {
     let id = MemberId::new(path.into_inner());

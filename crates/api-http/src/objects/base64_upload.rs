@@ -18,7 +18,7 @@ use super::{key_policy, metadata_error};
 use crate::form::{StageGuard, StagedFile};
 use crate::idempotency;
 use crate::pipeline::{place, Existing};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// JSON bodies of the Base64 route may be this large (about 12 MiB of file).
 pub const BASE64_BODY_LIMIT: usize = 16 * 1024 * 1024;
@@ -74,12 +74,12 @@ fn decode_base64(data: &str) -> Result<(Option<String>, Vec<u8>), ApiError> {
     request_body = Base64Upload,
     responses(
         (status = 200, description = "Stored", body = UploadResponse),
-        (status = 400, description = "INVALID_REQUEST (bad Base64, metadata) or INVALID_PATH", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
-        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "FILE_TOO_LARGE or PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST (bad Base64, metadata) or INVALID_PATH", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT", body = stow_http::error::ApiErrorBody),
+        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "FILE_TOO_LARGE or PAYLOAD_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
         stow_http::error::StoringRouteErrors,
@@ -89,7 +89,7 @@ pub async fn upload_base64(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<Base64Upload>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
     let existing = Existing::of(&req)?;
@@ -107,7 +107,7 @@ pub async fn upload_base64(
 }
 
 async fn store_base64(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     body: Base64Upload,
     existing: Existing,

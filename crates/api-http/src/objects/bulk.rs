@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 use super::{key_policy, metadata_error, multipart_route};
 use crate::form::FormLimits;
 use crate::pipeline::{place, Existing, UploadedObject};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Bulk upload form (documentation only).
 #[derive(ToSchema)]
@@ -110,10 +110,10 @@ pub struct BulkResponse {
     request_body(content = BulkForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "One result per file, in order", body = BulkResponse),
-        (status = 400, description = "INVALID_REQUEST (payload) or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST (payload) or TOO_MANY_FILES", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
         stow_http::error::StoringRouteErrors,
@@ -123,7 +123,7 @@ pub async fn upload_bulk(
     auth: Auth,
     req: HttpRequest,
     payload: web::Payload,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
     let limits = |retry: bool| FormLimits {
@@ -145,7 +145,7 @@ pub async fn upload_bulk(
 }
 
 async fn store_bulk(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     mut form: crate::form::Form,
     existing: Existing,

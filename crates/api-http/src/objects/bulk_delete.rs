@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 
 use super::delete::delete_path;
 use crate::idempotency;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -53,11 +53,11 @@ pub struct BulkDeleteResponse {
     request_body = BulkDeleteRequest,
     responses(
         (status = 200, description = "One result per path", body = BulkDeleteResponse),
-        (status = 400, description = "INVALID_REQUEST or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST or TOO_MANY_FILES", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
     )
@@ -66,7 +66,7 @@ pub async fn bulk_delete(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<BulkDeleteRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnDelete)?;
     let body = body.into_inner();

@@ -12,7 +12,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::idempotency;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, IntoParams)]
 pub struct DeleteParams {
@@ -35,9 +35,9 @@ pub struct DeleteResponse {
     delete, path = "/v1/objects", tag = "objects", params(DeleteParams, ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe")), security(("bearer" = [])),
     responses(
         (status = 200, description = "Deleted, or not found", body = DeleteResponse),
-        (status = 400, description = "INVALID_PATH or INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH or INVALID_REQUEST", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
@@ -45,7 +45,7 @@ pub async fn delete_one(
     auth: Auth,
     req: HttpRequest,
     params: stow_http::Query<DeleteParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnDelete)?;
     let raw = params.path.as_deref().ok_or_else(|| {
@@ -74,7 +74,7 @@ pub async fn delete_one(
 
 /// Deletes one key; returns the normalized key and `deleted` / `not_found`.
 pub(super) async fn delete_path(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     audit: &Audit,
     raw: &str,

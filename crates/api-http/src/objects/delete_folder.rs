@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 
 use crate::idempotency;
 use crate::objects::{folder_batch, typed, whole_folder_in_scope};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -45,11 +45,11 @@ pub struct DeleteFolderResponse {
     request_body = DeleteFolderRequest,
     responses(
         (status = 200, description = "A batch deleted; `done` says whether anything is left", body = DeleteFolderResponse),
-        (status = 400, description = "INVALID_PATH (including the root) or INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN, or PATH_NOT_ALLOWED (any part of the folder outside the key's paths; nothing was deleted)", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH (including the root) or INVALID_REQUEST", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN, or PATH_NOT_ALLOWED (any part of the folder outside the key's paths; nothing was deleted)", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
     )
@@ -58,7 +58,7 @@ pub async fn delete_folder(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<DeleteFolderRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnDelete)?;
     let folder = normalize_folder(&body.path)
@@ -86,7 +86,7 @@ pub async fn delete_folder(
 }
 
 async fn delete_batch(
-    state: &CdnState,
+    state: &ApiState,
     org_id: &OrgId,
     audit: &auth_core::audit::Audit,
     folder: String,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, IntoParams)]
 pub struct DetailsParams {
@@ -65,16 +65,16 @@ pub struct DetailsResponse {
     get, path = "/v1/objects/details", tag = "objects", params(DetailsParams), security(("bearer" = [])),
     responses(
         (status = 200, description = "The object", body = DetailsResponse),
-        (status = 400, description = "INVALID_PATH (an invalid key, a dot-named segment included), or INVALID_REQUEST (no `path`)", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no object has this key", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH (an invalid key, a dot-named segment included), or INVALID_REQUEST (no `path`)", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no object has this key", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
 pub async fn details(
     auth: Auth,
     params: stow_http::Query<DetailsParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;
     let raw = params.path.as_deref().ok_or_else(|| {

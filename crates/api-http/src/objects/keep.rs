@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -38,10 +38,10 @@ pub struct KeepResponse {
     request_body = KeepRequest,
     responses(
         (status = 200, description = "Marked; paths that name no object are listed in `notFound`", body = KeepResponse),
-        (status = 400, description = "INVALID_PATH (names the path; nothing was marked), INVALID_REQUEST (no paths) or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN (no cdn:delete) or PATH_NOT_ALLOWED (names the path; nothing was marked)", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH (names the path; nothing was marked), INVALID_REQUEST (no paths) or TOO_MANY_FILES", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:delete) or PATH_NOT_ALLOWED (names the path; nothing was marked)", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
     )
@@ -50,7 +50,7 @@ pub async fn keep(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<KeepRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     // unkeeping an object lets a rule delete it: the permission a delete takes
     auth.require(Permission::CdnDelete)?;

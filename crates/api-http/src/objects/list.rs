@@ -12,7 +12,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::pipeline::ListedObject;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -55,15 +55,15 @@ pub struct ListResponse {
     get, path = "/v1/objects", tag = "objects", params(ListParams), security(("bearer" = [])),
     responses(
         (status = 200, description = "One page of objects", body = ListResponse),
-        (status = 400, description = "INVALID_REQUEST (limit, continuationToken) or INVALID_PATH", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST (limit, continuationToken) or INVALID_PATH", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
 pub async fn list(
     auth: Auth,
     params: stow_http::Query<ListParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;
     let folder = normalize_folder(params.path.as_deref().unwrap_or(""))

@@ -43,7 +43,7 @@ use stow_http::{ApiError, Auth};
 use crate::form::{read_form, FormLimits};
 use crate::idempotency;
 use crate::pipeline::{Existing, UploadPolicy};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// The key's paths, when it may read `folder` (`named`: the request sent a `path`); else 403
 /// `PATH_NOT_ALLOWED` saying why.
@@ -89,7 +89,7 @@ pub const FOLDER_BATCH: usize = cdn_core::folder_move::BATCH;
 /// The next batch of keys under `folder` (at most [`FOLDER_BATCH`]; an object whose key is the
 /// folder's own name is its parent's and not among them) and whether they are all that is left.
 pub(crate) async fn folder_batch(
-    state: &CdnState,
+    state: &ApiState,
     org_id: &OrgId,
     folder: &str,
 ) -> Result<(Vec<ObjectKey>, bool), ApiError> {
@@ -157,7 +157,7 @@ pub(crate) fn metadata_error(e: metadata::MetadataError) -> ApiError {
 /// The shared flow of the multipart upload routes: claim the `Idempotency-Key`, stream the form
 /// (hashing only, for a retry), then replay the stored answer or store and record the new one.
 pub(super) async fn multipart_route<L, S, Fut>(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     req: &HttpRequest,
     payload: web::Payload,

@@ -22,7 +22,7 @@ use utoipa::ToSchema;
 
 use crate::idempotency;
 use crate::objects::{outside_scope, typed, FOLDER_BATCH};
-use crate::state::{outlast_row_caches, CdnState};
+use crate::state::{outlast_row_caches, ApiState};
 
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -71,12 +71,12 @@ pub struct MoveResponse {
     request_body = MoveRequest,
     responses(
         (status = 200, description = "Moved (a folder: this batch; `done` says whether anything is left)", body = MoveResponse),
-        (status = 400, description = "INVALID_PATH (a key or folder, the root, a folder into itself) or INVALID_REQUEST", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN (needs cdn:write and cdn:delete) or PATH_NOT_ALLOWED (source or destination outside the key's paths)", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no object has the source key", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: the destination exists and `replace` was not sent, or Idempotency-Key reuse", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH (a key or folder, the root, a folder into itself) or INVALID_REQUEST", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN (needs cdn:write and cdn:delete) or PATH_NOT_ALLOWED (source or destination outside the key's paths)", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no object has the source key", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: the destination exists and `replace` was not sent, or Idempotency-Key reuse", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
     )
@@ -85,7 +85,7 @@ pub async fn move_objects(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<MoveRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
     auth.require(Permission::CdnDelete)?;
@@ -170,7 +170,7 @@ fn folders(body: &MoveRequest, auth: &Auth) -> Result<(String, String), ApiError
 }
 
 async fn move_one(
-    state: &CdnState,
+    state: &ApiState,
     org_id: &OrgId,
     audit: &Audit,
     (from, to): (ObjectKey, ObjectKey),
@@ -198,7 +198,7 @@ async fn move_one(
 }
 
 async fn move_folder(
-    state: &CdnState,
+    state: &ApiState,
     org_id: &OrgId,
     audit: &Audit,
     m: FolderMove,
@@ -241,7 +241,7 @@ async fn move_folder(
 /// Renames one object, forgets both keys' cached rows here, and removes the bytes of an object
 /// the rename replaced (after the commit; `stowctl gc` takes what fails).
 async fn rename(
-    state: &CdnState,
+    state: &ApiState,
     org_id: &OrgId,
     audit: &Audit,
     from: &ObjectKey,

@@ -22,7 +22,7 @@ use utoipa::ToSchema;
 
 use crate::idempotency;
 use crate::objects::typed;
-use crate::state::{outlast_row_caches, CdnState};
+use crate::state::{outlast_row_caches, ApiState};
 
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -49,11 +49,11 @@ pub struct PurgeResponse {
     request_body = PurgeRequest,
     responses(
         (status = 200, description = "Purged: no instance serves a cached older state of these keys any more", body = PurgeResponse),
-        (status = 400, description = "INVALID_REQUEST (no paths), INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN (no cdn:purge) or PATH_NOT_ALLOWED (a path outside the key's paths; nothing was purged)", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST (no paths), INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:purge) or PATH_NOT_ALLOWED (a path outside the key's paths; nothing was purged)", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE (not JSON, or a Content-Encoding other than identity, gzip, deflate)", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
     )
@@ -62,7 +62,7 @@ pub async fn purge(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<PurgeRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnPurge)?;
     let paths = body.into_inner().paths;
@@ -115,7 +115,7 @@ pub async fn purge(
 }
 
 async fn purge_keys(
-    state: &CdnState,
+    state: &ApiState,
     org_id: &OrgId,
     audit: &Audit,
     keys: Vec<ObjectKey>,

@@ -10,7 +10,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use crate::pipeline::ListedObject;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -29,8 +29,8 @@ pub struct SearchResponse {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "One page of objects", body = SearchResponse),
-        (status = 400, description = "INVALID_REQUEST (a field, or a token of another search) or INVALID_PATH", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST (a field, or a token of another search) or INVALID_PATH", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
@@ -39,7 +39,7 @@ pub struct SearchResponse {
 pub async fn search(
     auth: Auth,
     body: stow_http::Json<SearchRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;
     let req = body.into_inner();

@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::{key_policy, metadata_error, multipart_route};
 use crate::form::FormLimits;
 use crate::pipeline::{place, Existing, UploadedObject};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -45,12 +45,12 @@ pub struct UploadForm {
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "Stored", body = UploadResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::CdnErrorBody),
-        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT (Idempotency-Key reuse)", body = stow_http::error::ApiErrorBody),
+        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
         stow_http::error::StoringRouteErrors,
@@ -60,7 +60,7 @@ pub async fn upload(
     auth: Auth,
     req: HttpRequest,
     payload: web::Payload,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
     let limits = |retry: bool| FormLimits {
@@ -83,7 +83,7 @@ pub async fn upload(
 
 /// Places and commits the form's one file.
 async fn store_single(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     mut form: crate::form::Form,
     existing: Existing,

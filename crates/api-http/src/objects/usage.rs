@@ -6,7 +6,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// One top-level folder's objects.
 #[derive(Serialize, ToSchema)]
@@ -39,11 +39,11 @@ pub struct UsageResponse {
     get, path = "/v1/objects/usage", tag = "objects", security(("bearer" = [])),
     responses(
         (status = 200, description = "Usage per top-level folder, exact as of the last committed change", body = UsageResponse),
-        (status = 403, description = "FORBIDDEN (no cdn:read)", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:read)", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
-pub async fn usage(auth: Auth, state: web::Data<CdnState>) -> Result<HttpResponse, ApiError> {
+pub async fn usage(auth: Auth, state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;
     let scope = auth.key.path_scope();
     let (folders, rules) = futures::try_join!(

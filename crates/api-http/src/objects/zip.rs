@@ -22,7 +22,7 @@ use utoipa::ToSchema;
 
 use std::sync::Arc;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// The most files one archive holds.
 pub const MAX_ZIP_FILES: usize = 10_000;
@@ -72,9 +72,9 @@ pub struct ZipRequest {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The archive (application/zip), streamed", content_type = "application/zip"),
-        (status = 400, description = "INVALID_REQUEST (both or neither of `paths` and `path`, too many files) or INVALID_PATH naming the path", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: a named object does not exist", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST (both or neither of `paths` and `path`, too many files) or INVALID_PATH naming the path", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: a named object does not exist", body = stow_http::error::ApiErrorBody),
         stow_http::error::JsonBodyErrors,
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
@@ -83,7 +83,7 @@ pub struct ZipRequest {
 pub async fn zip(
     auth: Auth,
     body: stow_http::Json<ZipRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;
     let permit = Arc::clone(&state.zips).try_acquire_owned().map_err(|_| {
@@ -169,7 +169,7 @@ fn finished_or_aborted(
 }
 
 /// The objects of `paths`, each the key may read and existing, under their keys.
-async fn named(auth: &Auth, state: &CdnState, paths: &[String]) -> Result<Vec<Entry>, ApiError> {
+async fn named(auth: &Auth, state: &ApiState, paths: &[String]) -> Result<Vec<Entry>, ApiError> {
     let max = state.config.max_bulk_delete_paths;
     if paths.is_empty() || paths.len() > max {
         return Err(ApiError::invalid_request(format!(
@@ -209,7 +209,7 @@ async fn named(auth: &Auth, state: &CdnState, paths: &[String]) -> Result<Vec<En
 /// Every object under `folder` the key may read, named by its path below the folder.
 async fn under(
     auth: &Auth,
-    state: &CdnState,
+    state: &ApiState,
     folder: &str,
     denied: Vec<String>,
 ) -> Result<Vec<Entry>, ApiError> {

@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::PlaceholderView;
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -24,13 +24,13 @@ pub struct PlaceholderList {
     get, path = "/v1/placeholders", tag = "placeholders", security(("bearer" = [])),
     responses(
         (status = 200, description = "The placeholders", body = PlaceholderList),
-        (status = 403, description = "FORBIDDEN (no cdn:read)", body = stow_http::error::CdnErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:read)", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
 pub async fn list_placeholders(
     auth: Auth,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnRead)?;
     let scope = auth.key.path_scope();

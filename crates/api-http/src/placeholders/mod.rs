@@ -15,7 +15,7 @@ use serde::Serialize;
 use stow_http::{ApiError, Auth, Code};
 use utoipa::ToSchema;
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// One placeholder.
 #[derive(Serialize, ToSchema)]
@@ -34,7 +34,7 @@ pub struct PlaceholderView {
 }
 
 impl PlaceholderView {
-    pub(crate) fn new(state: &CdnState, slug: &str, p: Placeholder) -> Self {
+    pub(crate) fn new(state: &ApiState, slug: &str, p: Placeholder) -> Self {
         let time = |t: chrono::DateTime<chrono::Utc>| {
             t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         };

@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{pattern_in_scope, refused};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, IntoParams)]
 pub struct RemovePlaceholderParams {
@@ -32,8 +32,8 @@ pub struct RemovePlaceholderResponse {
     delete, path = "/v1/placeholders", tag = "placeholders", params(RemovePlaceholderParams), security(("bearer" = [])),
     responses(
         (status = 200, description = "Removed, or there was none", body = RemovePlaceholderResponse),
-        (status = 400, description = "INVALID_PATH, or INVALID_REQUEST (no `pattern`)", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN (no cdn:write) or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH, or INVALID_REQUEST (no `pattern`)", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:write) or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
@@ -41,7 +41,7 @@ pub async fn remove_placeholder(
     auth: Auth,
     req: HttpRequest,
     params: stow_http::Query<RemovePlaceholderParams>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
     let raw = params

@@ -9,7 +9,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use super::{pattern_in_scope, refused, PlaceholderView};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -36,11 +36,11 @@ pub struct SetPlaceholderResponse {
     request_body = SetPlaceholderRequest,
     responses(
         (status = 200, description = "Set; served by every instance within 10 s", body = SetPlaceholderResponse),
-        (status = 400, description = "INVALID_PATH (pattern or fallback) or INVALID_REQUEST (the fallback is not an object)", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN (no cdn:write) or PATH_NOT_ALLOWED (pattern or fallback outside the key's paths)", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: the workspace has 100 placeholders", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_PATH (pattern or fallback) or INVALID_REQUEST (the fallback is not an object)", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN (no cdn:write) or PATH_NOT_ALLOWED (pattern or fallback outside the key's paths)", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: the workspace has 100 placeholders", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
         stow_http::error::BodyRouteErrors,
     )
@@ -49,7 +49,7 @@ pub async fn set_placeholder(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<SetPlaceholderRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
     let body = body.into_inner();

@@ -11,7 +11,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Query parameters of `GET /v1/presigned-url` (documentation; parsed by hand to accept
 /// repeated `allowedMimeTypes`).
@@ -100,7 +100,7 @@ pub struct ApiOrigin(pub String);
 /// the forwarding headers (`Forwarded`, `X-Forwarded-Host`, `X-Forwarded-Proto`) only when the
 /// peer is one of `TRUSTED_PROXIES`: from anyone else they would let a caller put any host into
 /// a URL that is handed on to browsers.
-fn api_base(req: &HttpRequest, state: &CdnState) -> String {
+fn api_base(req: &HttpRequest, state: &ApiState) -> String {
     if let Some(base) = &state.config.api_base_url {
         return base.clone();
     }
@@ -138,16 +138,16 @@ fn is_authority(host: &str) -> bool {
     get, path = "/v1/presigned-url", tag = "upload-urls", params(CreateParams), security(("bearer" = [])),
     responses(
         (status = 201, description = "Created (Cache-Control: no-store)", body = UploadUrlResponse),
-        (status = 400, description = "INVALID_REQUEST or INVALID_PATH, naming the parameter", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST or INVALID_PATH, naming the parameter", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
         stow_http::error::KeyedRouteErrors,
     )
 )]
 pub async fn create(
     auth: Auth,
     req: HttpRequest,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require(Permission::CdnWrite)?;
     if auth.member.is_some() {

@@ -15,7 +15,7 @@ use crate::form::{read_form, Form, FormLimits};
 use crate::idempotency;
 use crate::objects::BulkResult;
 use crate::pipeline::{place, Existing, UploadPolicy};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 fn token_invalid() -> ApiError {
     ApiError::new(Code::TokenInvalid, "upload URL token is invalid")
@@ -52,15 +52,15 @@ pub struct TokenUploadForm {
     request_body(content = TokenUploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "One file: `{success, object, requestId}`; several: `{success, results, requestId}`", body = crate::objects::UploadResponse),
-        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::CdnErrorBody),
-        (status = 401, description = "TOKEN_INVALID", body = stow_http::error::CdnErrorBody),
-        (status = 403, description = "FORBIDDEN (metadata not allowed) or PATH_NOT_ALLOWED", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT", body = stow_http::error::CdnErrorBody),
-        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::CdnErrorBody),
-        (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = stow_http::error::CdnErrorBody),
-        (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::CdnErrorBody),
-        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::CdnErrorBody),
-        (status = 429, description = "RATE_LIMITED (this upload URL refused 10 uploads within a minute; Retry-After)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST, INVALID_PATH or TOO_MANY_FILES", body = stow_http::error::ApiErrorBody),
+        (status = 401, description = "TOKEN_INVALID", body = stow_http::error::ApiErrorBody),
+        (status = 403, description = "FORBIDDEN (metadata not allowed) or PATH_NOT_ALLOWED", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT", body = stow_http::error::ApiErrorBody),
+        (status = 412, description = "PRECONDITION_FAILED (`If-None-Match: *` and an object exists at the key; nothing stored)", body = stow_http::error::ApiErrorBody),
+        (status = 410, description = "TOKEN_EXPIRED (expired or used up)", body = stow_http::error::ApiErrorBody),
+        (status = 413, description = "FILE_TOO_LARGE", body = stow_http::error::ApiErrorBody),
+        (status = 415, description = "CONTENT_TYPE_NOT_ALLOWED, or UNSUPPORTED_MEDIA_TYPE (a Content-Encoding on the upload: forms are never decoded)", body = stow_http::error::ApiErrorBody),
+        (status = 429, description = "RATE_LIMITED (this upload URL refused 10 uploads within a minute; Retry-After)", body = stow_http::error::ApiErrorBody),
         stow_http::error::BodyRouteErrors,
         stow_http::error::StoringRouteErrors,
     )
@@ -69,7 +69,7 @@ pub async fn upload(
     req: HttpRequest,
     token: web::Path<String>,
     payload: web::Payload,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let token = token.into_inner();
     if !upload_url::well_formed(&token) {
@@ -101,7 +101,7 @@ async fn upload_through(
     req: &HttpRequest,
     hash: [u8; 32],
     payload: web::Payload,
-    state: &CdnState,
+    state: &ApiState,
 ) -> Result<HttpResponse, ApiError> {
     let record = state
         .stores
@@ -192,7 +192,7 @@ async fn upload_through(
 }
 
 async fn store_through_token(
-    state: &CdnState,
+    state: &ApiState,
     record: &UploadUrlRecord,
     slug: &str,
     scope: PathScope,

@@ -8,7 +8,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{reader, refused, resolve, Codes, SavedSearchOut};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -24,9 +24,9 @@ pub struct SavedSearchResponse {
     request_body = SavedSearchRequest,
     responses(
         (status = 201, description = "Saved", body = SavedSearchResponse),
-        (status = 400, description = "INVALID_REQUEST naming the field and the limit", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: a join code of no registered server of this organization", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: the name is taken (either case), or the organization has 200 saved searches", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST naming the field and the limit", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: a join code of no registered server of this organization", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: the name is taken (either case), or the organization has 200 saved searches", body = stow_http::error::ApiErrorBody),
         super::SavedSearchErrors,
         stow_http::error::JsonBodyErrors,
         stow_http::error::KeyedRouteErrors,
@@ -37,7 +37,7 @@ pub async fn create_saved_search(
     auth: Auth,
     req: HttpRequest,
     body: stow_http::Json<SavedSearchRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     reader(&auth)?;
     let valid = saved::validate(&body.into_inner(), true).map_err(ApiError::invalid_request)?;

@@ -6,7 +6,7 @@ use stow_http::{current_request_id, ApiError, Auth, Code};
 use utoipa::ToSchema;
 
 use super::{find, reader};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -23,7 +23,7 @@ pub struct DeleteSavedSearchResponse {
     params(("savedSearchId" = String, Path, description = "`ss_…`")),
     responses(
         (status = 200, description = "Deleted", body = DeleteSavedSearchResponse),
-        (status = 404, description = "NOT_FOUND: no such saved search the caller may read (deleting twice: the second is 404)", body = stow_http::error::CdnErrorBody),
+        (status = 404, description = "NOT_FOUND: no such saved search the caller may read (deleting twice: the second is 404)", body = stow_http::error::ApiErrorBody),
         super::SavedSearchErrors,
         stow_http::error::KeyedRouteErrors,
     )
@@ -32,7 +32,7 @@ pub async fn delete_saved_search(
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     reader(&auth)?;
     let s = find(&state, &auth, &path).await?;

@@ -6,7 +6,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
 use super::{reader, visible, Codes, SavedSearchOut};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -28,7 +28,7 @@ pub struct ListSavedSearchesResponse {
 )]
 pub async fn list_saved_searches(
     auth: Auth,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     reader(&auth)?;
     let all = state.stores.saved_searches.list(&auth.org.id).await?;

@@ -26,7 +26,7 @@ use utoipa::ToSchema;
 use auth_core::log_access::Denied;
 
 use crate::explorer::{denied, named_servers};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// One saved search.
 #[derive(Serialize, ToSchema)]
@@ -52,7 +52,7 @@ pub struct SavedSearchOut {
 pub(crate) struct Codes(HashMap<ServerId, String>);
 
 impl Codes {
-    pub(crate) async fn of(state: &CdnState, auth: &Auth) -> Result<Self, ApiError> {
+    pub(crate) async fn of(state: &ApiState, auth: &Auth) -> Result<Self, ApiError> {
         let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
         Ok(Self(
             servers.into_iter().map(|s| (s.id, s.cfx_id)).collect(),
@@ -103,7 +103,7 @@ pub(crate) fn reader(auth: &Auth) -> Result<(), ApiError> {
 /// The servers of a request, each join code checked as `serverId` is (404 unknown, 403 outside
 /// the key's servers or with its Logs source inactive).
 pub(crate) async fn resolve(
-    state: &CdnState,
+    state: &ApiState,
     auth: &Auth,
     codes: ServerCodes,
 ) -> Result<SavedServers, ApiError> {
@@ -121,7 +121,7 @@ pub(crate) async fn resolve(
 
 /// The saved search `id` of the organization, when the caller may read all its servers (404
 /// otherwise: one it may not see does not exist for it).
-pub(crate) async fn find(state: &CdnState, auth: &Auth, id: &str) -> Result<SavedSearch, ApiError> {
+pub(crate) async fn find(state: &ApiState, auth: &Auth, id: &str) -> Result<SavedSearch, ApiError> {
     let found = match crate::storable(id) {
         true => state.stores.saved_searches.get(&auth.org.id, id).await?,
         false => None,
@@ -162,5 +162,5 @@ pub(crate) fn refused(put: SavedPut, name: &str) -> Result<(), ApiError> {
 pub enum SavedSearchErrors {
     /// FORBIDDEN: `logs:read` missing, or a plan without Logs.
     #[response(status = 403)]
-    Forbidden(stow_http::error::CdnErrorBody),
+    Forbidden(stow_http::error::ApiErrorBody),
 }

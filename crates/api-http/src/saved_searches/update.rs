@@ -7,7 +7,7 @@ use stow_http::{current_request_id, ApiError, Auth};
 
 use super::create::SavedSearchResponse;
 use super::{find, reader, refused, resolve, Codes};
-use crate::state::CdnState;
+use crate::state::ApiState;
 
 /// Change a saved search.
 #[utoipa::path(
@@ -16,9 +16,9 @@ use crate::state::CdnState;
     request_body = SavedSearchRequest,
     responses(
         (status = 200, description = "Changed (fields not sent are kept)", body = SavedSearchResponse),
-        (status = 400, description = "INVALID_REQUEST naming the field and the limit", body = stow_http::error::CdnErrorBody),
-        (status = 404, description = "NOT_FOUND: no such saved search the caller may read, or a join code of no registered server", body = stow_http::error::CdnErrorBody),
-        (status = 409, description = "CONFLICT: another saved search has the name (either case)", body = stow_http::error::CdnErrorBody),
+        (status = 400, description = "INVALID_REQUEST naming the field and the limit", body = stow_http::error::ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such saved search the caller may read, or a join code of no registered server", body = stow_http::error::ApiErrorBody),
+        (status = 409, description = "CONFLICT: another saved search has the name (either case)", body = stow_http::error::ApiErrorBody),
         super::SavedSearchErrors,
         stow_http::error::JsonBodyErrors,
         stow_http::error::KeyedRouteErrors,
@@ -30,7 +30,7 @@ pub async fn update_saved_search(
     req: HttpRequest,
     path: web::Path<String>,
     body: stow_http::Json<SavedSearchRequest>,
-    state: web::Data<CdnState>,
+    state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     reader(&auth)?;
     let valid = saved::validate(&body.into_inner(), false).map_err(ApiError::invalid_request)?;

@@ -13,16 +13,16 @@ use crate::request::Flavor;
 /// Error body of the API host (`cdn-api`).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CdnErrorBody {
+pub struct ApiErrorBody {
     /// Always false.
     pub success: bool,
-    pub error: CdnErrorDetail,
+    pub error: ApiErrorDetail,
     /// The same id as the `X-Request-Id` header.
     pub request_id: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CdnErrorDetail {
+pub struct ApiErrorDetail {
     #[schema(schema_with = cdn_codes)]
     pub code: &'static str,
     pub message: String,
@@ -50,7 +50,7 @@ pub struct IngestErrorBody {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum ErrorBody {
-    Cdn(CdnErrorBody),
+    Cdn(ApiErrorBody),
     Ingest(IngestErrorBody),
 }
 
@@ -63,9 +63,9 @@ impl ErrorBody {
         request_id: String,
     ) -> Self {
         match flavor {
-            Flavor::Api => ErrorBody::Cdn(CdnErrorBody {
+            Flavor::Api => ErrorBody::Cdn(ApiErrorBody {
                 success: false,
-                error: CdnErrorDetail {
+                error: ApiErrorDetail {
                     code: code.cdn_name(),
                     message,
                     details,

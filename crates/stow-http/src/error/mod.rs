@@ -10,7 +10,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde_json::Value;
 
 pub use code::Code;
-pub use envelope::{CdnErrorBody, CdnErrorDetail, ErrorBody, IngestErrorBody};
+pub use envelope::{ApiErrorBody, ApiErrorDetail, ErrorBody, IngestErrorBody};
 pub use responses::{BodyRouteErrors, JsonBodyErrors, KeyedRouteErrors, StoringRouteErrors};
 
 use crate::request::{current_flavor, current_request_id, Flavor, X_REQUEST_ID};

@@ -3,7 +3,7 @@
 
 use utoipa::IntoResponses;
 
-use super::CdnErrorBody;
+use super::ApiErrorBody;
 
 /// What any route that takes an API key may answer besides its own errors.
 #[derive(IntoResponses)]
@@ -11,13 +11,13 @@ use super::CdnErrorBody;
 pub enum KeyedRouteErrors {
     /// UNAUTHORIZED: the key is missing, malformed, unknown, disabled or expired.
     #[response(status = 401)]
-    Unauthorized(CdnErrorBody),
+    Unauthorized(ApiErrorBody),
     /// RATE_LIMITED: the key's rate limit (or the route's own limit); honour `Retry-After`.
     #[response(status = 429)]
-    RateLimited(CdnErrorBody),
+    RateLimited(ApiErrorBody),
     /// SERVICE_UNAVAILABLE: a dependency is down or timed out; honour `Retry-After`.
     #[response(status = 503)]
-    Unavailable(CdnErrorBody),
+    Unavailable(ApiErrorBody),
 }
 
 /// What any route that reads a request body may answer besides its own errors.
@@ -26,7 +26,7 @@ pub enum KeyedRouteErrors {
 pub enum BodyRouteErrors {
     /// REQUEST_TIMEOUT: the body stopped arriving (`BODY_IDLE_TIMEOUT_SECONDS`); nothing was stored.
     #[response(status = 408)]
-    RequestTimeout(CdnErrorBody),
+    RequestTimeout(ApiErrorBody),
 }
 
 /// What any route with a JSON body may answer besides its own errors.
@@ -35,10 +35,10 @@ pub enum BodyRouteErrors {
 pub enum JsonBodyErrors {
     /// PAYLOAD_TOO_LARGE: the body is over 1 MiB.
     #[response(status = 413)]
-    PayloadTooLarge(CdnErrorBody),
+    PayloadTooLarge(ApiErrorBody),
     /// UNSUPPORTED_MEDIA_TYPE: not JSON, or a Content-Encoding other than identity, gzip, deflate.
     #[response(status = 415)]
-    UnsupportedMediaType(CdnErrorBody),
+    UnsupportedMediaType(ApiErrorBody),
 }
 
 /// What any route that stores bytes may answer besides its own errors.
@@ -47,5 +47,5 @@ pub enum JsonBodyErrors {
 pub enum StoringRouteErrors {
     /// INSUFFICIENT_STORAGE: the object store is out of space; nothing was stored; `Retry-After`.
     #[response(status = 507)]
-    InsufficientStorage(CdnErrorBody),
+    InsufficientStorage(ApiErrorBody),
 }
