@@ -10,6 +10,7 @@
 
 mod context;
 mod error;
+pub mod explorer;
 pub mod fields;
 pub mod keys;
 pub mod lifecycle;

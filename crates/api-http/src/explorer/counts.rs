@@ -7,7 +7,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open_many, search_error, ts, Range};
+use super::{each_server, in_search_slot, open_many, ts, Range};
 use crate::state::ApiState;
 
 /// Events per level in one bucket.
@@ -93,25 +93,18 @@ pub async fn counts(
     } else {
         in_search_slot(&state, &auth, async {
             // several servers: their counts add up bucket by bucket (in `fill`)
-            let mut rows = Vec::new();
-            for server in &opened.servers {
-                let query = CountQuery {
-                    server_id: server.id.clone(),
-                    from,
-                    to,
-                    filters: opened.search.filters.clone(),
-                    bucket,
-                    scan_limit: state.config.data_scan_limit,
-                };
-                rows.extend(
-                    state
-                        .stores
-                        .logs
-                        .counts(&query)
-                        .await
-                        .map_err(search_error)?,
-                );
-            }
+            let queries = opened.servers.iter().map(|server| CountQuery {
+                server_id: server.id.clone(),
+                from,
+                to,
+                filters: opened.search.filters.clone(),
+                bucket,
+                scan_limit: state.config.data_scan_limit,
+            });
+            let logs = &state.stores.logs;
+            let each =
+                each_server(queries.collect(), |q| async move { logs.counts(&q).await }).await?;
+            let rows: Vec<_> = each.into_iter().flatten().collect();
             Ok(rows)
         })
         .await?

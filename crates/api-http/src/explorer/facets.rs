@@ -7,7 +7,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open_many, search_error, Range};
+use super::{each_server, in_search_slot, open_many, Range};
 use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
@@ -77,25 +77,17 @@ pub async fn facets(
         Facets::default()
     } else {
         in_search_slot(&state, &auth, async {
-            let mut all = Vec::with_capacity(opened.servers.len());
-            for server in &opened.servers {
-                let query = FacetQuery {
-                    server_id: server.id.clone(),
-                    from: opened.search.from,
-                    to: opened.search.to,
-                    filters: opened.search.filters.clone(),
-                    sample: SAMPLE,
-                    top,
-                };
-                all.push(
-                    state
-                        .stores
-                        .logs
-                        .facets(&query)
-                        .await
-                        .map_err(search_error)?,
-                );
-            }
+            let queries = opened.servers.iter().map(|server| FacetQuery {
+                server_id: server.id.clone(),
+                from: opened.search.from,
+                to: opened.search.to,
+                filters: opened.search.filters.clone(),
+                sample: SAMPLE,
+                top,
+            });
+            let logs = &state.stores.logs;
+            let all =
+                each_server(queries.collect(), |q| async move { logs.facets(&q).await }).await?;
             Ok(Facets::merge(all, top))
         })
         .await?

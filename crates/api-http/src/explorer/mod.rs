@@ -249,7 +249,11 @@ pub(crate) struct Cursors {
 }
 
 impl Cursors {
-    pub(crate) async fn new(state: &ApiState, auth: &Auth, digest: String) -> Result<Self, ApiError> {
+    pub(crate) async fn new(
+        state: &ApiState,
+        auth: &Auth,
+        digest: String,
+    ) -> Result<Self, ApiError> {
         Ok(Cursors {
             keys: state.signing_keys().await?,
             org: auth.org.id.as_str().to_owned(),
@@ -364,10 +368,8 @@ pub(crate) async fn open_many<T: Searches>(
     })
 }
 
-/// Servers read at once by a read over several (each a pooled connection).
-const PARALLEL_SERVERS: usize = 8;
-
-/// `read` of each of `queries` (one per server), a few at a time, the answers in their order.
+/// `read` of each of `queries` (one per server or group), a bounded number at a time
+/// (`stow_ops::explorer::each_server`), the answers in their order.
 pub(crate) async fn each_server<Q, T, Fut>(
     queries: Vec<Q>,
     read: impl Fn(Q) -> Fut,
@@ -375,11 +377,7 @@ pub(crate) async fn each_server<Q, T, Fut>(
 where
     Fut: std::future::Future<Output = Result<T, SearchError>>,
 {
-    use futures::{stream, StreamExt, TryStreamExt};
-    stream::iter(queries)
-        .map(read)
-        .buffered(PARALLEL_SERVERS)
-        .try_collect()
+    stow_ops::explorer::each_server(queries, read)
         .await
         .map_err(search_error)
 }

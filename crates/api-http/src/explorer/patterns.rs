@@ -9,7 +9,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open_many, search_error, Range};
+use super::{each_server, in_search_slot, open_many, Range};
 use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
@@ -62,28 +62,20 @@ pub async fn patterns(
         Vec::new()
     } else {
         in_search_slot(&state, &auth, async {
-            let mut pages = Vec::with_capacity(opened.servers.len());
-            for server in &opened.servers {
-                let query = EventQuery {
-                    server_id: server.id.clone(),
-                    from: opened.search.from,
-                    to: opened.search.to,
-                    filters: opened.search.filters.clone(),
-                    after: None,
-                    limit: SAMPLE + 1,
-                    scan_limit: Some(state.config.data_scan_limit),
-                    // whatever the scan limit let through is the sample: never too broad
-                    enough: 0,
-                };
-                pages.push(
-                    state
-                        .stores
-                        .logs
-                        .query(&query)
-                        .await
-                        .map_err(search_error)?,
-                );
-            }
+            let queries = opened.servers.iter().map(|server| EventQuery {
+                server_id: server.id.clone(),
+                from: opened.search.from,
+                to: opened.search.to,
+                filters: opened.search.filters.clone(),
+                after: None,
+                limit: SAMPLE + 1,
+                scan_limit: Some(state.config.data_scan_limit),
+                // whatever the scan limit let through is the sample: never too broad
+                enough: 0,
+            });
+            let logs = &state.stores.logs;
+            let pages =
+                each_server(queries.collect(), |q| async move { logs.query(&q).await }).await?;
             // several servers: the newest of all of them
             Ok(merge_pages(pages, SAMPLE + 1))
         })

@@ -10,7 +10,7 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::{in_search_slot, open_many, search_error, Cursors, EventOut, Range};
+use super::{each_server, in_search_slot, open_many, Cursors, EventOut, Range};
 use crate::state::ApiState;
 
 #[derive(Serialize, ToSchema)]
@@ -90,27 +90,19 @@ pub(crate) async fn run(
     } else {
         in_search_slot(&state, &auth, async {
             let started = std::time::Instant::now();
-            let mut pages = Vec::with_capacity(opened.servers.len());
-            for server in &opened.servers {
-                let query = EventQuery {
-                    server_id: server.id.clone(),
-                    from: opened.search.from,
-                    to: opened.search.to,
-                    filters: opened.search.filters.clone(),
-                    after,
-                    limit: valid.limit + 1,
-                    scan_limit: Some(state.config.data_scan_limit),
-                    enough: valid.limit,
-                };
-                pages.push(
-                    state
-                        .stores
-                        .logs
-                        .query(&query)
-                        .await
-                        .map_err(search_error)?,
-                );
-            }
+            let queries = opened.servers.iter().map(|server| EventQuery {
+                server_id: server.id.clone(),
+                from: opened.search.from,
+                to: opened.search.to,
+                filters: opened.search.filters.clone(),
+                after,
+                limit: valid.limit + 1,
+                scan_limit: Some(state.config.data_scan_limit),
+                enough: valid.limit,
+            });
+            let logs = &state.stores.logs;
+            let pages =
+                each_server(queries.collect(), |q| async move { logs.query(&q).await }).await?;
             metrics::histogram!("logs_query_duration_seconds")
                 .record(started.elapsed().as_secs_f64());
             // several servers: their pages merged newest first (event ids are unique across
