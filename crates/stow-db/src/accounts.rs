@@ -173,9 +173,9 @@ impl PgAccounts {
         action: Action,
         audit: &Audit,
     ) -> Result<ApiKey, StoreError> {
-        let mut conn = self.db.conn().await?;
-        let row = conn
-            .transaction::<_, DieselError, _>(|conn| {
+        let row = self
+            .db
+            .audited(|conn| {
                 async move {
                     let was: Option<Option<DateTime<Utc>>> = api_keys::table
                         .find(id.as_str())
@@ -184,14 +184,16 @@ impl PgAccounts {
                         .first(conn)
                         .await
                         .optional()?;
-                    let Some(was) = was else { return Ok(None) };
+                    let Some(was) = was else {
+                        return Ok((None, vec![]));
+                    };
                     if was.is_some() == to.is_some() {
                         let row: KeyRow = api_keys::table
                             .find(id.as_str())
                             .select(KeyRow::as_select())
                             .first(conn)
                             .await?;
-                        return Ok(Some(row));
+                        return Ok((Some(row), vec![]));
                     }
                     let row: KeyRow = diesel::update(api_keys::table.find(id.as_str()))
                         .set(api_keys::disabled_at.eq(to))
@@ -204,13 +206,11 @@ impl PgAccounts {
                         id.as_str(),
                         serde_json::json!({ "name": row.name }),
                     );
-                    crate::audit::append(conn, &[entry]).await?;
-                    Ok(Some(row))
+                    Ok((Some(row), vec![entry]))
                 }
                 .scope_boxed()
             })
-            .await
-            .map_err(db_error)?;
+            .await?;
         row.ok_or_else(|| not_found("key", id))?.try_into()
     }
 }

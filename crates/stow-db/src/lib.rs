@@ -45,11 +45,14 @@ pub fn stores(db: &Db) -> stow_ops::Stores {
 
 use std::time::Duration;
 
+use auth_core::audit::AuditEntry;
 use auth_core::{Cause, StoreError};
 use deadpool::managed::QueueMode;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::QueryResult;
 use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::scoped_futures::{ScopedBoxFuture, ScopedFutureExt};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures::FutureExt;
 use secrecy::{ExposeSecret, SecretString};
@@ -163,6 +166,33 @@ impl Db {
             metrics::counter!("db_pool_acquire_errors_total").increment(1);
         }
         conn
+    }
+
+    /// Runs `change` in one transaction and writes the audit entries it returns in that same
+    /// transaction (decisions/009: a change and its entry are one). `change` answers its value
+    /// with the entries to write (none, when it changed nothing). The one way a store method makes
+    /// an audited change.
+    pub async fn audited<'a, R, F>(&self, change: F) -> Result<R, StoreError>
+    where
+        F: for<'r> FnOnce(
+                &'r mut AsyncPgConnection,
+            )
+                -> ScopedBoxFuture<'a, 'r, QueryResult<(R, Vec<AuditEntry>)>>
+            + Send
+            + 'a,
+        R: Send + 'a,
+    {
+        let mut conn = self.conn().await?;
+        conn.transaction::<R, DieselError, _>(|conn| {
+            async move {
+                let (value, entries) = change(conn).await?;
+                audit::append(conn, &entries).await?;
+                Ok(value)
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(db_error)
     }
 
     /// `(size, available, waiting)` of the pool, for readiness and metrics.

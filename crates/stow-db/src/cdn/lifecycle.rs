@@ -9,7 +9,7 @@ use cdn_core::placeholder::Put;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::schema::lifecycle_rules;
 use crate::{db_error, Db};
@@ -54,53 +54,53 @@ impl LifecycleStore for PgLifecycle {
         audit: &Audit,
     ) -> Result<Put, StoreError> {
         let days = i32::try_from(r.days).map_err(|_| StoreError::Conflict("days".into()))?;
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                // concurrent puts of one organization take turns, so the count below holds
-                crate::lock_org(conn, org_id.as_str()).await?;
-                let row = lifecycle_rules::table.find((org_id.as_str(), r.folder.as_str()));
-                let existing: Option<DateTime<Utc>> = row
-                    .select(lifecycle_rules::created_at)
-                    .first(conn)
-                    .await
-                    .optional()?;
-                if let Some(created_at) = existing {
-                    diesel::update(row)
-                        .set((
+        self.db
+            .audited(|conn| {
+                async move {
+                    // concurrent puts of one organization take turns, so the count below holds
+                    crate::lock_org(conn, org_id.as_str()).await?;
+                    let row = lifecycle_rules::table.find((org_id.as_str(), r.folder.as_str()));
+                    let existing: Option<DateTime<Utc>> = row
+                        .select(lifecycle_rules::created_at)
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    if let Some(created_at) = existing {
+                        diesel::update(row)
+                            .set((
+                                lifecycle_rules::days.eq(days),
+                                lifecycle_rules::updated_at.eq(r.updated_at),
+                            ))
+                            .execute(conn)
+                            .await?;
+                        return Ok((
+                            Put::Replaced { created_at },
+                            vec![set_entry(audit, org_id, r)],
+                        ));
+                    }
+                    let count: i64 = lifecycle_rules::table
+                        .filter(lifecycle_rules::org_id.eq(org_id.as_str()))
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    if count as usize >= max {
+                        return Ok((Put::LimitReached, vec![]));
+                    }
+                    diesel::insert_into(lifecycle_rules::table)
+                        .values((
+                            lifecycle_rules::org_id.eq(org_id.as_str()),
+                            lifecycle_rules::folder.eq(&r.folder),
                             lifecycle_rules::days.eq(days),
+                            lifecycle_rules::created_at.eq(r.created_at),
                             lifecycle_rules::updated_at.eq(r.updated_at),
                         ))
                         .execute(conn)
                         .await?;
-                    crate::audit::append(conn, &[set_entry(audit, org_id, r)]).await?;
-                    return Ok(Put::Replaced { created_at });
+                    Ok((Put::Created, vec![set_entry(audit, org_id, r)]))
                 }
-                let count: i64 = lifecycle_rules::table
-                    .filter(lifecycle_rules::org_id.eq(org_id.as_str()))
-                    .count()
-                    .get_result(conn)
-                    .await?;
-                if count as usize >= max {
-                    return Ok(Put::LimitReached);
-                }
-                diesel::insert_into(lifecycle_rules::table)
-                    .values((
-                        lifecycle_rules::org_id.eq(org_id.as_str()),
-                        lifecycle_rules::folder.eq(&r.folder),
-                        lifecycle_rules::days.eq(days),
-                        lifecycle_rules::created_at.eq(r.created_at),
-                        lifecycle_rules::updated_at.eq(r.updated_at),
-                    ))
-                    .execute(conn)
-                    .await?;
-                crate::audit::append(conn, &[set_entry(audit, org_id, r)]).await?;
-                Ok(Put::Created)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn list(&self, org_id: &OrgId) -> Result<Vec<LifecycleRule>, StoreError> {
@@ -121,21 +121,21 @@ impl LifecycleStore for PgLifecycle {
         folder: &str,
         audit: &Audit,
     ) -> Result<bool, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                let n = diesel::delete(lifecycle_rules::table.find((org_id.as_str(), folder)))
-                    .execute(conn)
-                    .await?;
-                if n == 1 {
-                    crate::audit::append(conn, &[removed_entry(audit, org_id, folder)]).await?;
+        self.db
+            .audited(|conn| {
+                async move {
+                    let n = diesel::delete(lifecycle_rules::table.find((org_id.as_str(), folder)))
+                        .execute(conn)
+                        .await?;
+                    let entries = (n == 1)
+                        .then(|| removed_entry(audit, org_id, folder))
+                        .into_iter()
+                        .collect();
+                    Ok((n == 1, entries))
                 }
-                Ok(n == 1)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn organizations(&self) -> Result<Vec<OrgId>, StoreError> {

@@ -8,7 +8,7 @@ use cdn_core::ObjectKey;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use crate::schema::placeholders;
 use crate::{db_error, Db};
@@ -52,53 +52,53 @@ impl PlaceholderStore for PgPlaceholders {
         max: usize,
         audit: &Audit,
     ) -> Result<Put, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                // concurrent puts of one organization take turns, so the count below holds
-                crate::lock_org(conn, org_id.as_str()).await?;
-                let existing: Option<DateTime<Utc>> = placeholders::table
-                    .find((org_id.as_str(), p.pattern.as_str()))
-                    .select(placeholders::created_at)
-                    .first(conn)
-                    .await
-                    .optional()?;
-                if let Some(created_at) = existing {
-                    diesel::update(placeholders::table.find((org_id.as_str(), p.pattern.as_str())))
+        self.db
+            .audited(|conn| {
+                async move {
+                    // concurrent puts of one organization take turns, so the count below holds
+                    crate::lock_org(conn, org_id.as_str()).await?;
+                    let existing: Option<DateTime<Utc>> = placeholders::table
+                        .find((org_id.as_str(), p.pattern.as_str()))
+                        .select(placeholders::created_at)
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    if let Some(created_at) = existing {
+                        diesel::update(
+                            placeholders::table.find((org_id.as_str(), p.pattern.as_str())),
+                        )
                         .set((
                             placeholders::fallback_key.eq(p.fallback.as_str()),
                             placeholders::updated_at.eq(p.updated_at),
                         ))
                         .execute(conn)
                         .await?;
-                    crate::audit::append(conn, &[set_entry(audit, org_id, p)]).await?;
-                    return Ok(Put::Replaced { created_at });
+                        let entry = set_entry(audit, org_id, p);
+                        return Ok((Put::Replaced { created_at }, vec![entry]));
+                    }
+                    let count: i64 = placeholders::table
+                        .filter(placeholders::org_id.eq(org_id.as_str()))
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    if count as usize >= max {
+                        return Ok((Put::LimitReached, vec![]));
+                    }
+                    diesel::insert_into(placeholders::table)
+                        .values((
+                            placeholders::org_id.eq(org_id.as_str()),
+                            placeholders::pattern.eq(&p.pattern),
+                            placeholders::fallback_key.eq(p.fallback.as_str()),
+                            placeholders::created_at.eq(p.created_at),
+                            placeholders::updated_at.eq(p.updated_at),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    Ok((Put::Created, vec![set_entry(audit, org_id, p)]))
                 }
-                let count: i64 = placeholders::table
-                    .filter(placeholders::org_id.eq(org_id.as_str()))
-                    .count()
-                    .get_result(conn)
-                    .await?;
-                if count as usize >= max {
-                    return Ok(Put::LimitReached);
-                }
-                diesel::insert_into(placeholders::table)
-                    .values((
-                        placeholders::org_id.eq(org_id.as_str()),
-                        placeholders::pattern.eq(&p.pattern),
-                        placeholders::fallback_key.eq(p.fallback.as_str()),
-                        placeholders::created_at.eq(p.created_at),
-                        placeholders::updated_at.eq(p.updated_at),
-                    ))
-                    .execute(conn)
-                    .await?;
-                crate::audit::append(conn, &[set_entry(audit, org_id, p)]).await?;
-                Ok(Put::Created)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn list(&self, org_id: &OrgId) -> Result<Vec<Placeholder>, StoreError> {
@@ -119,20 +119,20 @@ impl PlaceholderStore for PgPlaceholders {
         pattern: &str,
         audit: &Audit,
     ) -> Result<bool, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                let n = diesel::delete(placeholders::table.find((org_id.as_str(), pattern)))
-                    .execute(conn)
-                    .await?;
-                if n == 1 {
-                    crate::audit::append(conn, &[removed_entry(audit, org_id, pattern)]).await?;
+        self.db
+            .audited(|conn| {
+                async move {
+                    let n = diesel::delete(placeholders::table.find((org_id.as_str(), pattern)))
+                        .execute(conn)
+                        .await?;
+                    let entries = (n == 1)
+                        .then(|| removed_entry(audit, org_id, pattern))
+                        .into_iter()
+                        .collect();
+                    Ok((n == 1, entries))
                 }
-                Ok(n == 1)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 }

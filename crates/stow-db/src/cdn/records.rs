@@ -219,25 +219,25 @@ impl ObjectRecordStore for PgObjectRecords {
         key: &ObjectKey,
         audit: &Audit,
     ) -> Result<Option<ObjectRecord>, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                let deleted: Option<ObjectRecord> =
-                    diesel::delete(objects::table.find((org_id.as_str(), key.as_str())))
-                        .returning(ObjectRow::as_returning())
-                        .get_result(conn)
-                        .await
-                        .optional()?
-                        .map(Into::into);
-                if let Some(r) = &deleted {
-                    crate::audit::append(conn, &[deleted_entry(audit, org_id, r)]).await?;
+        self.db
+            .audited(|conn| {
+                async move {
+                    let deleted: Option<ObjectRecord> =
+                        diesel::delete(objects::table.find((org_id.as_str(), key.as_str())))
+                            .returning(ObjectRow::as_returning())
+                            .get_result(conn)
+                            .await
+                            .optional()?
+                            .map(Into::into);
+                    let entries = deleted
+                        .iter()
+                        .map(|r| deleted_entry(audit, org_id, r))
+                        .collect();
+                    Ok((deleted, entries))
                 }
-                Ok(deleted)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn delete_many(
@@ -246,32 +246,30 @@ impl ObjectRecordStore for PgObjectRecords {
         keys: &[ObjectKey],
         audit: &Audit,
     ) -> Result<Vec<ObjectRecord>, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                let rows: Vec<ObjectRow> = diesel::delete(
-                    objects::table
-                        .filter(objects::org_id.eq(org_id.as_str()))
-                        .filter(
-                            objects::key
-                                .eq_any(keys.iter().map(ObjectKey::as_str).collect::<Vec<_>>()),
-                        ),
-                )
-                .returning(ObjectRow::as_returning())
-                .get_results(conn)
-                .await?;
-                let deleted: Vec<ObjectRecord> = rows.into_iter().map(Into::into).collect();
-                let entries: Vec<_> = deleted
-                    .iter()
-                    .map(|r| deleted_entry(audit, org_id, r))
-                    .collect();
-                crate::audit::append(conn, &entries).await?;
-                Ok(deleted)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+        self.db
+            .audited(|conn| {
+                async move {
+                    let rows: Vec<ObjectRow> = diesel::delete(
+                        objects::table
+                            .filter(objects::org_id.eq(org_id.as_str()))
+                            .filter(
+                                objects::key
+                                    .eq_any(keys.iter().map(ObjectKey::as_str).collect::<Vec<_>>()),
+                            ),
+                    )
+                    .returning(ObjectRow::as_returning())
+                    .get_results(conn)
+                    .await?;
+                    let deleted: Vec<ObjectRecord> = rows.into_iter().map(Into::into).collect();
+                    let entries: Vec<_> = deleted
+                        .iter()
+                        .map(|r| deleted_entry(audit, org_id, r))
+                        .collect();
+                    Ok((deleted, entries))
+                }
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn list(&self, org_id: &OrgId, q: &ListQuery) -> Result<Vec<ObjectRecord>, StoreError> {
@@ -388,44 +386,42 @@ impl ObjectRecordStore for PgObjectRecords {
         limit: usize,
         audit: &Audit,
     ) -> Result<Vec<ObjectRecord>, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                let keys: Vec<String> = diesel::sql_query(EXPIRED_KEYS)
-                    .bind::<Text, _>(org_id.as_str())
-                    .bind::<Timestamptz, _>(e.before)
-                    .bind::<Text, _>(&e.folder)
-                    .bind::<Array<Text>, _>(&e.except)
-                    .bind::<BigInt, _>(limit as i64)
-                    .load::<KeyRow>(conn)
-                    .await?
-                    .into_iter()
-                    .map(|r| r.key)
-                    .collect();
-                if keys.is_empty() {
-                    return Ok(Vec::new());
+        self.db
+            .audited(|conn| {
+                async move {
+                    let keys: Vec<String> = diesel::sql_query(EXPIRED_KEYS)
+                        .bind::<Text, _>(org_id.as_str())
+                        .bind::<Timestamptz, _>(e.before)
+                        .bind::<Text, _>(&e.folder)
+                        .bind::<Array<Text>, _>(&e.except)
+                        .bind::<BigInt, _>(limit as i64)
+                        .load::<KeyRow>(conn)
+                        .await?
+                        .into_iter()
+                        .map(|r| r.key)
+                        .collect();
+                    if keys.is_empty() {
+                        return Ok((Vec::new(), vec![]));
+                    }
+                    let rows: Vec<ObjectRow> = diesel::delete(
+                        objects::table
+                            .filter(objects::org_id.eq(org_id.as_str()))
+                            .filter(objects::key.eq_any(&keys)),
+                    )
+                    .returning(ObjectRow::as_returning())
+                    .get_results(conn)
+                    .await?;
+                    let mut gone: Vec<ObjectRecord> = rows.into_iter().map(Into::into).collect();
+                    gone.sort_by(|a, b| a.key.cmp(&b.key));
+                    let entries: Vec<_> = gone
+                        .iter()
+                        .map(|r| expired_entry(audit, org_id, e, r))
+                        .collect();
+                    Ok((gone, entries))
                 }
-                let rows: Vec<ObjectRow> = diesel::delete(
-                    objects::table
-                        .filter(objects::org_id.eq(org_id.as_str()))
-                        .filter(objects::key.eq_any(&keys)),
-                )
-                .returning(ObjectRow::as_returning())
-                .get_results(conn)
-                .await?;
-                let mut gone: Vec<ObjectRecord> = rows.into_iter().map(Into::into).collect();
-                gone.sort_by(|a, b| a.key.cmp(&b.key));
-                let entries: Vec<_> = gone
-                    .iter()
-                    .map(|r| expired_entry(audit, org_id, e, r))
-                    .collect();
-                crate::audit::append(conn, &entries).await?;
-                Ok(gone)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn set_keep(
@@ -435,42 +431,41 @@ impl ObjectRecordStore for PgObjectRecords {
         keep: bool,
         audit: &Audit,
     ) -> Result<Vec<ObjectKey>, StoreError> {
-        let mut conn = self.db.conn().await?;
         let wanted: Vec<&str> = keys.iter().map(ObjectKey::as_str).collect();
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                let changed: Vec<String> = diesel::update(
-                    objects::table
+        self.db
+            .audited(|conn| {
+                async move {
+                    let changed: Vec<String> = diesel::update(
+                        objects::table
+                            .filter(objects::org_id.eq(org_id.as_str()))
+                            .filter(objects::key.eq_any(&wanted))
+                            .filter(objects::keep.ne(keep)),
+                    )
+                    .set(objects::keep.eq(keep))
+                    .returning(objects::key)
+                    .get_results(conn)
+                    .await?;
+                    let entries: Vec<_> = changed
+                        .iter()
+                        .map(|k| keep_entry(audit, org_id, &ObjectKey::from(k.clone()), keep))
+                        .collect();
+                    let found: Vec<String> = objects::table
                         .filter(objects::org_id.eq(org_id.as_str()))
                         .filter(objects::key.eq_any(&wanted))
-                        .filter(objects::keep.ne(keep)),
-                )
-                .set(objects::keep.eq(keep))
-                .returning(objects::key)
-                .get_results(conn)
-                .await?;
-                let entries: Vec<_> = changed
-                    .iter()
-                    .map(|k| keep_entry(audit, org_id, &ObjectKey::from(k.clone()), keep))
-                    .collect();
-                crate::audit::append(conn, &entries).await?;
-                let found: Vec<String> = objects::table
-                    .filter(objects::org_id.eq(org_id.as_str()))
-                    .filter(objects::key.eq_any(&wanted))
-                    .select(objects::key)
-                    .load(conn)
-                    .await?;
-                // in the order asked
-                Ok(keys
-                    .iter()
-                    .filter(|k| found.iter().any(|f| f == k.as_str()))
-                    .cloned()
-                    .collect())
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                        .select(objects::key)
+                        .load(conn)
+                        .await?;
+                    // in the order asked
+                    let kept = keys
+                        .iter()
+                        .filter(|k| found.iter().any(|f| f == k.as_str()))
+                        .cloned()
+                        .collect();
+                    Ok((kept, entries))
+                }
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn folder_usage(&self, org_id: &OrgId) -> Result<Vec<FolderUsage>, StoreError> {

@@ -8,7 +8,7 @@ use auth_core::{OrgId, ServerId, StoreError};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use logs_core::saved::{self, SavedPut, SavedSearch, SavedSearchStore, SavedServers};
 use serde_json::Value;
 
@@ -121,86 +121,85 @@ impl SavedSearchStore for PgSavedSearches {
         max: usize,
         audit: &Audit,
     ) -> Result<SavedPut, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                crate::lock_org(conn, &s.org_id).await?;
-                if name_taken(conn, s).await? {
-                    return Ok(SavedPut::NameTaken);
+        self.db
+            .audited(|conn| {
+                async move {
+                    crate::lock_org(conn, &s.org_id).await?;
+                    if name_taken(conn, s).await? {
+                        return Ok((SavedPut::NameTaken, vec![]));
+                    }
+                    let count: i64 = t::table
+                        .filter(t::org_id.eq(s.org_id.as_str()))
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    if count as usize >= max {
+                        return Ok((SavedPut::LimitReached, vec![]));
+                    }
+                    diesel::insert_into(t::table)
+                        .values(row(s))
+                        .execute(conn)
+                        .await?;
+                    Ok((SavedPut::Done, vec![saved::created_entry(audit, s)]))
                 }
-                let count: i64 = t::table
-                    .filter(t::org_id.eq(s.org_id.as_str()))
-                    .count()
-                    .get_result(conn)
-                    .await?;
-                if count as usize >= max {
-                    return Ok(SavedPut::LimitReached);
-                }
-                diesel::insert_into(t::table)
-                    .values(row(s))
-                    .execute(conn)
-                    .await?;
-                crate::audit::append(conn, &[saved::created_entry(audit, s)]).await?;
-                Ok(SavedPut::Done)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn update(&self, s: &SavedSearch, audit: &Audit) -> Result<SavedPut, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                crate::lock_org(conn, &s.org_id).await?;
-                let before: Option<SavedSearch> = t::table
-                    .filter(t::org_id.eq(s.org_id.as_str()))
-                    .filter(t::id.eq(&s.id))
-                    .select(Row::as_select())
-                    .first::<Row>(conn)
-                    .await
-                    .optional()?
-                    .map(Into::into);
-                if name_taken(conn, s).await? {
-                    return Ok(SavedPut::NameTaken);
-                }
-                let Some(before) = before else {
-                    return Ok(SavedPut::Missing);
-                };
-                if saved::same_content(&before, s) {
-                    return Ok(SavedPut::Done);
-                }
-                let after = row(s);
-                diesel::update(t::table.find(&s.id))
-                    .set((
-                        t::name.eq(&after.name),
-                        t::server_ids.eq(&after.server_ids),
-                        t::search.eq(&after.search),
-                        t::updated_at.eq(after.updated_at),
+        self.db
+            .audited(|conn| {
+                async move {
+                    crate::lock_org(conn, &s.org_id).await?;
+                    let before: Option<SavedSearch> = t::table
+                        .filter(t::org_id.eq(s.org_id.as_str()))
+                        .filter(t::id.eq(&s.id))
+                        .select(Row::as_select())
+                        .first::<Row>(conn)
+                        .await
+                        .optional()?
+                        .map(Into::into);
+                    if name_taken(conn, s).await? {
+                        return Ok((SavedPut::NameTaken, vec![]));
+                    }
+                    let Some(before) = before else {
+                        return Ok((SavedPut::Missing, vec![]));
+                    };
+                    if saved::same_content(&before, s) {
+                        return Ok((SavedPut::Done, vec![]));
+                    }
+                    let after = row(s);
+                    diesel::update(t::table.find(&s.id))
+                        .set((
+                            t::name.eq(&after.name),
+                            t::server_ids.eq(&after.server_ids),
+                            t::search.eq(&after.search),
+                            t::updated_at.eq(after.updated_at),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    // alert rules watching it evaluate its new filters from the next commit on
+                    super::alerts::bump_version(conn).await?;
+                    let after = SavedSearch {
+                        created_at: before.created_at,
+                        created_by: before.created_by.clone(),
+                        ..s.clone()
+                    };
+                    Ok((
+                        SavedPut::Done,
+                        vec![saved::changed_entry(audit, &before, &after)],
                     ))
-                    .execute(conn)
-                    .await?;
-                // alert rules watching it evaluate its new filters from the next commit on
-                super::alerts::bump_version(conn).await?;
-                let after = SavedSearch {
-                    created_at: before.created_at,
-                    created_by: before.created_by.clone(),
-                    ..s.clone()
-                };
-                crate::audit::append(conn, &[saved::changed_entry(audit, &before, &after)]).await?;
-                Ok(SavedPut::Done)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                }
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn delete(&self, org: &OrgId, id: &str, audit: &Audit) -> Result<bool, StoreError> {
-        let mut conn = self.db.conn().await?;
-        let watched = conn
-            .transaction::<_, diesel::result::Error, _>(|conn| {
+        let watched = self
+            .db
+            .audited(|conn| {
                 async move {
                     // its row first: a rule being made on it waits (or is waited for), so
                     // either this sees the rule or the rule's reference check sees it gone
@@ -213,11 +212,11 @@ impl SavedSearchStore for PgSavedSearches {
                         .await
                         .optional()?;
                     if here.is_none() {
-                        return Ok(Ok(false));
+                        return Ok((Ok(false), vec![]));
                     }
                     let rules = watching_rules(conn, id).await?;
                     if !rules.is_empty() {
-                        return Ok(Err(rules));
+                        return Ok((Err(rules), vec![]));
                     }
                     let gone: Option<Row> = diesel::delete(
                         t::table
@@ -229,16 +228,13 @@ impl SavedSearchStore for PgSavedSearches {
                     .await
                     .optional()?;
                     let Some(gone) = gone else {
-                        return Ok(Ok(false));
+                        return Ok((Ok(false), vec![]));
                     };
-                    crate::audit::append(conn, &[saved::deleted_entry(audit, &gone.into())])
-                        .await?;
-                    Ok(Ok(true))
+                    Ok((Ok(true), vec![saved::deleted_entry(audit, &gone.into())]))
                 }
                 .scope_boxed()
             })
-            .await
-            .map_err(db_error)?;
+            .await?;
         watched.map_err(|rules| {
             StoreError::Conflict(format!(
                 "alert rules watch this saved search ({}); delete them or point them at another search first",

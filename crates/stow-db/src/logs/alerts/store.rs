@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz};
 use diesel::{OptionalExtension, QueryResult, QueryableByName};
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use logs_core::alert_store::{
     self, AlertPut, AlertRule, AlertStore, Delivery, DeliveryQuery, DeliveryStatus, Destination,
     DestinationDelete, DestinationKind,
@@ -435,15 +435,14 @@ impl AlertStore for PgAlerts {
         max: usize,
         audit: &Audit,
     ) -> Result<AlertPut, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+        self.db.audited(|conn| {
             async move {
                 lock_org(conn, &d.org_id).await?;
                 if name_taken(conn, "alert_destinations", &d.org_id, &d.id, &d.name).await? {
-                    return Ok(AlertPut::NameTaken);
+                    return Ok((AlertPut::NameTaken, vec![]));
                 }
                 if count_of(conn, "alert_destinations", &d.org_id).await? as usize >= max {
-                    return Ok(AlertPut::LimitReached);
+                    return Ok((AlertPut::LimitReached, vec![]));
                 }
                 diesel::sql_query(
                     "INSERT INTO alert_destinations (id, org_id, name, kind, url_hint, sealed, \
@@ -461,13 +460,11 @@ impl AlertStore for PgAlerts {
                 .execute(conn)
                 .await?;
                 let entry = alert_store::destination_entry(audit, Action::DestinationCreate, d, "");
-                crate::audit::append(conn, &[entry]).await?;
-                Ok(AlertPut::Done)
+                Ok((AlertPut::Done, vec![entry]))
             }
             .scope_boxed()
         })
         .await
-        .map_err(db_error)
     }
 
     async fn update_destination(
@@ -476,37 +473,35 @@ impl AlertStore for PgAlerts {
         what: &str,
         audit: &Audit,
     ) -> Result<AlertPut, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                lock_org(conn, &d.org_id).await?;
-                if name_taken(conn, "alert_destinations", &d.org_id, &d.id, &d.name).await? {
-                    return Ok(AlertPut::NameTaken);
-                }
-                let n = diesel::sql_query(
-                    "UPDATE alert_destinations SET name = $3, url_hint = $4, sealed = $5, \
+        self.db
+            .audited(|conn| {
+                async move {
+                    lock_org(conn, &d.org_id).await?;
+                    if name_taken(conn, "alert_destinations", &d.org_id, &d.id, &d.name).await? {
+                        return Ok((AlertPut::NameTaken, vec![]));
+                    }
+                    let n = diesel::sql_query(
+                        "UPDATE alert_destinations SET name = $3, url_hint = $4, sealed = $5, \
                      updated_at = $6, hold_until = NULL WHERE org_id = $1 AND id = $2",
-                )
-                .bind::<Text, _>(d.org_id.as_str())
-                .bind::<Text, _>(&d.id)
-                .bind::<Text, _>(&d.name)
-                .bind::<Text, _>(&d.url_hint)
-                .bind::<Bytea, _>(&d.sealed)
-                .bind::<Timestamptz, _>(d.updated_at)
-                .execute(conn)
-                .await?;
-                if n == 0 {
-                    return Ok(AlertPut::Missing);
+                    )
+                    .bind::<Text, _>(d.org_id.as_str())
+                    .bind::<Text, _>(&d.id)
+                    .bind::<Text, _>(&d.name)
+                    .bind::<Text, _>(&d.url_hint)
+                    .bind::<Bytea, _>(&d.sealed)
+                    .bind::<Timestamptz, _>(d.updated_at)
+                    .execute(conn)
+                    .await?;
+                    if n == 0 {
+                        return Ok((AlertPut::Missing, vec![]));
+                    }
+                    let entry =
+                        alert_store::destination_entry(audit, Action::DestinationChange, d, what);
+                    Ok((AlertPut::Done, vec![entry]))
                 }
-                let entry =
-                    alert_store::destination_entry(audit, Action::DestinationChange, d, what);
-                crate::audit::append(conn, &[entry]).await?;
-                Ok(AlertPut::Done)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn delete_destination(
@@ -515,54 +510,51 @@ impl AlertStore for PgAlerts {
         id: &str,
         audit: &Audit,
     ) -> Result<DestinationDelete, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                lock_org(conn, org).await?;
-                #[derive(QueryableByName)]
-                struct Name {
-                    #[diesel(sql_type = Text)]
-                    name: String,
-                }
-                let users: Vec<Name> = diesel::sql_query(
-                    "SELECT r.name FROM alert_rules r JOIN alert_rule_destinations d \
+        self.db
+            .audited(|conn| {
+                async move {
+                    lock_org(conn, org).await?;
+                    #[derive(QueryableByName)]
+                    struct Name {
+                        #[diesel(sql_type = Text)]
+                        name: String,
+                    }
+                    let users: Vec<Name> = diesel::sql_query(
+                        "SELECT r.name FROM alert_rules r JOIN alert_rule_destinations d \
                      ON d.rule_id = r.id WHERE r.org_id = $1 AND d.destination_id = $2 \
                      ORDER BY lower(r.name)",
-                )
-                .bind::<Text, _>(org.as_str())
-                .bind::<Text, _>(id)
-                .load(conn)
-                .await?;
-                if !users.is_empty() {
-                    return Ok(DestinationDelete::InUse(
-                        users.into_iter().map(|n| n.name).collect(),
-                    ));
-                }
-                let gone: Option<DestinationRow> = diesel::sql_query(format!(
-                    "DELETE FROM alert_destinations WHERE org_id = $1 AND id = $2 \
+                    )
+                    .bind::<Text, _>(org.as_str())
+                    .bind::<Text, _>(id)
+                    .load(conn)
+                    .await?;
+                    if !users.is_empty() {
+                        let names = users.into_iter().map(|n| n.name).collect();
+                        return Ok((DestinationDelete::InUse(names), vec![]));
+                    }
+                    let gone: Option<DestinationRow> = diesel::sql_query(format!(
+                        "DELETE FROM alert_destinations WHERE org_id = $1 AND id = $2 \
                      RETURNING {DESTINATION_COLUMNS}"
-                ))
-                .bind::<Text, _>(org.as_str())
-                .bind::<Text, _>(id)
-                .get_result(conn)
-                .await
-                .optional()?;
-                let Some(gone) = gone else {
-                    return Ok(DestinationDelete::Missing);
-                };
-                let entry = alert_store::destination_entry(
-                    audit,
-                    Action::DestinationDelete,
-                    &gone.into(),
-                    "",
-                );
-                crate::audit::append(conn, &[entry]).await?;
-                Ok(DestinationDelete::Done)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                    ))
+                    .bind::<Text, _>(org.as_str())
+                    .bind::<Text, _>(id)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    let Some(gone) = gone else {
+                        return Ok((DestinationDelete::Missing, vec![]));
+                    };
+                    let entry = alert_store::destination_entry(
+                        audit,
+                        Action::DestinationDelete,
+                        &gone.into(),
+                        "",
+                    );
+                    Ok((DestinationDelete::Done, vec![entry]))
+                }
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn rules(&self, org: &OrgId) -> Result<Vec<AlertRule>, StoreError> {
@@ -590,84 +582,78 @@ impl AlertStore for PgAlerts {
         max: usize,
         audit: &Audit,
     ) -> Result<AlertPut, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                lock_org(conn, &r.org_id).await?;
-                if name_taken(conn, "alert_rules", &r.org_id, &r.id, &r.spec.name).await? {
-                    return Ok(AlertPut::NameTaken);
+        self.db
+            .audited(|conn| {
+                async move {
+                    lock_org(conn, &r.org_id).await?;
+                    if name_taken(conn, "alert_rules", &r.org_id, &r.id, &r.spec.name).await? {
+                        return Ok((AlertPut::NameTaken, vec![]));
+                    }
+                    if count_of(conn, "alert_rules", &r.org_id).await? as usize >= max {
+                        return Ok((AlertPut::LimitReached, vec![]));
+                    }
+                    if let Some(refused) = references(conn, r).await? {
+                        return Ok((refused, vec![]));
+                    }
+                    write_rule(conn, r, true, audit).await?;
+                    let entry = alert_store::rule_entry(audit, Action::AlertRuleCreate, r);
+                    Ok((AlertPut::Done, vec![entry]))
                 }
-                if count_of(conn, "alert_rules", &r.org_id).await? as usize >= max {
-                    return Ok(AlertPut::LimitReached);
-                }
-                if let Some(refused) = references(conn, r).await? {
-                    return Ok(refused);
-                }
-                write_rule(conn, r, true, audit).await?;
-                let entry = alert_store::rule_entry(audit, Action::AlertRuleCreate, r);
-                crate::audit::append(conn, &[entry]).await?;
-                Ok(AlertPut::Done)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn update_rule(&self, r: &AlertRule, audit: &Audit) -> Result<AlertPut, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                lock_org(conn, &r.org_id).await?;
-                let Some(before) = rule_of(conn, &r.org_id, &r.id).await? else {
-                    return Ok(AlertPut::Missing);
-                };
-                if name_taken(conn, "alert_rules", &r.org_id, &r.id, &r.spec.name).await? {
-                    return Ok(AlertPut::NameTaken);
-                }
-                if let Some(refused) = references(conn, r).await? {
-                    return Ok(refused);
-                }
-                write_rule(conn, r, false, audit).await?;
-                if resets_memory(&before, r) {
-                    for table in ["alert_minute_counts", "alert_groups"] {
-                        diesel::sql_query(format!("DELETE FROM {table} WHERE rule_id = $1"))
-                            .bind::<Text, _>(&r.id)
-                            .execute(conn)
-                            .await?;
+        self.db
+            .audited(|conn| {
+                async move {
+                    lock_org(conn, &r.org_id).await?;
+                    let Some(before) = rule_of(conn, &r.org_id, &r.id).await? else {
+                        return Ok((AlertPut::Missing, vec![]));
+                    };
+                    if name_taken(conn, "alert_rules", &r.org_id, &r.id, &r.spec.name).await? {
+                        return Ok((AlertPut::NameTaken, vec![]));
                     }
+                    if let Some(refused) = references(conn, r).await? {
+                        return Ok((refused, vec![]));
+                    }
+                    write_rule(conn, r, false, audit).await?;
+                    if resets_memory(&before, r) {
+                        for table in ["alert_minute_counts", "alert_groups"] {
+                            diesel::sql_query(format!("DELETE FROM {table} WHERE rule_id = $1"))
+                                .bind::<Text, _>(&r.id)
+                                .execute(conn)
+                                .await?;
+                        }
+                    }
+                    let entry = alert_store::rule_entry(audit, Action::AlertRuleChange, r);
+                    Ok((AlertPut::Done, vec![entry]))
                 }
-                let entry = alert_store::rule_entry(audit, Action::AlertRuleChange, r);
-                crate::audit::append(conn, &[entry]).await?;
-                Ok(AlertPut::Done)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn delete_rule(&self, org: &OrgId, id: &str, audit: &Audit) -> Result<bool, StoreError> {
-        let mut conn = self.db.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                lock_org(conn, org).await?;
-                let Some(rule) = rule_of(conn, org, id).await? else {
-                    return Ok(false);
-                };
-                diesel::sql_query("DELETE FROM alert_rules WHERE id = $1")
-                    .bind::<Text, _>(id)
-                    .execute(conn)
-                    .await?;
-                bump_version(conn).await?;
-                let entry = alert_store::rule_entry(audit, Action::AlertRuleDelete, &rule);
-                crate::audit::append(conn, &[entry]).await?;
-                Ok(true)
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(db_error)
+        self.db
+            .audited(|conn| {
+                async move {
+                    lock_org(conn, org).await?;
+                    let Some(rule) = rule_of(conn, org, id).await? else {
+                        return Ok((false, vec![]));
+                    };
+                    diesel::sql_query("DELETE FROM alert_rules WHERE id = $1")
+                        .bind::<Text, _>(id)
+                        .execute(conn)
+                        .await?;
+                    bump_version(conn).await?;
+                    let entry = alert_store::rule_entry(audit, Action::AlertRuleDelete, &rule);
+                    Ok((true, vec![entry]))
+                }
+                .scope_boxed()
+            })
+            .await
     }
 
     async fn deliveries(&self, q: &DeliveryQuery) -> Result<Vec<Delivery>, StoreError> {
