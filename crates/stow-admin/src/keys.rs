@@ -1,7 +1,7 @@
 //! `stowctl key …`: API keys, made and changed by the operations the API runs
 //! (`stow_ops::keys`), as the operator.
 
-use auth_core::{AccountStore, ApiKey};
+use auth_core::{AccountStore, ApiKey, KeyId, OrgId};
 use serde_json::{json, Value};
 use stow_ops::keys::{CreateKey, Delete, Disable, Enable, Rotate};
 
@@ -30,7 +30,6 @@ fn key_json(k: &ApiKey) -> Value {
 }
 
 pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliError> {
-    let accounts = &ctx.accounts;
     match cmd {
         KeyCmd::Create {
             org,
@@ -69,78 +68,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
                 ),
             ))
         }
-        KeyCmd::List { org } => {
-            let keys = accounts.list_keys(&org).await?;
-            let servers = accounts.list_servers(&org).await?;
-            let now = chrono::Utc::now();
-            let day = |t: Option<chrono::DateTime<chrono::Utc>>| {
-                or_dash(t.map(|t| t.format("%Y-%m-%d %H:%M").to_string()))
-            };
-            let rows: Vec<Vec<String>> = keys
-                .iter()
-                .map(|k| {
-                    let code = |id: &auth_core::ServerId| {
-                        servers
-                            .iter()
-                            .find(|s| &s.id == id)
-                            .map_or_else(|| id.to_string(), |s| s.cfx_id.clone())
-                    };
-                    // a bound server, or the servers a developer key's logs are limited to
-                    let server = k.server_id.as_ref().map(code).or_else(|| {
-                        k.servers.named().map(|ids| {
-                            format!(
-                                "logs: {}",
-                                ids.iter().map(code).collect::<Vec<_>>().join(",")
-                            )
-                        })
-                    });
-                    let mut paths: Vec<String> = k.allowed_prefixes.clone();
-                    paths.extend(k.denied_prefixes.iter().map(|d| format!("!{d}")));
-                    vec![
-                        k.id.to_string(),
-                        or_dash(k.name.clone()),
-                        k.credential_type.as_str().to_owned(),
-                        or_dash(server),
-                        k.permissions.names().join(","),
-                        if paths.is_empty() {
-                            "all".into()
-                        } else {
-                            paths.join(",")
-                        },
-                        day(k.expires_at),
-                        day(k.last_used_at),
-                        k.state(now).to_owned(),
-                    ]
-                })
-                .collect();
-            let human = if rows.is_empty() {
-                format!("organization {org} has no keys")
-            } else {
-                table(
-                    &[
-                        "ID",
-                        "NAME",
-                        "TYPE",
-                        "SERVER",
-                        "PERMISSIONS",
-                        "PATHS",
-                        "EXPIRES",
-                        "LAST USED",
-                        "STATE",
-                    ],
-                    &rows,
-                )
-            };
-            let json_keys: Vec<Value> = keys
-                .iter()
-                .map(|k| {
-                    let mut v = key_json(k);
-                    v["state"] = json!(k.state(now));
-                    v
-                })
-                .collect();
-            Ok((json!({ "keys": json_keys }), human))
-        }
+        KeyCmd::List { org } => list(ctx, &org).await,
         KeyCmd::Enable { key_id } => {
             let (k, _) = Enable { key: key_id }.run(&ctx.ops()).await?;
             let note = if k.state(chrono::Utc::now()) == "expired" {
@@ -156,31 +84,7 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
         KeyCmd::Rotate {
             key_id,
             disable_old,
-        } => {
-            let rotated = Rotate {
-                key: key_id,
-                disable_old,
-            }
-            .run(&ctx.ops())
-            .await?;
-            let (key, old) = (&rotated.key, &rotated.old.id);
-            let mut out = key_json(key);
-            out["secret"] = json!(rotated.secret);
-            out["replaces"] = json!(old);
-            out["oldDisabled"] = json!(disable_old);
-            let then = if disable_old {
-                format!("key {old} is disabled")
-            } else {
-                format!("key {old} keeps working until `stowctl key disable {old}`")
-            };
-            Ok((
-                out,
-                format!(
-                    "key {} created with the settings of {old}; {then}. Its secret (shown once):\n{}",
-                    key.id, rotated.secret
-                ),
-            ))
-        }
+        } => rotate(ctx, key_id, disable_old).await,
         KeyCmd::Disable { key_id } => {
             let done = Disable { key: key_id }.run(&ctx.ops()).await?;
             let (k, ended) = (done.key, done.sessions_ended);
@@ -201,4 +105,106 @@ pub(crate) async fn run(ctx: &Ctx, cmd: KeyCmd) -> Result<(Value, String), CliEr
             ))
         }
     }
+}
+
+/// `key list`: the organization's keys as a table (or JSON), never their secrets.
+async fn list(ctx: &Ctx, org: &OrgId) -> Result<(Value, String), CliError> {
+    let accounts = &ctx.accounts;
+    let keys = accounts.list_keys(org).await?;
+    let servers = accounts.list_servers(org).await?;
+    let now = chrono::Utc::now();
+    let day = |t: Option<chrono::DateTime<chrono::Utc>>| {
+        or_dash(t.map(|t| t.format("%Y-%m-%d %H:%M").to_string()))
+    };
+    let rows: Vec<Vec<String>> = keys
+        .iter()
+        .map(|k| {
+            let code = |id: &auth_core::ServerId| {
+                servers
+                    .iter()
+                    .find(|s| &s.id == id)
+                    .map_or_else(|| id.to_string(), |s| s.cfx_id.clone())
+            };
+            // a bound server, or the servers a developer key's logs are limited to
+            let server = k.server_id.as_ref().map(code).or_else(|| {
+                k.servers.named().map(|ids| {
+                    format!(
+                        "logs: {}",
+                        ids.iter().map(code).collect::<Vec<_>>().join(",")
+                    )
+                })
+            });
+            let mut paths: Vec<String> = k.allowed_prefixes.clone();
+            paths.extend(k.denied_prefixes.iter().map(|d| format!("!{d}")));
+            vec![
+                k.id.to_string(),
+                or_dash(k.name.clone()),
+                k.credential_type.as_str().to_owned(),
+                or_dash(server),
+                k.permissions.names().join(","),
+                if paths.is_empty() {
+                    "all".into()
+                } else {
+                    paths.join(",")
+                },
+                day(k.expires_at),
+                day(k.last_used_at),
+                k.state(now).to_owned(),
+            ]
+        })
+        .collect();
+    let human = if rows.is_empty() {
+        format!("organization {org} has no keys")
+    } else {
+        table(
+            &[
+                "ID",
+                "NAME",
+                "TYPE",
+                "SERVER",
+                "PERMISSIONS",
+                "PATHS",
+                "EXPIRES",
+                "LAST USED",
+                "STATE",
+            ],
+            &rows,
+        )
+    };
+    let json_keys: Vec<Value> = keys
+        .iter()
+        .map(|k| {
+            let mut v = key_json(k);
+            v["state"] = json!(k.state(now));
+            v
+        })
+        .collect();
+    Ok((json!({ "keys": json_keys }), human))
+}
+
+/// `key rotate`: a new key with the settings of `key_id` (its secret printed once).
+async fn rotate(ctx: &Ctx, key_id: KeyId, disable_old: bool) -> Result<(Value, String), CliError> {
+    let rotated = Rotate {
+        key: key_id,
+        disable_old,
+    }
+    .run(&ctx.ops())
+    .await?;
+    let (key, old) = (&rotated.key, &rotated.old.id);
+    let mut out = key_json(key);
+    out["secret"] = json!(rotated.secret);
+    out["replaces"] = json!(old);
+    out["oldDisabled"] = json!(disable_old);
+    let then = if disable_old {
+        format!("key {old} is disabled")
+    } else {
+        format!("key {old} keeps working until `stowctl key disable {old}`")
+    };
+    Ok((
+        out,
+        format!(
+            "key {} created with the settings of {old}; {then}. Its secret (shown once):\n{}",
+            key.id, rotated.secret
+        ),
+    ))
 }
