@@ -123,14 +123,23 @@ async fn list(ctx: &Ctx, org: &auth_core::OrgId) -> Result<(Value, String), CliE
     ))
 }
 
-/// `member reset-second-factor`: a locked-out member's second factor off, their sessions ended.
-async fn reset_second_factor(ctx: &Ctx, login: &str) -> Result<(Value, String), CliError> {
-    let members: &dyn MemberStore = ctx.accounts.as_ref();
+/// The member who signs in as `login` (normalized), or the refusal naming it.
+async fn signing_in_as(
+    members: &dyn MemberStore,
+    login: &str,
+) -> Result<(String, auth_core::member::Member), CliError> {
     let login = normalize_login(login).map_err(|e| CliError(format!("--login: {e}")))?;
     let member = members
         .find_member(&login)
         .await?
         .ok_or_else(|| CliError(format!("no member signs in as {login:?}")))?;
+    Ok((login, member))
+}
+
+/// `member reset-second-factor`: a locked-out member's second factor off, their sessions ended.
+async fn reset_second_factor(ctx: &Ctx, login: &str) -> Result<(Value, String), CliError> {
+    let members: &dyn MemberStore = ctx.accounts.as_ref();
+    let (login, member) = signing_in_as(members, login).await?;
     let removed = members
         .remove_second_factor(
             &member.id,
@@ -157,11 +166,7 @@ async fn reset_second_factor(ctx: &Ctx, login: &str) -> Result<(Value, String), 
 /// `member set-password`: a new password read from standard input, their sessions ended.
 async fn set_password(ctx: &Ctx, login: &str) -> Result<(Value, String), CliError> {
     let members: &dyn MemberStore = ctx.accounts.as_ref();
-    let login = normalize_login(login).map_err(|e| CliError(format!("--login: {e}")))?;
-    let member = members
-        .find_member(&login)
-        .await?
-        .ok_or_else(|| CliError(format!("no member signs in as {login:?}")))?;
+    let (login, member) = signing_in_as(members, login).await?;
     let mut password = String::new();
     std::io::stdin()
         .read_to_string(&mut password)
