@@ -15,3 +15,9 @@ pub(crate) fn ctx<'a>(state: &'a ApiState, req: &HttpRequest, auth: &'a AuthCont
         crate::audit::of(req, auth),
     )
 }
+
+/// The context of a read that changes nothing (nothing is audited): the caller, the stores.
+pub(crate) fn reading<'a>(state: &'a ApiState, auth: &'a AuthContext) -> Ctx<'a> {
+    let audit = auth_core::audit::Audit::of(auth, auth_core::audit::Via::Api, None, None);
+    Ctx::new(&state.stores, Caller::Api(auth), audit)
+}

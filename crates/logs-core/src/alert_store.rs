@@ -203,6 +203,8 @@ pub trait AlertStore: Send + Sync {
 
     /// A page of the delivery log.
     async fn deliveries(&self, q: &DeliveryQuery) -> Result<Vec<Delivery>, StoreError>;
+    /// Delivery `id` of `org`.
+    async fn delivery(&self, org: &OrgId, id: &str) -> Result<Option<Delivery>, StoreError>;
     /// Sends delivery `id` again (a failed or delivered one: pending now, with 24 hours of
     /// retries; the same `webhook-id`). `None`: no such delivery; `Some(false)`: it is pending.
     async fn send_again(

@@ -46,6 +46,14 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The servers whose logs the caller reads (the operator: every server).
+    pub fn log_scope(&self) -> auth_core::ServerScope {
+        match self.caller {
+            Caller::Api(auth) => auth.log_scope(),
+            Caller::Operator => auth_core::ServerScope::All,
+        }
+    }
+
     /// Whether the caller may act in `org`: the operator anywhere, anyone else in their own.
     pub fn acts_in(&self, org: &OrgId) -> bool {
         self.bound_org().is_none_or(|own| own == org)

@@ -8,6 +8,7 @@
 //! Each operation is a typed request with one `run`, one module per area; errors are
 //! [`OpError`], which the API maps once to its envelope and `stowctl` once to its output.
 
+pub mod alerts;
 mod context;
 mod error;
 pub mod explorer;

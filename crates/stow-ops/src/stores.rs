@@ -43,13 +43,20 @@ impl Stores {
     /// Every store in memory, writing one audit log (unit tests, tooling); the built-in plans
     /// are there, like in a freshly migrated database.
     pub fn memory() -> Self {
+        Self::memory_with_alerts().0
+    }
+
+    /// [`Stores::memory`], with its alerts adapter as itself: tests queue firings on it as a
+    /// batch commit would ([`logs_core::memory::MemoryAlerts::queue_firing`]).
+    pub fn memory_with_alerts() -> (Self, Arc<logs_core::memory::MemoryAlerts>) {
         use auth_core::memory as auth;
         use cdn_core::memory as cdn;
         use logs_core::memory as logs;
         let audit = Arc::new(auth::MemoryAudit::default());
         let accounts = Arc::new(auth::MemoryAccounts::with_audit(audit.clone()));
         let saved = Arc::new(logs::MemorySavedSearches::with_audit(audit.clone()));
-        Self {
+        let alerts = Arc::new(logs::MemoryAlerts::new(saved.clone(), audit.clone()));
+        let stores = Self {
             accounts: accounts.clone(),
             members: accounts,
             records: Arc::new(cdn::MemoryObjectRecords::with_audit(audit.clone())),
@@ -63,9 +70,10 @@ impl Stores {
             console_sessions: Arc::new(auth::MemoryConsoleSessions::default()),
             rate_buckets: Arc::new(auth::MemoryRateBuckets::default()),
             sign_in_failures: Arc::new(auth::MemorySignInFailures::default()),
-            alerts: Arc::new(logs::MemoryAlerts::new(saved.clone(), audit.clone())),
+            alerts: alerts.clone(),
             saved_searches: saved,
             audit,
-        }
+        };
+        (stores, alerts)
     }
 }

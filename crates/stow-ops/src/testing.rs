@@ -13,6 +13,8 @@ use crate::{Caller, Ctx, Stores};
 
 pub(crate) struct World {
     pub stores: Stores,
+    /// The alerts adapter of `stores`, to queue firings on.
+    pub alerts: std::sync::Arc<logs_core::memory::MemoryAlerts>,
     pub org: Org,
     /// Another organization, with a server of its own (`xyz`).
     pub other: Org,
@@ -23,7 +25,7 @@ pub(crate) struct World {
 
 impl World {
     pub async fn new() -> Self {
-        let stores = Stores::memory();
+        let (stores, alerts) = Stores::memory_with_alerts();
         let op = Audit::operator("test");
         let org = stores
             .accounts
@@ -52,6 +54,7 @@ impl World {
             .unwrap();
         Self {
             stores,
+            alerts,
             org,
             other,
             abc,

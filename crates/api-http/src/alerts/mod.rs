@@ -39,7 +39,7 @@ use serde::Serialize;
 use stow_http::{ApiError, Auth, Code};
 use utoipa::ToSchema;
 
-use crate::saved_searches::{reader, visible};
+use crate::saved_searches::reader;
 use crate::state::ApiState;
 
 fn time(t: DateTime<Utc>) -> String {
@@ -212,32 +212,13 @@ pub(crate) fn no_destination(id: &str) -> ApiError {
     )
 }
 
-/// Whether the caller may see the rule: it may read its saved search's servers.
-pub(crate) async fn rule_visible(
-    state: &ApiState,
-    auth: &Auth,
-    r: &AlertRule,
-) -> Result<bool, ApiError> {
-    Ok(state
-        .stores
-        .saved_searches
-        .get(&auth.org.id, &r.spec.saved_search_id)
-        .await?
-        .is_some_and(|s| visible(auth, &s)))
-}
-
-/// The organization's rules the caller may see, by name.
+/// The organization's rules the caller may see, by name (`stow_ops::alerts`).
 pub(crate) async fn visible_rules(
     state: &ApiState,
     auth: &Auth,
 ) -> Result<Vec<AlertRule>, ApiError> {
-    let mut visible = Vec::new();
-    for rule in state.stores.alerts.rules(&auth.org.id).await? {
-        if rule_visible(state, auth, &rule).await? {
-            visible.push(rule);
-        }
-    }
-    Ok(visible)
+    let ctx = crate::ops::reading(state, auth);
+    Ok(stow_ops::alerts::visible_rules(&ctx, &auth.org.id).await?)
 }
 
 /// Rule `id` of the organization, when the caller may see it (404 otherwise).
@@ -246,95 +227,21 @@ pub(crate) async fn find_rule(
     auth: &Auth,
     id: &str,
 ) -> Result<AlertRule, ApiError> {
-    let missing = || {
-        ApiError::new(
-            Code::NotFound,
-            format!("no alert rule `{id}` in this organization"),
-        )
-    };
-    if !crate::storable(id) {
-        return Err(missing());
-    }
-    let rule = state
-        .stores
-        .alerts
-        .rule(&auth.org.id, id)
-        .await?
-        .ok_or_else(missing)?;
-    if !rule_visible(state, auth, &rule).await? {
-        return Err(missing());
-    }
-    Ok(rule)
+    let ctx = crate::ops::reading(state, auth);
+    Ok(stow_ops::alerts::find_rule(&ctx, &auth.org.id, id).await?)
 }
 
 /// Refuses to change where destination `id` sends unless the caller may read everything every
-/// rule sending to it watches: a server-scoped caller with `logs:alerts` could otherwise re-point
-/// an organization-wide destination and receive other servers' events. A caller who reads every
-/// server always may; any other only when each such rule's saved search names servers, all of
-/// them the caller's (a saved search of every server watches servers beyond theirs).
+/// rule sending to it watches (`stow_ops::alerts::may_redirect`).
 pub(crate) async fn may_redirect(state: &ApiState, auth: &Auth, id: &str) -> Result<(), ApiError> {
-    let scope = auth.log_scope();
-    if scope == auth_core::ServerScope::All {
-        return Ok(());
-    }
-    let rules = state.stores.alerts.rules(&auth.org.id).await?;
-    let mut beyond = 0usize;
-    for rule in rules
-        .iter()
-        .filter(|r| r.spec.destination_ids.iter().any(|d| d == id))
-    {
-        let search = state
-            .stores
-            .saved_searches
-            .get(&auth.org.id, &rule.spec.saved_search_id)
-            .await?;
-        let within = search.is_some_and(|s| match &s.servers {
-            logs_core::saved::SavedServers::All => false,
-            logs_core::saved::SavedServers::Named(ids) => ids.iter().all(|i| scope.includes(i)),
-        });
-        if !within {
-            beyond += 1;
-        }
-    }
-    if beyond == 0 {
-        return Ok(());
-    }
-    Err(ApiError::new(
-        Code::Forbidden,
-        format!(
-            "`url`: {beyond} alert rule(s) sending to this destination watch servers outside the ones you read; only someone who reads every server they watch may change where they send (renaming it is fine)"
-        ),
-    ))
+    let ctx = crate::ops::reading(state, auth);
+    Ok(stow_ops::alerts::may_redirect(&ctx, &auth.org.id, id).await?)
 }
 
 /// The answer to a refused change of a rule or destination (`what`: "alert rule" or
 /// "destination").
 pub(crate) fn refused(put: AlertPut, what: &str, name: &str, limit: usize) -> Result<(), ApiError> {
-    match put {
-        AlertPut::Done => Ok(()),
-        AlertPut::NameTaken => Err(ApiError::new(
-            Code::Conflict,
-            format!(
-                "a {what} named `{name}` exists (names compare in either case); pick another name"
-            ),
-        )),
-        AlertPut::LimitReached => Err(ApiError::new(
-            Code::Conflict,
-            format!("this organization has {limit} {what}s, the limit; delete one first"),
-        )),
-        AlertPut::Missing => Err(ApiError::new(
-            Code::NotFound,
-            format!("the {what} was deleted meanwhile"),
-        )),
-        AlertPut::UnknownSavedSearch(id) => Err(ApiError::new(
-            Code::NotFound,
-            format!("`savedSearchId`: no saved search `{id}` in this organization"),
-        )),
-        AlertPut::UnknownDestination(id) => Err(ApiError::new(
-            Code::NotFound,
-            format!("`destinationIds`: no destination `{id}` in this organization"),
-        )),
-    }
+    Ok(stow_ops::alerts::put_refusal(put, what, name, limit)?)
 }
 
 /// What every alert route may answer besides its own (OpenAPI).

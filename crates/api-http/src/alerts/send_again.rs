@@ -1,10 +1,11 @@
 //! `POST /v1/logs/alert-deliveries/{id}/send-again`: send a delivered or failed delivery again,
-//! with the same `webhook-id` and 24 more hours of retries.
+//! with the same `webhook-id` and 24 more hours of retries — a delivery of a rule the caller sees
+//! (`stow_ops::alerts::SendAgain`).
 
 use actix_web::{web, HttpResponse};
-use chrono::Utc;
 use serde::Serialize;
-use stow_http::{current_request_id, ApiError, Auth, Code};
+use stow_http::{current_request_id, ApiError, Auth};
+use stow_ops::alerts::SendAgain;
 use utoipa::ToSchema;
 
 use super::manager;
@@ -37,29 +38,15 @@ pub async fn send_delivery_again(
 ) -> Result<HttpResponse, ApiError> {
     manager(&auth)?;
     let id = path.into_inner();
-    let again = match crate::storable(&id) {
-        true => {
-            state
-                .stores
-                .alerts
-                .send_again(&auth.org.id, &id, Utc::now())
-                .await?
-        }
-        false => None,
-    };
-    match again {
-        None => Err(ApiError::new(
-            Code::NotFound,
-            format!("no delivery `{id}` in this organization"),
-        )),
-        Some(false) => Err(ApiError::new(
-            Code::Conflict,
-            format!("delivery `{id}` is pending: it is being tried already"),
-        )),
-        Some(true) => Ok(HttpResponse::Accepted().json(SendAgainResponse {
-            success: true,
-            delivery_id: id,
-            request_id: current_request_id(),
-        })),
+    SendAgain {
+        org: auth.org.id.clone(),
+        delivery: id.clone(),
     }
+    .run(&crate::ops::reading(&state, &auth))
+    .await?;
+    Ok(HttpResponse::Accepted().json(SendAgainResponse {
+        success: true,
+        delivery_id: id,
+        request_id: current_request_id(),
+    }))
 }

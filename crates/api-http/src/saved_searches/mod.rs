@@ -82,13 +82,7 @@ impl Codes {
 
 /// Whether `auth` may read every server of `s` (a bound key: its own server only).
 pub(crate) fn visible(auth: &Auth, s: &SavedSearch) -> bool {
-    match &s.servers {
-        SavedServers::All => true,
-        SavedServers::Named(ids) => {
-            let scope = auth.log_scope();
-            ids.iter().all(|id| scope.includes(id))
-        }
-    }
+    stow_ops::alerts::search_visible(&auth.log_scope(), s)
 }
 
 /// The caller's permission, and Logs in the plan.

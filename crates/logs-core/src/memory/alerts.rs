@@ -49,6 +49,21 @@ pub struct MemoryAlerts {
 }
 
 impl MemoryAlerts {
+    /// Queues a firing of rule `rule_id` to `destination_id`, as a batch commit does (the
+    /// Postgres adapter queues firings in its commit; tests of what a firing's delivery may be
+    /// used for queue one here). Its delivery's id.
+    pub fn queue_firing(
+        &self,
+        org: &OrgId,
+        rule_id: &str,
+        destination_id: &str,
+        body: serde_json::Value,
+        now: DateTime<Utc>,
+    ) -> String {
+        let rule = Some((rule_id.to_owned(), body));
+        self.state().queue(org, destination_id, rule, now)
+    }
+
     pub fn new(saved: Arc<MemorySavedSearches>, audit: Arc<MemoryAudit>) -> Self {
         Self {
             state: Mutex::default(),
@@ -365,6 +380,15 @@ impl AlertStore for MemoryAlerts {
         Ok(page)
     }
 
+    async fn delivery(&self, org: &OrgId, id: &str) -> Result<Option<Delivery>, StoreError> {
+        Ok(self
+            .state()
+            .deliveries
+            .iter()
+            .find(|q| q.org == *org && q.delivery.id == id)
+            .map(|q| q.delivery.clone()))
+    }
+
     async fn send_again(
         &self,
         org: &OrgId,
@@ -405,12 +429,26 @@ impl AlertStore for MemoryAlerts {
         {
             return Ok(None);
         }
-        let seq = state.deliveries.last().map_or(1, |q| q.delivery.seq + 1);
+        Ok(Some(state.queue(org, id, None, now)))
+    }
+}
+
+impl State {
+    /// Queues a delivery to `destination_id`: of a rule's firing (its id and body), or a test
+    /// message. Its id.
+    fn queue(
+        &mut self,
+        org: &OrgId,
+        destination_id: &str,
+        rule: Option<(String, serde_json::Value)>,
+        now: DateTime<Utc>,
+    ) -> String {
+        let (rule_id, body) = rule.map_or((None, None), |(r, b)| (Some(r), Some(b)));
         let delivery = Delivery {
             id: new_delivery_id(),
-            seq,
-            destination_id: id.to_owned(),
-            rule_id: None,
+            seq: self.deliveries.last().map_or(1, |q| q.delivery.seq + 1),
+            destination_id: destination_id.to_owned(),
+            rule_id,
             status: DeliveryStatus::Pending,
             attempts: 0,
             next_attempt_at: Some(now),
@@ -419,19 +457,17 @@ impl AlertStore for MemoryAlerts {
             created_at: now,
             delivered_at: None,
         };
-        let made = delivery.id.clone();
-        state.deliveries.push(Queued {
+        let id = delivery.id.clone();
+        self.deliveries.push(Queued {
             org: org.clone(),
             delivery,
             leased_until: None,
             give_up_at: now + RETRY_FOR,
-            body: None,
+            body,
         });
-        Ok(Some(made))
+        id
     }
-}
 
-impl State {
     /// Whether delivery `i` may be sent at `now`: pending, due, not leased, its destination not
     /// held, and first in its queue (no earlier pending delivery of its rule to its destination).
     fn due(&self, i: usize, now: DateTime<Utc>) -> bool {

@@ -280,6 +280,14 @@ pub async fn test_messages_are_logged_and_sent_again_only_when_finished(a: &Aler
     assert_eq!(log[0].rule_id, None, "a test message belongs to no rule");
     assert_eq!(log[0].status, DeliveryStatus::Pending);
     assert_eq!(
+        store.delivery(&f.org, &id).await.unwrap().as_ref(),
+        Some(&log[0]),
+        "read back by id"
+    );
+    let elsewhere = auth_core::OrgId::new("org_elsewhere");
+    assert_eq!(store.delivery(&elsewhere, &id).await.unwrap(), None);
+    assert_eq!(store.delivery(&f.org, "msg_missing").await.unwrap(), None);
+    assert_eq!(
         store.send_again(&f.org, &id, now).await.unwrap(),
         Some(false),
         "a pending delivery is not sent again"

@@ -187,6 +187,21 @@ async fn a_shared_destination_is_re_pointed_only_by_who_reads_what_it_receives()
         .await
         .unwrap();
     assert_eq!(hidden.status(), 404);
+    // nor may it send one of them again: as unknown, not "pending"
+    let b_delivery = all
+        .iter()
+        .find(|d| d["ruleId"] == b_rule.as_str())
+        .and_then(|d| d["id"].as_str())
+        .unwrap();
+    let again = app
+        .post(
+            &format!("/v1/logs/alert-deliveries/{b_delivery}/send-again"),
+            &scoped,
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_error(again, 404, "NOT_FOUND").await;
     // a key of every server may re-point it
     let moved = patch(&app.dev_key, json!({ "url": attacker.url }))
         .await

@@ -354,6 +354,10 @@ fn resets_memory(before: &AlertRule, after: &AlertRule) -> bool {
         || before.spec.saved_search_id != after.spec.saved_search_id
 }
 
+/// The columns of [`DeliveryRow`].
+const DELIVERY_COLUMNS: &str = "id, seq, destination_id, rule_id, status, attempts, \
+     next_attempt_at, last_code, last_error, created_at, delivered_at";
+
 #[derive(QueryableByName)]
 struct DeliveryRow {
     #[diesel(sql_type = Text)]
@@ -658,14 +662,13 @@ impl AlertStore for PgAlerts {
 
     async fn deliveries(&self, q: &DeliveryQuery) -> Result<Vec<Delivery>, StoreError> {
         let mut conn = self.db.conn().await?;
-        let rows: Vec<DeliveryRow> = diesel::sql_query(
-            "SELECT id, seq, destination_id, rule_id, status, attempts, next_attempt_at, \
-             last_code, last_error, created_at, delivered_at FROM alert_deliveries \
+        let rows: Vec<DeliveryRow> = diesel::sql_query(format!(
+            "SELECT {DELIVERY_COLUMNS} FROM alert_deliveries \
              WHERE org_id = $1 AND ($2::text IS NULL OR rule_id = $2) \
              AND ($3::bigint IS NULL OR seq < $3) \
              AND ($5::text[] IS NULL OR rule_id IS NULL OR rule_id = ANY($5)) \
-             ORDER BY seq DESC LIMIT $4",
-        )
+             ORDER BY seq DESC LIMIT $4"
+        ))
         .bind::<Text, _>(q.org_id.as_str())
         .bind::<Nullable<Text>, _>(q.rule_id.as_deref())
         .bind::<Nullable<BigInt>, _>(q.before)
@@ -675,6 +678,20 @@ impl AlertStore for PgAlerts {
         .await
         .map_err(db_error)?;
         Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    async fn delivery(&self, org: &OrgId, id: &str) -> Result<Option<Delivery>, StoreError> {
+        let mut conn = self.db.conn().await?;
+        let row: Option<DeliveryRow> = diesel::sql_query(format!(
+            "SELECT {DELIVERY_COLUMNS} FROM alert_deliveries WHERE org_id = $1 AND id = $2"
+        ))
+        .bind::<Text, _>(org.as_str())
+        .bind::<Text, _>(id)
+        .get_result(&mut conn)
+        .await
+        .optional()
+        .map_err(db_error)?;
+        Ok(row.map(Into::into))
     }
 
     async fn send_again(
