@@ -11,9 +11,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::error::StoreError;
 use crate::ids::{KeyId, MemberId, OrgId};
-use crate::key::AuthContext;
-use crate::store::StoreError;
 
 /// Who acted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,31 +220,6 @@ pub struct Audit {
 }
 
 impl Audit {
-    /// The caller of an authenticated request: the member when a member acts, else the key.
-    pub fn of(
-        ctx: &AuthContext,
-        via: Via,
-        address: Option<String>,
-        request_id: Option<String>,
-    ) -> Self {
-        let actor = match &ctx.member {
-            Some(m) => Actor::Member {
-                id: m.id.clone(),
-                login: m.login.clone(),
-            },
-            None => Actor::Key {
-                id: ctx.key.id.clone(),
-                name: ctx.key.name.clone().unwrap_or_else(|| ctx.key.hint.clone()),
-            },
-        };
-        Self {
-            actor,
-            via,
-            address,
-            request_id,
-        }
-    }
-
     /// `stowctl`, run by `user`.
     pub fn operator(user: impl Into<String>) -> Self {
         Self {
@@ -375,93 +349,6 @@ impl AuditQuery {
             && self.since.is_none_or(|s| e.at >= s)
             && self.until.is_none_or(|u| e.at < u)
             && self.before.is_none_or(|b| e.id < b)
-    }
-}
-
-/// What an entry says of a key (never its secret or hash).
-pub fn key_details(k: &crate::ApiKey) -> Value {
-    serde_json::json!({
-        "name": k.name,
-        "type": k.credential_type.as_str(),
-        "permissions": k.permissions.names(),
-        "logServers": k.servers.named(),
-        "allowPaths": k.allowed_prefixes,
-        "denyPaths": k.denied_prefixes,
-        "expiresAt": k.expires_at,
-    })
-}
-
-/// The entry of a registered server.
-pub fn server_registered(audit: &Audit, s: &crate::Server) -> AuditEntry {
-    audit.entry(
-        &s.org_id,
-        Action::ServerRegister,
-        s.cfx_id.as_str(),
-        serde_json::json!({ "serverId": s.id, "name": s.name }),
-    )
-}
-
-/// The entry of a server whose log ingestion was turned on or off.
-pub fn server_logs(audit: &Audit, s: &crate::Server) -> AuditEntry {
-    audit.entry(
-        &s.org_id,
-        Action::ServerLogs,
-        s.cfx_id.as_str(),
-        serde_json::json!({ "serverId": s.id, "active": s.logs_active }),
-    )
-}
-
-/// What an entry says of a grant.
-pub fn grant_details(g: &crate::roles::Grant) -> Value {
-    serde_json::json!({
-        "role": g.role.as_str(),
-        "servers": g.servers.named(),
-        "allowPaths": g.paths.allowed,
-        "denyPaths": g.paths.denied,
-    })
-}
-
-impl Audit {
-    /// An entry about an invitation (its id as the target, what it grants, never its token).
-    pub fn invitation(&self, action: Action, inv: &crate::member::Invitation) -> AuditEntry {
-        let mut details = grant_details(&inv.grant);
-        details["note"] = serde_json::json!(inv.note);
-        details["expiresAt"] = serde_json::json!(inv.expires_at);
-        self.entry(&inv.org_id, action, inv.id.as_str(), details)
-    }
-
-    /// An entry about a member in `org` (their sign-in name as the target; `details`, an object,
-    /// gains `memberId`).
-    pub fn member(
-        &self,
-        org: &OrgId,
-        action: Action,
-        member: &crate::member::Member,
-        details: Value,
-    ) -> AuditEntry {
-        let mut details = match details {
-            Value::Object(map) => Value::Object(map),
-            _ => serde_json::json!({}),
-        };
-        details["memberId"] = serde_json::json!(member.id);
-        self.entry(org, action, member.login.as_str(), details)
-    }
-
-    /// The entry of an accepted invitation: the new member acts.
-    pub fn joined(
-        &self,
-        member: &crate::member::Member,
-        membership: &crate::member::Membership,
-        invitation: &crate::ids::InvitationId,
-    ) -> AuditEntry {
-        let actor = Actor::Member {
-            id: member.id.clone(),
-            login: member.login.clone(),
-        };
-        let mut details = grant_details(&membership.grant);
-        details["invitationId"] = serde_json::json!(invitation);
-        self.as_actor(actor)
-            .member(&membership.org_id, Action::MemberJoin, member, details)
     }
 }
 

@@ -17,7 +17,7 @@ macro_rules! string_id {
         impl $name {
             /// A new, sortable id with this type's prefix.
             pub fn generate() -> Self {
-                Self::new($crate::model::new_id($prefix))
+                Self::new($crate::ids::new_id($prefix))
             }
         }
     };
@@ -164,6 +164,11 @@ string_id!(
     InvitationId,
     "inv"
 );
+
+/// Prefixed, sortable identifiers (`org_01J…`).
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", ulid::Ulid::new().to_string().to_lowercase())
+}
 
 #[cfg(test)]
 mod tests {

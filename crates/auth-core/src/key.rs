@@ -1,6 +1,8 @@
 //! API keys, the authenticated context of a request, and bearer-header parsing.
 
+use crate::audit::{Actor, Via};
 use chrono::{DateTime, Utc};
+use serde_json::Value;
 
 use crate::ids::{KeyId, MemberId, OrgId, ServerId};
 use crate::member::MemberContext;
@@ -10,29 +12,7 @@ use crate::policy::PathScope;
 use crate::roles::{Capability, Grant};
 use crate::server_scope::ServerScope;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CredentialType {
-    /// Bound to one registered server.
-    Server,
-    /// A global developer key of an organization.
-    Developer,
-}
-
-impl CredentialType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CredentialType::Server => "server",
-            CredentialType::Developer => "developer",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "server" => Some(Self::Server),
-            "developer" => Some(Self::Developer),
-            _ => None,
-        }
-    }
-}
+pub use crate::credential::CredentialType;
 
 /// A stored API key (never its secret).
 #[derive(Debug, Clone, PartialEq)]
@@ -266,6 +246,46 @@ pub fn parse_bearer(raw: &[u8]) -> Result<&str, AuthError> {
         return Err(AuthError::Malformed);
     }
     Ok(token)
+}
+
+/// What an entry says of a key (never its secret or hash).
+pub fn key_details(k: &ApiKey) -> Value {
+    serde_json::json!({
+        "name": k.name,
+        "type": k.credential_type.as_str(),
+        "permissions": k.permissions.names(),
+        "logServers": k.servers.named(),
+        "allowPaths": k.allowed_prefixes,
+        "denyPaths": k.denied_prefixes,
+        "expiresAt": k.expires_at,
+    })
+}
+
+impl crate::audit::Audit {
+    /// The caller of an authenticated request: the member when a member acts, else the key.
+    pub fn of(
+        ctx: &AuthContext,
+        via: Via,
+        address: Option<String>,
+        request_id: Option<String>,
+    ) -> Self {
+        let actor = match &ctx.member {
+            Some(m) => Actor::Member {
+                id: m.id.clone(),
+                login: m.login.clone(),
+            },
+            None => Actor::Key {
+                id: ctx.key.id.clone(),
+                name: ctx.key.name.clone().unwrap_or_else(|| ctx.key.hint.clone()),
+            },
+        };
+        Self {
+            actor,
+            via,
+            address,
+            request_id,
+        }
+    }
 }
 
 #[cfg(test)]

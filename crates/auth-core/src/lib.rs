@@ -8,6 +8,8 @@ pub mod audit;
 pub mod backoff;
 pub mod canonical;
 pub mod console_session;
+pub mod credential;
+pub mod error;
 pub mod ids;
 pub mod join_code;
 pub mod key;

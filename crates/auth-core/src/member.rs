@@ -5,6 +5,8 @@
 //! once and only before it expires. Passwords are stored as Argon2id PHC strings
 //! ([`crate::password`]), never in any other form.
 
+use crate::audit::{Action, AuditEntry};
+use serde_json::Value;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -369,6 +371,50 @@ pub async fn credential_reach(
     let mine = store.memberships(actor).await?;
     let theirs = store.memberships(target).await?;
     Ok(check_credential_reach(&mine, &theirs))
+}
+
+impl Audit {
+    /// An entry about an invitation (its id as the target, what it grants, never its token).
+    pub fn invitation(&self, action: Action, inv: &Invitation) -> AuditEntry {
+        let mut details = crate::roles::grant_details(&inv.grant);
+        details["note"] = serde_json::json!(inv.note);
+        details["expiresAt"] = serde_json::json!(inv.expires_at);
+        self.entry(&inv.org_id, action, inv.id.as_str(), details)
+    }
+
+    /// An entry about a member in `org` (their sign-in name as the target; `details`, an object,
+    /// gains `memberId`).
+    pub fn member(
+        &self,
+        org: &OrgId,
+        action: Action,
+        member: &Member,
+        details: Value,
+    ) -> AuditEntry {
+        let mut details = match details {
+            Value::Object(map) => Value::Object(map),
+            _ => serde_json::json!({}),
+        };
+        details["memberId"] = serde_json::json!(member.id);
+        self.entry(org, action, member.login.as_str(), details)
+    }
+
+    /// The entry of an accepted invitation: the new member acts.
+    pub fn joined(
+        &self,
+        member: &Member,
+        membership: &Membership,
+        invitation: &crate::ids::InvitationId,
+    ) -> AuditEntry {
+        let actor = crate::audit::Actor::Member {
+            id: member.id.clone(),
+            login: member.login.clone(),
+        };
+        let mut details = crate::roles::grant_details(&membership.grant);
+        details["invitationId"] = serde_json::json!(invitation);
+        self.as_actor(actor)
+            .member(&membership.org_id, Action::MemberJoin, member, details)
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! Accounts: plans, organizations, registered servers and new-key requests.
 
+use crate::audit::{Action, AuditEntry};
 use chrono::{DateTime, Utc};
 
+use crate::credential::CredentialType;
 use crate::ids::{KeyId, OrgId, ServerId};
-use crate::key::CredentialType;
 use crate::permission::PermissionSet;
 use crate::secret::NewSecret;
-use crate::server_scope::ServerScope;
+use crate::server_scope::{BadJoinCodes, ServerScope};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -126,10 +127,7 @@ impl NewKey {
     }
 }
 
-/// Prefixed, sortable identifiers (`org_01J…`).
-pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", ulid::Ulid::new().to_string().to_lowercase())
-}
+pub use crate::ids::new_id;
 
 /// A workspace slug from an organization name: lowercase ASCII letters, digits and hyphens.
 pub fn slugify(name: &str) -> String {
@@ -147,6 +145,51 @@ pub fn slugify(name: &str) -> String {
         "workspace".to_owned()
     } else {
         slug
+    }
+}
+
+impl crate::audit::Audit {
+    /// The entry of a registered server.
+    pub fn server_registered(&self, s: &Server) -> AuditEntry {
+        self.entry(
+            &s.org_id,
+            Action::ServerRegister,
+            s.cfx_id.as_str(),
+            serde_json::json!({ "serverId": s.id, "name": s.name }),
+        )
+    }
+
+    /// The entry of a server whose log ingestion was turned on or off.
+    pub fn server_logs(&self, s: &Server) -> AuditEntry {
+        self.entry(
+            &s.org_id,
+            Action::ServerLogs,
+            s.cfx_id.as_str(),
+            serde_json::json!({ "serverId": s.id, "active": s.logs_active }),
+        )
+    }
+}
+
+/// A scope named by join codes: resolved among the organization's servers (here, beside
+/// [`Server`], so the scope itself knows only ids).
+impl ServerScope {
+    /// The servers of `known` (an organization's) with these join codes, compared ignoring case;
+    /// no codes at all means every server.
+    pub fn of_join_codes(known: &[Server], codes: &[String]) -> Result<Self, BadJoinCodes> {
+        if codes.is_empty() {
+            return Ok(Self::All);
+        }
+        let ids = codes
+            .iter()
+            .map(|code| {
+                known
+                    .iter()
+                    .find(|s| s.cfx_id.eq_ignore_ascii_case(code))
+                    .map(|s| s.id.clone())
+                    .ok_or_else(|| BadJoinCodes::Unknown(code.clone()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::only(ids)?)
     }
 }
 

@@ -6,6 +6,7 @@
 //! ([`Capability`]) no key has. Whoever changes a grant or makes a key is checked here: nobody
 //! grants more than they hold, and only owners touch owners.
 
+use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
@@ -278,6 +279,16 @@ pub fn check_key(actor: &Grant, key: &KeyGrant) -> Result<(), Refusal> {
         return Err(Refusal::PathsBeyondOwn);
     }
     Ok(())
+}
+
+/// What an entry says of a grant.
+pub fn grant_details(g: &Grant) -> Value {
+    serde_json::json!({
+        "role": g.role.as_str(),
+        "servers": g.servers.named(),
+        "allowPaths": g.paths.allowed,
+        "denyPaths": g.paths.denied,
+    })
 }
 
 #[cfg(test)]

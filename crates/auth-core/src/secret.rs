@@ -10,7 +10,7 @@ use base64::Engine;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use crate::key::CredentialType;
+use crate::credential::CredentialType;
 
 pub const SERVER_PREFIX: &str = "stw_srv_";
 pub const DEVELOPER_PREFIX: &str = "stw_dev_";

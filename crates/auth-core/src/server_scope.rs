@@ -5,7 +5,6 @@
 //! scope that is in force.
 
 use crate::ids::ServerId;
-use crate::model::Server;
 
 /// Every server of the organization, or only the named ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,25 +41,6 @@ impl ServerScope {
         } else {
             Ok(Self::Only(ids))
         }
-    }
-
-    /// The servers of `known` (an organization's) with these join codes, compared ignoring case;
-    /// no codes at all means every server.
-    pub fn of_join_codes(known: &[Server], codes: &[String]) -> Result<Self, BadJoinCodes> {
-        if codes.is_empty() {
-            return Ok(Self::All);
-        }
-        let ids = codes
-            .iter()
-            .map(|code| {
-                known
-                    .iter()
-                    .find(|s| s.cfx_id.eq_ignore_ascii_case(code))
-                    .map(|s| s.id.clone())
-                    .ok_or_else(|| BadJoinCodes::Unknown(code.clone()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self::only(ids)?)
     }
 
     /// From the stored form: no list means every server.
@@ -108,6 +88,7 @@ impl ServerScope {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Server;
 
     fn only(ids: &[&str]) -> ServerScope {
         ServerScope::only(ids.iter().map(|s| ServerId::from(*s))).unwrap()

@@ -6,7 +6,7 @@
 //! collide. A page resumes strictly after the last entry's sort key: after an object, at the next
 //! key; after a folder, past every key inside it.
 
-use crate::store::ObjectRecord;
+use crate::record::ObjectRecord;
 
 /// A page request of the folder view.
 #[derive(Debug, Clone, PartialEq, Eq)]

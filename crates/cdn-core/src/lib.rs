@@ -15,7 +15,9 @@ pub mod placeholder;
 pub mod placement;
 #[cfg(test)]
 mod proptests;
+pub mod put;
 pub mod range;
+pub mod record;
 pub mod rendition;
 pub mod search;
 pub mod store;

@@ -14,8 +14,8 @@ use auth_core::{OrgId, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::path::{is_hidden, normalize_folder, ObjectKey, PathError};
-use crate::placeholder::Put;
-use crate::store::ObjectRecord;
+use crate::put::Put;
+use crate::record::ObjectRecord;
 
 /// Rules an organization may have.
 pub const MAX_RULES: usize = 100;

@@ -188,17 +188,7 @@ pub fn removed_entry(audit: &Audit, org_id: &OrgId, pattern: &str) -> AuditEntry
     )
 }
 
-/// What a [`PlaceholderStore::put`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Put {
-    Created,
-    /// The pattern had a placeholder, which now has the new fallback; it was created then.
-    Replaced {
-        created_at: DateTime<Utc>,
-    },
-    /// The pattern is new and the organization already has the most it may.
-    LimitReached,
-}
+pub use crate::put::Put;
 
 #[async_trait]
 pub trait PlaceholderStore: Send + Sync {

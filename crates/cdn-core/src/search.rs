@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::path::normalize_folder;
-use crate::store::ObjectRecord;
+use crate::record::ObjectRecord;
 
 /// Longest `contains` text, in characters.
 pub const MAX_CONTAINS_CHARS: usize = 256;

@@ -3,7 +3,7 @@
 //! Kept whole, over 400 lines: it is one trait's adapter, one method after another in the trait's order.
 
 use async_trait::async_trait;
-use auth_core::audit::{self as audit_log, Action, Audit};
+use auth_core::audit::{Action, Audit};
 use auth_core::key::{ApiKey, AuthContext, CredentialType};
 use auth_core::model::{NewKey, Org, Plan, Server};
 use auth_core::{AccountStore, Cause, PermissionSet, ServerScope, StoreError};
@@ -384,7 +384,7 @@ impl AccountStore for PgAccounts {
                     .get_result::<ServerRow>(conn)
                     .await?
                     .into();
-                let entry = audit_log::server_registered(audit, &server);
+                let entry = audit.server_registered(&server);
                 crate::audit::append(conn, &[entry]).await?;
                 Ok(server)
             }
@@ -441,7 +441,7 @@ impl AccountStore for PgAccounts {
                         .await?
                         .into();
                 if was != active {
-                    crate::audit::append(conn, &[audit_log::server_logs(audit, &server)]).await?;
+                    crate::audit::append(conn, &[audit.server_logs(&server)]).await?;
                 }
                 Ok(Some(server))
             }
@@ -500,7 +500,7 @@ impl AccountStore for PgAccounts {
                         &stored.org_id,
                         Action::KeyCreate,
                         stored.id.as_str(),
-                        audit_log::key_details(&stored),
+                        auth_core::key::key_details(&stored),
                     );
                     crate::audit::append(conn, &[entry]).await?;
                     Ok(row)

@@ -1,11 +1,12 @@
 //! Postgres [`MemberStore`] of [`PgAccounts`]; migration 17.
 
 use async_trait::async_trait;
-use auth_core::audit::{grant_details, Action, Actor, Audit};
+use auth_core::audit::{Action, Actor, Audit};
 use auth_core::member::{
     Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset,
     SecondFactor, LAST_OWNER, SECOND_FACTOR_ON,
 };
+use auth_core::roles::grant_details;
 use auth_core::roles::{leaves_no_owner, Grant, Role};
 use auth_core::{InvitationId, MemberId, OrgId, PathScope, ServerScope, StoreError};
 use chrono::{DateTime, Utc};

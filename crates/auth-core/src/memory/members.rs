@@ -6,12 +6,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{unknown, MemoryAccounts, State};
-use crate::audit::{grant_details, Action, Actor, Audit};
+use crate::audit::{Action, Actor, Audit};
 use crate::ids::{InvitationId, MemberId, OrgId};
 use crate::member::{
     Accepter, Invitation, Member, MemberContext, MemberStore, Membership, PasswordReset,
     SecondFactor, LAST_OWNER, SECOND_FACTOR_ON,
 };
+use crate::roles::grant_details;
 use crate::roles::{Grant, Role};
 use crate::store::StoreError;
 

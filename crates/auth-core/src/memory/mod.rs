@@ -205,8 +205,7 @@ impl AccountStore for MemoryAccounts {
             logs_active: false,
         };
         st.servers.insert(server.id.clone(), server.clone());
-        self.audit
-            .append([audit_log::server_registered(audit, &server)]);
+        self.audit.append([audit.server_registered(&server)]);
         Ok(server)
     }
 
@@ -233,7 +232,7 @@ impl AccountStore for MemoryAccounts {
             .ok_or_else(|| unknown("server join code", cfx_id))?;
         if server.logs_active != active {
             server.logs_active = active;
-            self.audit.append([audit_log::server_logs(audit, server)]);
+            self.audit.append([audit.server_logs(server)]);
         }
         Ok(server.clone())
     }
@@ -276,7 +275,7 @@ impl AccountStore for MemoryAccounts {
             &stored.org_id,
             Action::KeyCreate,
             stored.id.as_str(),
-            audit_log::key_details(&stored),
+            crate::key::key_details(&stored),
         )]);
         Ok(stored)
     }

@@ -54,8 +54,8 @@ impl ChangeGrant {
         if let Err(r) = check_grant(&actor, Some(&before.membership.grant), &grant) {
             let details = serde_json::json!({
                 "memberId": self.member,
-                "from": auth_core::audit::grant_details(&before.membership.grant),
-                "to": auth_core::audit::grant_details(&grant),
+                "from": auth_core::roles::grant_details(&before.membership.grant),
+                "to": auth_core::roles::grant_details(&grant),
             });
             let login = before.member.login.clone();
             return Err(ctx

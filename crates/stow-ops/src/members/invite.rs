@@ -41,7 +41,7 @@ impl Invite {
         let grant = self.grant.resolve(&servers)?;
         if let Some(actor) = actor {
             if let Err(r) = check_grant(&actor.grant, None, &grant) {
-                let details = auth_core::audit::grant_details(&grant);
+                let details = auth_core::roles::grant_details(&grant);
                 return Err(ctx
                     .refused(&self.org, Action::MemberInvite, "", details, refusal(r))
                     .await);
