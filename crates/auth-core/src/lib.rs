@@ -15,8 +15,6 @@ pub mod join_code;
 pub mod key;
 pub mod log_access;
 pub mod member;
-#[cfg(any(test, feature = "testsuite"))]
-pub mod member_suite;
 pub mod memory;
 pub mod model;
 pub mod password;

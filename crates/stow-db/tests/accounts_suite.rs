@@ -28,7 +28,7 @@ mod postgres_signing_secrets {
 /// Console sessions and accounts of one fresh, migrated database.
 async fn sessions() -> (
     Box<dyn auth_core::console_session::ConsoleSessionStore>,
-    Box<dyn auth_core::member_suite::MemberFixture>,
+    Box<dyn auth_core::testsuite::members::MemberFixture>,
 ) {
     let url = testing::fresh_database().await.expect("fresh database");
     let db = Db::connect(&DbConfig::new(url)).expect("pool");
@@ -164,7 +164,7 @@ async fn the_pool_hands_out_the_connection_used_last() {
 }
 
 /// Accounts and members of one fresh, migrated database.
-async fn members() -> Box<dyn auth_core::member_suite::MemberFixture> {
+async fn members() -> Box<dyn auth_core::testsuite::members::MemberFixture> {
     let url = testing::fresh_database().await.expect("fresh database");
     let db = Db::connect(&DbConfig::new(url)).expect("pool");
     Box::new(PgAccounts::new(db))

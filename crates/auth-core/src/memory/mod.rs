@@ -499,7 +499,7 @@ mod tests {
 
     async fn sessions() -> (
         Box<dyn crate::console_session::ConsoleSessionStore>,
-        Box<dyn crate::member_suite::MemberFixture>,
+        Box<dyn crate::testsuite::members::MemberFixture>,
     ) {
         (
             Box::new(super::MemoryConsoleSessions::default()),
@@ -515,7 +515,7 @@ mod tests {
 
     crate::rate_bucket_suite!(futures::executor::block_on, buckets);
 
-    async fn members() -> Box<dyn crate::member_suite::MemberFixture> {
+    async fn members() -> Box<dyn crate::testsuite::members::MemberFixture> {
         Box::new(super::MemoryAccounts::new())
     }
 

@@ -52,13 +52,6 @@ impl CreateKey {
                 "keys are made in your own organization".into(),
             ));
         }
-        check_entries(&[
-            ("permissions", self.permissions.len()),
-            ("logServers", self.log_servers.as_ref().map_or(0, Vec::len)),
-            ("allowPaths", self.allow_paths.len()),
-            ("denyPaths", self.deny_paths.len()),
-        ])?;
-        let servers = ctx.stores.accounts.list_servers(&self.org).await?;
         let kind = match self.kind.as_deref() {
             None | Some("developer") => CredentialType::Developer,
             Some("server") => CredentialType::Server,
@@ -69,6 +62,13 @@ impl CreateKey {
                 ))
             }
         };
+        check_entries(&[
+            ("permissions", self.permissions.len()),
+            ("logServers", self.log_servers.as_ref().map_or(0, Vec::len)),
+            ("allowPaths", self.allow_paths.len()),
+            ("denyPaths", self.deny_paths.len()),
+        ])?;
+        let servers = ctx.stores.accounts.list_servers(&self.org).await?;
         let server_id = bound_server(kind, self.server.as_deref(), &servers)?;
         let permissions = permissions(kind, &self.permissions)?;
         let scope = log_scope(kind, self.log_servers.as_deref(), &servers)?;

@@ -39,7 +39,7 @@ macro_rules! member_store_suite {
             fn $case() {
                 $run(async {
                     let store = $store().await;
-                    $crate::member_suite::$case(store.as_ref()).await;
+                    $crate::testsuite::members::$case(store.as_ref()).await;
                 })
             }
         )*

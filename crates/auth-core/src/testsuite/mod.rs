@@ -4,17 +4,19 @@
 
 #![allow(clippy::unwrap_used)]
 
+pub mod members;
+
 use crate::ids::{KeyId, OrgId, ServerId};
 use chrono::Utc;
 
 use crate::console_session::Subject;
 use crate::key::CredentialType;
-use crate::member_suite::MemberFixture;
 use crate::model::{new_id, NewKey, Plan};
 use crate::permission::PermissionSet;
 use crate::secret;
 use crate::server_scope::ServerScope;
 use crate::store::{AccountStore, StoreError};
+use members::MemberFixture;
 
 /// One `#[test]` per case, each on a fresh store. `$run` drives a future to completion;
 /// `$store` is an `async fn() -> Box<dyn AccountStore>` giving an empty store.
