@@ -6,7 +6,6 @@ use serde::Serialize;
 use stow_http::{current_request_id, ApiError, Auth};
 use utoipa::ToSchema;
 
-use super::manager;
 use crate::state::ApiState;
 
 fn ts(t: chrono::DateTime<chrono::Utc>) -> String {
@@ -85,7 +84,8 @@ pub struct ListKeysResponse {
     )
 )]
 pub async fn list_keys(auth: Auth, state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
-    manager(&auth)?;
+    // the role rule of every keys operation (members whose role manages keys)
+    crate::ops::reading(&state, &auth).member_with(auth_core::roles::Capability::ManageKeys)?;
     let servers = state.stores.accounts.list_servers(&auth.org.id).await?;
     let keys = state.stores.accounts.list_keys(&auth.org.id).await?;
     Ok(HttpResponse::Ok().json(ListKeysResponse {

@@ -9,18 +9,6 @@ pub mod disable;
 pub mod list;
 pub mod rotate;
 
-use auth_core::key::MemberAct;
-use auth_core::roles::Capability;
-use stow_http::{ApiError, Auth};
-
-/// The member acting, when their role manages keys.
-fn manager(auth: &Auth) -> Result<&MemberAct, ApiError> {
-    auth.require_capability(Capability::ManageKeys)?;
-    auth.member
-        .as_ref()
-        .ok_or_else(|| auth_core::AuthError::MembersOnly.into())
-}
-
 /// What every keys route may answer besides its own errors (OpenAPI).
 #[derive(utoipa::IntoResponses)]
 #[allow(dead_code)]

@@ -29,17 +29,8 @@ pub(super) async fn current(
     auth: &Auth,
     id: &MemberId,
 ) -> Result<auth_core::member::MemberContext, ApiError> {
-    state
-        .stores
-        .members
-        .member_context(id, &auth.org.id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                stow_http::Code::NotFound,
-                format!("no member `{id}` in this organization"),
-            )
-        })
+    let ctx = crate::ops::reading(state, auth);
+    Ok(stow_ops::members::current(&ctx, &auth.org.id, id).await?)
 }
 
 /// Change a member's grant.

@@ -20,7 +20,7 @@ fn acting_grant(ctx: &Ctx<'_>) -> Result<Grant, OpError> {
 }
 
 /// Member `id` in `org` as the caller may see them (404 for one of another organization).
-async fn current(ctx: &Ctx<'_>, org: &OrgId, id: &MemberId) -> Result<MemberContext, OpError> {
+pub async fn current(ctx: &Ctx<'_>, org: &OrgId, id: &MemberId) -> Result<MemberContext, OpError> {
     let found = if ctx.acts_in(org) {
         ctx.stores.members.member_context(id, org).await?
     } else {

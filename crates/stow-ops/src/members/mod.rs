@@ -6,7 +6,7 @@ mod change;
 mod grant;
 mod invite;
 
-pub use change::{ChangeGrant, Changed, Remove};
+pub use change::{current, ChangeGrant, Changed, Remove};
 pub use grant::GrantRequest;
 pub use invite::{Invite, Invited};
 
