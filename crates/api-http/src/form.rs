@@ -233,7 +233,7 @@ pub async fn read_form(
             let field = if name == "files" || name.is_empty() {
                 format!("files[{}]", files.len())
             } else {
-                name.clone()
+                name
             };
             // `file` may repeat (upload URLs take several); a named part such as `files[0]` is
             // what a bulk payload item points at, so it must be unique
@@ -242,78 +242,17 @@ pub async fn read_form(
                     "the file part `{field}` appears more than once"
                 )));
             }
-            let declared = part.content_type().map(|m| m.essence_str().to_owned());
-            let mut writer: Option<ObjectWriter> = limits.store.then(|| {
-                let loc = Objects::fresh_location(org_id);
-                guard.track(loc.clone());
-                objects.writer(loc, declared.clone())
-            });
-            let location = writer.as_ref().map(|w| w.location().clone());
-            let mut hasher = blake3::Hasher::new();
-            let mut size = 0u64;
-            let mut head = Vec::new();
-            let mut too_large = false;
-            while let Some(chunk) = part.next().await {
-                let chunk = chunk.map_err(multipart_error)?;
-                if too_large {
-                    continue; // drain the rest of an oversize file (bulk routes)
-                }
-                size += chunk.len() as u64;
-                if size > limits.max_file_size {
-                    too_large = true;
-                    if let Some(w) = writer.take() {
-                        w.abort().await;
-                    }
-                    if limits.fail_fast {
-                        return Err(ApiError::new(
-                            Code::FileTooLarge,
-                            format!(
-                                "file `{field}` is larger than the limit of {} bytes",
-                                limits.max_file_size
-                            ),
-                        ));
-                    }
-                    continue;
-                }
-                hasher.update(&chunk);
-                if head.len() < SNIFF_LEN {
-                    let take = (SNIFF_LEN - head.len()).min(chunk.len());
-                    head.extend_from_slice(&chunk[..take]);
-                    // record the detected type with the stored object (S3 keeps it)
-                    if let Some(w) = writer.as_mut() {
-                        w.set_content_type(Some(cdn_core::content_type::effective(
-                            &head,
-                            declared.as_deref(),
-                            file_name.as_deref(),
-                        )));
-                    }
-                }
-                if let Some(w) = writer.as_mut() {
-                    w.write(chunk).await?;
-                }
-            }
-            if let Some(mut w) = writer.take() {
-                if head.is_empty() {
-                    w.set_content_type(Some(cdn_core::content_type::effective(
-                        &head,
-                        declared.as_deref(),
-                        file_name.as_deref(),
-                    )));
-                }
-                w.finish().await?;
-            }
-            let digest = hasher.finalize().to_hex().to_string();
-            fingerprint.file(&field, file_name.as_deref(), declared.as_deref(), &digest);
-            files.push(StagedFile {
-                field,
-                file_name,
-                declared,
-                location: if too_large { None } else { location },
-                size,
-                digest,
-                head,
-                too_large,
-            });
+            let staged = read_file_part(
+                &mut part, field, file_name, objects, org_id, limits, &mut guard,
+            )
+            .await?;
+            fingerprint.file(
+                &staged.field,
+                staged.file_name.as_deref(),
+                staged.declared.as_deref(),
+                &staged.digest,
+            );
+            files.push(staged);
         } else {
             if SINGLE_FIELDS.contains(&name.as_str()) && fields.iter().any(|(n, _)| *n == name) {
                 return Err(ApiError::invalid_request(format!(
@@ -325,20 +264,7 @@ pub async fn read_form(
                     "too many form fields; the limit is {MAX_FIELDS}"
                 )));
             }
-            let mut value = Vec::new();
-            while let Some(chunk) = part.next().await {
-                let chunk = chunk.map_err(multipart_error)?;
-                if value.len() + chunk.len() > MAX_FIELD_BYTES {
-                    return Err(ApiError::new(
-                        Code::PayloadTooLarge,
-                        format!("form field `{name}` is larger than {MAX_FIELD_BYTES} bytes"),
-                    ));
-                }
-                value.extend_from_slice(&chunk);
-            }
-            let value = String::from_utf8(value).map_err(|_| {
-                ApiError::invalid_request(format!("form field `{name}` is not valid UTF-8"))
-            })?;
+            let value = read_field_part(&mut part, &name).await?;
             fingerprint.field(&name, &value);
             fields.push((name, value));
         }
@@ -349,6 +275,110 @@ pub async fn read_form(
         fingerprint: fingerprint.finish(),
         guard,
     })
+}
+
+/// Streams one file part to a fresh staged location (when the route stores) while hashing it,
+/// keeping its first bytes for type detection and enforcing the size limit.
+async fn read_file_part(
+    part: &mut actix_multipart::Field,
+    field: String,
+    file_name: Option<String>,
+    objects: &Objects,
+    org_id: &str,
+    limits: FormLimits,
+    guard: &mut StageGuard,
+) -> Result<StagedFile, ApiError> {
+    let declared = part.content_type().map(|m| m.essence_str().to_owned());
+    let mut writer: Option<ObjectWriter> = limits.store.then(|| {
+        let loc = Objects::fresh_location(org_id);
+        guard.track(loc.clone());
+        objects.writer(loc, declared.clone())
+    });
+    let location = writer.as_ref().map(|w| w.location().clone());
+    let mut hasher = blake3::Hasher::new();
+    let mut size = 0u64;
+    let mut head = Vec::new();
+    let mut too_large = false;
+    while let Some(chunk) = part.next().await {
+        let chunk = chunk.map_err(multipart_error)?;
+        if too_large {
+            continue; // drain the rest of an oversize file (bulk routes)
+        }
+        size += chunk.len() as u64;
+        if size > limits.max_file_size {
+            too_large = true;
+            if let Some(w) = writer.take() {
+                w.abort().await;
+            }
+            if limits.fail_fast {
+                return Err(ApiError::new(
+                    Code::FileTooLarge,
+                    format!(
+                        "file `{field}` is larger than the limit of {} bytes",
+                        limits.max_file_size
+                    ),
+                ));
+            }
+            continue;
+        }
+        hasher.update(&chunk);
+        if head.len() < SNIFF_LEN {
+            let take = (SNIFF_LEN - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+            // record the detected type with the stored object (S3 keeps it)
+            if let Some(w) = writer.as_mut() {
+                w.set_content_type(Some(cdn_core::content_type::effective(
+                    &head,
+                    declared.as_deref(),
+                    file_name.as_deref(),
+                )));
+            }
+        }
+        if let Some(w) = writer.as_mut() {
+            w.write(chunk).await?;
+        }
+    }
+    if let Some(mut w) = writer.take() {
+        if head.is_empty() {
+            w.set_content_type(Some(cdn_core::content_type::effective(
+                &head,
+                declared.as_deref(),
+                file_name.as_deref(),
+            )));
+        }
+        w.finish().await?;
+    }
+    let digest = hasher.finalize().to_hex().to_string();
+    Ok(StagedFile {
+        field,
+        file_name,
+        declared,
+        location: if too_large { None } else { location },
+        size,
+        digest,
+        head,
+        too_large,
+    })
+}
+
+/// Reads one text field, at most `MAX_FIELD_BYTES` of UTF-8.
+async fn read_field_part(
+    part: &mut actix_multipart::Field,
+    name: &str,
+) -> Result<String, ApiError> {
+    let mut value = Vec::new();
+    while let Some(chunk) = part.next().await {
+        let chunk = chunk.map_err(multipart_error)?;
+        if value.len() + chunk.len() > MAX_FIELD_BYTES {
+            return Err(ApiError::new(
+                Code::PayloadTooLarge,
+                format!("form field `{name}` is larger than {MAX_FIELD_BYTES} bytes"),
+            ));
+        }
+        value.extend_from_slice(&chunk);
+    }
+    String::from_utf8(value)
+        .map_err(|_| ApiError::invalid_request(format!("form field `{name}` is not valid UTF-8")))
 }
 
 #[cfg(test)]

@@ -203,21 +203,7 @@ impl AlertRuleRequest {
     /// The request over `base` (a PATCH's stored rule; `None` to create, where the name, saved
     /// search, kind and destinations are required), checked.
     pub fn resolve(&self, base: Option<&RuleSpec>) -> Result<RuleSpec, RuleError> {
-        let name = match (&self.name, base) {
-            (Some(n), _) => n.trim().to_owned(),
-            (None, Some(b)) => b.name.clone(),
-            (None, None) => return Err(refuse("name", "is required")),
-        };
-        let chars = name.chars().count();
-        if chars == 0 || chars > MAX_NAME_CHARS {
-            return Err(refuse(
-                "name",
-                format!("must be 1 to {MAX_NAME_CHARS} characters; got {chars}"),
-            ));
-        }
-        if name.chars().any(char::is_control) {
-            return Err(refuse("name", "must not contain control characters"));
-        }
+        let name = self.name(base)?;
         let saved_search_id = match (&self.saved_search_id, base) {
             (Some(id), _) if id.chars().any(char::is_control) => {
                 return Err(refuse("savedSearchId", "must not hold control characters"))
@@ -227,60 +213,7 @@ impl AlertRuleRequest {
             (None, Some(b)) => b.saved_search_id.clone(),
             (None, None) => return Err(refuse("savedSearchId", "is required")),
         };
-        let kind = match (&self.kind, base) {
-            (Some(k), _) => k.as_str(),
-            (None, Some(b)) => b.trigger.kind(),
-            (None, None) => return Err(refuse("kind", "is required: `every` or `threshold`")),
-        };
-        let stored = base
-            .and_then(|b| b.trigger.threshold())
-            .map(|(count, window, cooldown)| (count as i64, window, cooldown));
-        let trigger = match kind {
-            "every" => {
-                for (field, given) in [
-                    ("threshold", self.threshold),
-                    ("windowMinutes", self.window_minutes),
-                    ("cooldownMinutes", self.cooldown_minutes),
-                ] {
-                    if given.is_some() {
-                        return Err(refuse(field, "is for `threshold` rules only"));
-                    }
-                }
-                Trigger::EveryMatch
-            }
-            "threshold" => {
-                let count = self
-                    .threshold
-                    .or(stored.map(|s| s.0))
-                    .ok_or_else(|| refuse("threshold", "is required for a `threshold` rule"))?;
-                let window = self
-                    .window_minutes
-                    .or(stored.map(|s| s.1))
-                    .ok_or_else(|| refuse("windowMinutes", "is required for a `threshold` rule"))?;
-                let cooldown = self.cooldown_minutes.or(stored.map(|s| s.2)).unwrap_or(0);
-                Trigger::Threshold {
-                    count: within("threshold", count, 1, MAX_THRESHOLD)? as u64,
-                    window: Duration::minutes(within(
-                        "windowMinutes",
-                        window,
-                        1,
-                        MAX_WINDOW_MINUTES,
-                    )?),
-                    cooldown: Duration::minutes(within(
-                        "cooldownMinutes",
-                        cooldown,
-                        0,
-                        MAX_COOLDOWN_MINUTES,
-                    )?),
-                }
-            }
-            other => {
-                return Err(refuse(
-                    "kind",
-                    format!("must be `every` or `threshold`; got {other:?}"),
-                ))
-            }
-        };
+        let trigger = self.trigger(base)?;
         let group_by = match (&self.group_by, base) {
             (Some(g), _) if g.is_empty() => None,
             (Some(g), _) => Some(GroupBy::parse(g).ok_or_else(|| {
@@ -298,6 +231,90 @@ impl AlertRuleRequest {
                 "is for `threshold` rules (an every-match rule forwards each event)",
             ));
         }
+        Ok(RuleSpec {
+            name,
+            saved_search_id,
+            trigger,
+            group_by,
+            destination_ids: self.destination_ids(base)?,
+        })
+    }
+
+    fn name(&self, base: Option<&RuleSpec>) -> Result<String, RuleError> {
+        let name = match (&self.name, base) {
+            (Some(n), _) => n.trim().to_owned(),
+            (None, Some(b)) => b.name.clone(),
+            (None, None) => return Err(refuse("name", "is required")),
+        };
+        let chars = name.chars().count();
+        if chars == 0 || chars > MAX_NAME_CHARS {
+            return Err(refuse(
+                "name",
+                format!("must be 1 to {MAX_NAME_CHARS} characters; got {chars}"),
+            ));
+        }
+        if name.chars().any(char::is_control) {
+            return Err(refuse("name", "must not contain control characters"));
+        }
+        Ok(name)
+    }
+
+    fn trigger(&self, base: Option<&RuleSpec>) -> Result<Trigger, RuleError> {
+        let kind = match (&self.kind, base) {
+            (Some(k), _) => k.as_str(),
+            (None, Some(b)) => b.trigger.kind(),
+            (None, None) => return Err(refuse("kind", "is required: `every` or `threshold`")),
+        };
+        let stored = base
+            .and_then(|b| b.trigger.threshold())
+            .map(|(count, window, cooldown)| (count as i64, window, cooldown));
+        match kind {
+            "every" => {
+                for (field, given) in [
+                    ("threshold", self.threshold),
+                    ("windowMinutes", self.window_minutes),
+                    ("cooldownMinutes", self.cooldown_minutes),
+                ] {
+                    if given.is_some() {
+                        return Err(refuse(field, "is for `threshold` rules only"));
+                    }
+                }
+                Ok(Trigger::EveryMatch)
+            }
+            "threshold" => {
+                let count = self
+                    .threshold
+                    .or(stored.map(|s| s.0))
+                    .ok_or_else(|| refuse("threshold", "is required for a `threshold` rule"))?;
+                let window = self
+                    .window_minutes
+                    .or(stored.map(|s| s.1))
+                    .ok_or_else(|| refuse("windowMinutes", "is required for a `threshold` rule"))?;
+                let cooldown = self.cooldown_minutes.or(stored.map(|s| s.2)).unwrap_or(0);
+                Ok(Trigger::Threshold {
+                    count: within("threshold", count, 1, MAX_THRESHOLD)? as u64,
+                    window: Duration::minutes(within(
+                        "windowMinutes",
+                        window,
+                        1,
+                        MAX_WINDOW_MINUTES,
+                    )?),
+                    cooldown: Duration::minutes(within(
+                        "cooldownMinutes",
+                        cooldown,
+                        0,
+                        MAX_COOLDOWN_MINUTES,
+                    )?),
+                })
+            }
+            other => Err(refuse(
+                "kind",
+                format!("must be `every` or `threshold`; got {other:?}"),
+            )),
+        }
+    }
+
+    fn destination_ids(&self, base: Option<&RuleSpec>) -> Result<Vec<String>, RuleError> {
         let destination_ids = match (&self.destination_ids, base) {
             (Some(d), _) => d.clone(),
             (None, Some(b)) => b.destination_ids.clone(),
@@ -327,13 +344,7 @@ impl AlertRuleRequest {
         if seen.len() != destination_ids.len() {
             return Err(refuse("destinationIds", "names a destination twice"));
         }
-        Ok(RuleSpec {
-            name,
-            saved_search_id,
-            trigger,
-            group_by,
-            destination_ids,
-        })
+        Ok(destination_ids)
     }
 }
 

@@ -214,35 +214,8 @@ pub async fn tail(
     let server = target_server(&state, &auth, fields.server_id.as_deref()).await?;
     let filters: Filters = validate_filters(&fields).map_err(ApiError::invalid_request)?;
     let server_id = server.id.clone();
-    let last_event_id = match req.headers().get("last-event-id") {
-        Some(v) => Some(
-            v.to_str()
-                .map_err(|_| ApiError::invalid_request("`Last-Event-ID` must be text"))?
-                .to_owned(),
-        ),
-        None => p.last_event_id.clone(),
-    };
-    let resume = match last_event_id.as_deref().filter(|s| !s.trim().is_empty()) {
-        None => None,
-        Some(s) => Some(TailPosition::parse(s).ok_or_else(|| {
-            ApiError::invalid_request(
-                "`Last-Event-ID` must be the id of an event this tail sent, like 7361.42",
-            )
-        })?),
-    };
-    // a resume point that is known and recent continues; anything else starts now, with a gap
-    let (start, gap) = match resume {
-        None => (state.stores.logs.tail_start(&server_id).await?, false),
-        Some(pos) => match state
-            .stores
-            .logs
-            .tail_batch_time(&server_id, pos.seq)
-            .await?
-        {
-            Some(at) if at > Utc::now() - chrono::Duration::minutes(RESUME_MINUTES) => (pos, false),
-            _ => (state.stores.logs.tail_start(&server_id).await?, true),
-        },
-    };
+    let resume = resume_point(&req, p.last_event_id.as_deref())?;
+    let (start, gap) = start_point(&state, &server_id, resume).await?;
     let lease = SlotLease::acquire(
         &state.stores.read_slots,
         LeaseKind::Tail,
@@ -302,4 +275,42 @@ pub async fn tail(
         // nginx: pass events through as they come instead of buffering the response
         .insert_header(("X-Accel-Buffering", "no"))
         .streaming(body))
+}
+
+/// The position a client asks to resume after (`Last-Event-ID`, or the query parameter for
+/// clients that cannot set headers).
+fn resume_point(req: &HttpRequest, given: Option<&str>) -> Result<Option<TailPosition>, ApiError> {
+    let last_event_id = match req.headers().get("last-event-id") {
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| ApiError::invalid_request("`Last-Event-ID` must be text"))?
+                .to_owned(),
+        ),
+        None => given.map(str::to_owned),
+    };
+    match last_event_id.as_deref().filter(|s| !s.trim().is_empty()) {
+        None => Ok(None),
+        Some(s) => TailPosition::parse(s).map(Some).ok_or_else(|| {
+            ApiError::invalid_request(
+                "`Last-Event-ID` must be the id of an event this tail sent, like 7361.42",
+            )
+        }),
+    }
+}
+
+/// Where the tail starts, and whether events may be missing: a resume point that is known and
+/// recent continues; anything else starts now, with a gap.
+async fn start_point(
+    state: &ApiState,
+    server_id: &auth_core::ServerId,
+    resume: Option<TailPosition>,
+) -> Result<(TailPosition, bool), ApiError> {
+    let logs = &state.stores.logs;
+    Ok(match resume {
+        None => (logs.tail_start(server_id).await?, false),
+        Some(pos) => match logs.tail_batch_time(server_id, pos.seq).await? {
+            Some(at) if at > Utc::now() - chrono::Duration::minutes(RESUME_MINUTES) => (pos, false),
+            _ => (logs.tail_start(server_id).await?, true),
+        },
+    })
 }

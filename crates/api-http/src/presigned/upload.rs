@@ -200,43 +200,11 @@ async fn store_through_token(
     mut form: Form,
     existing: Existing,
 ) -> Result<(StatusCode, Value), ApiError> {
-    if form.files.is_empty() {
-        return Err(ApiError::invalid_request(
-            "at least one `file` part is required",
-        ));
-    }
-    if form.field("metadata").is_some() && !record.allow_custom_metadata {
-        return Err(ApiError::new(
-            Code::Forbidden,
-            "this upload URL does not allow custom metadata",
-        ));
-    }
+    check_form(record, &form)?;
     let single = form.files.len() == 1;
-    if !single && form.field("filename").is_some() {
-        return Err(ApiError::invalid_request(
-            "`filename` applies to single-file uploads only",
-        ));
-    }
     let meta = cdn_core::metadata::from_text(form.field("metadata").unwrap_or(""))
         .map_err(crate::objects::metadata_error)?;
-    let n = form.files.len() as i32;
-    match state
-        .stores
-        .upload_urls
-        .reserve(&record.token_hash, n, Utc::now())
-        .await?
-    {
-        Reservation::Reserved => {}
-        Reservation::NotFound => return Err(token_invalid()),
-        Reservation::Expired => return Err(token_expired(false)),
-        Reservation::Exhausted => return Err(token_expired(true)),
-        Reservation::TooMany { remaining } => {
-            return Err(ApiError::new(
-                Code::TooManyFiles,
-                format!("this upload URL accepts {remaining} more file(s); nothing was stored"),
-            ))
-        }
-    }
+    reserve(state, record, form.files.len() as i32).await?;
     let policy = UploadPolicy {
         scope,
         holder: "the key that made this upload URL".to_owned(),
@@ -320,4 +288,46 @@ async fn store_through_token(
             request_id: current_request_id(),
         })?,
     ))
+}
+
+/// The form's own rules for an upload URL: a file, metadata only when allowed, `filename` only
+/// with one file.
+fn check_form(record: &UploadUrlRecord, form: &Form) -> Result<(), ApiError> {
+    if form.files.is_empty() {
+        return Err(ApiError::invalid_request(
+            "at least one `file` part is required",
+        ));
+    }
+    if form.field("metadata").is_some() && !record.allow_custom_metadata {
+        return Err(ApiError::new(
+            Code::Forbidden,
+            "this upload URL does not allow custom metadata",
+        ));
+    }
+    let single = form.files.len() == 1;
+    if !single && form.field("filename").is_some() {
+        return Err(ApiError::invalid_request(
+            "`filename` applies to single-file uploads only",
+        ));
+    }
+    Ok(())
+}
+
+/// Takes `n` of the upload URL's remaining uses, or says why it cannot.
+async fn reserve(state: &ApiState, record: &UploadUrlRecord, n: i32) -> Result<(), ApiError> {
+    match state
+        .stores
+        .upload_urls
+        .reserve(&record.token_hash, n, Utc::now())
+        .await?
+    {
+        Reservation::Reserved => Ok(()),
+        Reservation::NotFound => Err(token_invalid()),
+        Reservation::Expired => Err(token_expired(false)),
+        Reservation::Exhausted => Err(token_expired(true)),
+        Reservation::TooMany { remaining } => Err(ApiError::new(
+            Code::TooManyFiles,
+            format!("this upload URL accepts {remaining} more file(s); nothing was stored"),
+        )),
+    }
 }

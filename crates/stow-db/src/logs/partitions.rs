@@ -103,6 +103,29 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
     let mut conn = db.conn().await?;
     let mut report = MaintenanceReport::default();
     let today = Utc::now().date_naive();
+    create_coming(&mut conn, today, &mut report).await?;
+    let expired = drop_expired(&mut conn, today, &mut report).await?;
+    delete_expired_counts(&mut conn, expired).await;
+    report.batches_pruned = prune_batches(&mut conn, expired).await;
+    report.audit_pruned = crate::audit::prune_expired(db).await;
+    // rate buckets untouched for a day are full again: a new one is the same (auth_core::rate)
+    if let Err(e) =
+        diesel::sql_query("DELETE FROM rate_buckets WHERE updated_at < now() - interval '1 day'")
+            .execute(&mut conn)
+            .await
+    {
+        tracing::warn!(error = %e, "deleting idle rate buckets failed");
+    }
+    vacuum_closed(&mut conn, today, &mut report).await?;
+    Ok(report)
+}
+
+/// Creates the partitions of the days around `today` that do not exist yet.
+async fn create_coming(
+    conn: &mut AsyncPgConnection,
+    today: NaiveDate,
+    report: &mut MaintenanceReport,
+) -> Result<(), StoreError> {
     for offset in -PARTITIONS_BEHIND_DAYS..=PARTITIONS_AHEAD_DAYS {
         let day = today + Duration::days(offset);
         let name = partition_name(day);
@@ -110,13 +133,13 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
         let exists: Vec<NameRow> =
             diesel::sql_query("SELECT relname AS name FROM pg_class WHERE relname = $1")
                 .bind::<Text, _>(&name)
-                .load(&mut conn)
+                .load(conn)
                 .await
                 .map_err(db_error)?;
         if !exists.is_empty() {
             continue;
         }
-        match create_partition(&mut conn, &name, day, next).await {
+        match create_partition(conn, &name, day, next).await {
             Ok(moved) => {
                 report.moved_from_default += moved;
                 report.created.push(name);
@@ -127,9 +150,19 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             }
         }
     }
+    Ok(())
+}
+
+/// Drops the partitions past the longest plan retention (at least the days kept behind);
+/// returns the first instant still kept.
+async fn drop_expired(
+    conn: &mut AsyncPgConnection,
+    today: NaiveDate,
+    report: &mut MaintenanceReport,
+) -> Result<DateTime<Utc>, StoreError> {
     let max_retention: Vec<CountRow> =
         diesel::sql_query("SELECT COALESCE(MAX(retention_days), 0)::bigint AS n FROM plans")
-            .load(&mut conn)
+            .load(conn)
             .await
             .map_err(db_error)?;
     let keep_days = <[CountRow]>::first(&max_retention)
@@ -144,7 +177,7 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
          AND c.relname LIKE 'log\\_events\\_p%' AND c.relname < $1",
     )
     .bind::<Text, _>(&cutoff)
-    .load(&mut conn)
+    .load(conn)
     .await
     .map_err(db_error)?;
     for row in old {
@@ -161,12 +194,15 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             }
         }
     }
-    // the hourly counts and the message-search runs of the days dropped (or that would be, on
-    // a role that may not drop)
-    let expired = (today - Duration::days(keep_days))
+    Ok((today - Duration::days(keep_days))
         .and_hms_opt(0, 0, 0)
         .map(|t| t.and_utc())
-        .unwrap_or_default();
+        .unwrap_or_default())
+}
+
+/// Deletes the hourly counts and the message-search runs of the days dropped (or that would be,
+/// on a role that may not drop).
+async fn delete_expired_counts(conn: &mut AsyncPgConnection, expired: DateTime<Utc>) {
     for (what, sql) in [
         (
             "hourly log counts",
@@ -180,23 +216,21 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
     ] {
         if let Err(e) = diesel::sql_query(sql)
             .bind::<diesel::sql_types::Timestamptz, _>(expired)
-            .execute(&mut conn)
+            .execute(conn)
             .await
         {
             tracing::warn!(error = %e, "deleting expired {what} failed");
         }
     }
-    report.batches_pruned = prune_batches(&mut conn, expired).await;
-    report.audit_pruned = crate::audit::prune_expired(db).await;
-    // rate buckets untouched for a day are full again: a new one is the same (auth_core::rate)
-    if let Err(e) =
-        diesel::sql_query("DELETE FROM rate_buckets WHERE updated_at < now() - interval '1 day'")
-            .execute(&mut conn)
-            .await
-    {
-        tracing::warn!(error = %e, "deleting idle rate buckets failed");
-    }
-    // Closed partitions with inserts since their last vacuum (names sort by day; today's excluded).
+}
+
+/// Vacuums closed partitions with inserts since their last vacuum (names sort by day; today's
+/// excluded).
+async fn vacuum_closed(
+    conn: &mut AsyncPgConnection,
+    today: NaiveDate,
+    report: &mut MaintenanceReport,
+) -> Result<(), StoreError> {
     let unvacuumed: Vec<NameRow> = diesel::sql_query(
         "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
          JOIN pg_class p ON p.oid = i.inhparent \
@@ -206,7 +240,7 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
          ORDER BY c.relname",
     )
     .bind::<Text, _>(partition_name(today))
-    .load(&mut conn)
+    .load(conn)
     .await
     .map_err(db_error)?;
     for row in unvacuumed {
@@ -222,7 +256,7 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
             }
         }
     }
-    Ok(report)
+    Ok(())
 }
 
 /// Creates the partition `name` for `day`, moving the day's events out of the default partition
@@ -230,7 +264,7 @@ pub async fn maintain_partitions(db: &Db) -> Result<MaintenanceReport, StoreErro
 /// default one). The default partition is locked against inserts meanwhile, so no event of that
 /// day can land there between the move and the creation. Returns how many events moved.
 async fn create_partition(
-    conn: &mut crate::Conn,
+    conn: &mut AsyncPgConnection,
     name: &str,
     day: NaiveDate,
     next: NaiveDate,

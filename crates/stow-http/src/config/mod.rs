@@ -6,6 +6,10 @@ use std::time::Duration;
 
 use secrecy::{SecretSlice, SecretString};
 
+mod env;
+use env::{default_password_workers, parse_seal_key, parsed, positive, positive_secs, var};
+pub use env::{parse_proxies, public_base_url};
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogFormat {
     Human,
@@ -115,94 +119,9 @@ pub struct Config {
 #[error("configuration: {0}")]
 pub struct ConfigError(pub String);
 
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-fn parsed<T: std::str::FromStr>(name: &str, default: T) -> Result<T, ConfigError>
-where
-    T::Err: std::fmt::Display,
-{
-    match var(name) {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|e| ConfigError(format!("{name}={v:?} is not valid: {e}"))),
-    }
-}
-
 /// The `SECOND_FACTOR_KEY` of [`Config::for_tests`] (a process a test starts is given the same,
 /// so it can open what the test's own services sealed).
 pub const TEST_SECOND_FACTOR_KEY: [u8; 32] = [42; 32];
-
-/// `SECOND_FACTOR_KEY`: 32 random bytes in standard Base64 (`openssl rand -base64 32`).
-fn parse_seal_key(b64: &str) -> Result<auth_core::second_factor::SealKey, ConfigError> {
-    auth_core::second_factor::SealKey::from_base64(b64).map_err(|_| {
-        ConfigError(
-            "SECOND_FACTOR_KEY must be 32 bytes in standard Base64 (make one with `openssl rand -base64 32`)".into(),
-        )
-    })
-}
-
-/// `TRUSTED_PROXIES`: addresses (`10.0.0.7`, `::1`) and CIDR ranges (`10.0.0.0/8`), comma-separated.
-pub fn parse_proxies(list: &str) -> Result<Vec<ipnet::IpNet>, ConfigError> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|entry| !entry.is_empty())
-        .map(|entry| {
-            entry
-                .parse::<ipnet::IpNet>()
-                .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-                .map_err(|_| {
-                    ConfigError(format!(
-                        "TRUSTED_PROXIES: `{entry}` is not an IP address or CIDR range (e.g. 10.0.0.7, 10.0.0.0/8, ::1)"
-                    ))
-                })
-        })
-        .collect()
-}
-
-/// `PUBLIC_BASE_URL` without trailing slashes: an absolute `http` or `https` URL with a host and no
-/// query or fragment. It becomes every `publicUrl` and the console's "Open" links, so anything
-/// else (`javascript:…`, a relative path) is refused at start-up.
-pub fn public_base_url(raw: &str) -> Result<String, ConfigError> {
-    let trimmed = raw.trim().trim_end_matches('/');
-    let refuse = |why: &str| {
-        ConfigError(format!(
-            "PUBLIC_BASE_URL must be an absolute http:// or https:// URL such as https://cdn.example.com/cdn ({why}; got {raw:?})"
-        ))
-    };
-    let url = url::Url::parse(trimmed).map_err(|e| refuse(&e.to_string()))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(refuse("the scheme is not http or https"));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(refuse("it has no host"));
-    }
-    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
-        return Err(refuse("it has a query, a fragment or credentials"));
-    }
-    Ok(trimmed.to_owned())
-}
-
-/// A whole number of `unit`s, at least 1 (0 would refuse every body or end every session).
-fn positive(name: &str, default: u64, unit: &str) -> Result<u64, ConfigError> {
-    match parsed(name, default)? {
-        0 => Err(ConfigError(format!("{name} must be at least 1 ({unit})"))),
-        n => Ok(n),
-    }
-}
-
-/// Half the machine's cores, at least one: password hashing never takes every core.
-fn default_password_workers() -> u64 {
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    (cores as u64 / 2).max(1)
-}
-
-fn positive_secs(name: &str, default: u64) -> Result<Duration, ConfigError> {
-    positive(name, default, "seconds").map(Duration::from_secs)
-}
 
 impl Config {
     /// How request bodies must arrive ([`crate::idle`]).
@@ -243,28 +162,6 @@ impl Config {
         let public_base_url = public_base_url(
             &var("PUBLIC_BASE_URL").unwrap_or_else(|| format!("http://{cdn_addr}/cdn")),
         )?;
-        let signing_secret = match var("STOWAGE_SIGNING_SECRET") {
-            Some(s) if s.len() >= 16 => Some(SecretSlice::from(s.into_bytes())),
-            Some(_) => {
-                return Err(ConfigError(
-                    "STOWAGE_SIGNING_SECRET must be at least 16 characters".into(),
-                ))
-            }
-            None => None,
-        };
-        let second_factor_key = match var("SECOND_FACTOR_KEY") {
-            None => None,
-            Some(b64) => Some(parse_seal_key(&b64)?),
-        };
-        let log_format = match var("LOG_FORMAT").as_deref() {
-            None | Some("human") => LogFormat::Human,
-            Some("json") => LogFormat::Json,
-            Some(other) => {
-                return Err(ConfigError(format!(
-                    "LOG_FORMAT={other:?}: use human or json"
-                )))
-            }
-        };
         Ok(Self {
             database_url: SecretString::from(
                 var("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.into()),
@@ -294,8 +191,10 @@ impl Config {
                 Some(list) => parse_proxies(&list)?,
                 None => Vec::new(),
             },
-            signing_secret,
-            second_factor_key,
+            signing_secret: signing_secret()?,
+            second_factor_key: var("SECOND_FACTOR_KEY")
+                .map(|b64| parse_seal_key(&b64))
+                .transpose()?,
             alerts_allow_insecure: parsed("ALERTS_ALLOW_INSECURE", false)?,
             alerts_poll: Duration::from_millis(positive("ALERTS_POLL_MS", 250, "milliseconds")?),
             console_public_url: var("CONSOLE_PUBLIC_URL")
@@ -344,7 +243,7 @@ impl Config {
                 .try_into()
                 .map_err(|_| ConfigError("BODY_MIN_RATE_BYTES_PER_SECOND is too large".into()))?,
             request_head_timeout: positive_secs("REQUEST_HEAD_TIMEOUT_SECONDS", 30)?,
-            log_format,
+            log_format: log_format()?,
             workers: parsed(
                 "WORKERS",
                 std::thread::available_parallelism()
@@ -414,6 +313,28 @@ impl Config {
             acquire_timeout: self.db_acquire_timeout,
             statement_timeout: self.db_statement_timeout,
         }
+    }
+}
+
+/// `STOWAGE_SIGNING_SECRET`, at least 16 characters when set.
+fn signing_secret() -> Result<Option<SecretSlice<u8>>, ConfigError> {
+    match var("STOWAGE_SIGNING_SECRET") {
+        Some(s) if s.len() >= 16 => Ok(Some(SecretSlice::from(s.into_bytes()))),
+        Some(_) => Err(ConfigError(
+            "STOWAGE_SIGNING_SECRET must be at least 16 characters".into(),
+        )),
+        None => Ok(None),
+    }
+}
+
+/// `LOG_FORMAT`: `human` (the default) or `json`.
+fn log_format() -> Result<LogFormat, ConfigError> {
+    match var("LOG_FORMAT").as_deref() {
+        None | Some("human") => Ok(LogFormat::Human),
+        Some("json") => Ok(LogFormat::Json),
+        Some(other) => Err(ConfigError(format!(
+            "LOG_FORMAT={other:?}: use human or json"
+        ))),
     }
 }
 
