@@ -24,6 +24,10 @@ use serde_json::Value;
 use crate::schema::objects;
 use crate::{db_error, Db};
 
+mod expiry;
+mod moves;
+mod usage;
+
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = objects)]
 pub(super) struct ObjectRow {
@@ -74,7 +78,7 @@ impl PgObjectRecords {
 
 /// The smallest string greater than every string starting with `prefix/`: `prefix0`
 /// (`'0'` follows `'/'` in byte order; keys use the "C" collation).
-fn folder_upper_bound(folder: &str) -> String {
+pub(super) fn folder_upper_bound(folder: &str) -> String {
     format!("{folder}0")
 }
 
@@ -316,19 +320,7 @@ impl ObjectRecordStore for PgObjectRecords {
         replace: bool,
         audit: &Audit,
     ) -> Result<Renamed, StoreError> {
-        let mut conn = self.db.conn().await?;
-        for _ in 0..RACE_ATTEMPTS {
-            match rename_once(&mut conn, org_id, from, to, replace, audit).await {
-                // a row came to `to` after the check (an upload, another move): nothing moved;
-                // look again, and this time it is seen (replaced, or a conflict)
-                Err(diesel::result::Error::DatabaseError(
-                    diesel::result::DatabaseErrorKind::UniqueViolation,
-                    _,
-                )) => continue,
-                other => return other.map_err(db_error),
-            }
-        }
-        Err(StoreError::Conflict(KEY_CHANGED.to_owned()))
+        moves::rename(self, org_id, from, to, replace, audit).await
     }
 
     async fn folder_move_batch(
@@ -336,37 +328,7 @@ impl ObjectRecordStore for PgObjectRecords {
         org_id: &OrgId,
         m: &FolderMove,
     ) -> Result<MoveBatch, StoreError> {
-        let (from, to, limit) = (m.from.as_str(), m.to.as_str(), m.limit);
-        let mut conn = self.db.conn().await?;
-        let keys = |destination: &str, limit: usize| {
-            diesel::sql_query(format!(
-                "{FOLDER_MOVE_KEYS} {destination} ORDER BY s.key LIMIT $6"
-            ))
-            .bind::<Text, _>(org_id.as_str())
-            .bind::<Text, _>(format!("{from}/"))
-            .bind::<Text, _>(folder_upper_bound(from))
-            .bind::<Text, _>(from)
-            .bind::<Text, _>(to)
-            .bind::<BigInt, _>(limit as i64)
-        };
-        let mut batch = MoveBatch::default();
-        let (movable, blocked) = if m.replace {
-            (keys("AND $4 = $4 AND $5 = $5", limit + 1), None)
-        } else {
-            (
-                keys(&format!("AND NOT {DESTINATION_TAKEN}"), limit + 1),
-                Some(keys(&format!("AND {DESTINATION_TAKEN}"), limit)),
-            )
-        };
-        let movable: Vec<KeyRow> = movable.load(&mut conn).await.map_err(db_error)?;
-        batch.movable = movable.into_iter().map(|r| r.key.into()).collect();
-        batch.more_movable = batch.movable.len() > limit;
-        batch.movable.truncate(limit);
-        if let Some(blocked) = blocked {
-            let blocked: Vec<KeyRow> = blocked.load(&mut conn).await.map_err(db_error)?;
-            batch.blocked = blocked.into_iter().map(|r| r.key.into()).collect();
-        }
-        Ok(batch)
+        moves::folder_move_batch(self, org_id, m).await
     }
 
     async fn is_referenced(&self, storage_path: &str) -> Result<bool, StoreError> {
@@ -386,42 +348,7 @@ impl ObjectRecordStore for PgObjectRecords {
         limit: usize,
         audit: &Audit,
     ) -> Result<Vec<ObjectRecord>, StoreError> {
-        self.db
-            .audited(|conn| {
-                async move {
-                    let keys: Vec<String> = diesel::sql_query(EXPIRED_KEYS)
-                        .bind::<Text, _>(org_id.as_str())
-                        .bind::<Timestamptz, _>(e.before)
-                        .bind::<Text, _>(&e.folder)
-                        .bind::<Array<Text>, _>(&e.except)
-                        .bind::<BigInt, _>(limit as i64)
-                        .load::<KeyRow>(conn)
-                        .await?
-                        .into_iter()
-                        .map(|r| r.key)
-                        .collect();
-                    if keys.is_empty() {
-                        return Ok((Vec::new(), vec![]));
-                    }
-                    let rows: Vec<ObjectRow> = diesel::delete(
-                        objects::table
-                            .filter(objects::org_id.eq(org_id.as_str()))
-                            .filter(objects::key.eq_any(&keys)),
-                    )
-                    .returning(ObjectRow::as_returning())
-                    .get_results(conn)
-                    .await?;
-                    let mut gone: Vec<ObjectRecord> = rows.into_iter().map(Into::into).collect();
-                    gone.sort_by(|a, b| a.key.cmp(&b.key));
-                    let entries: Vec<_> = gone
-                        .iter()
-                        .map(|r| expired_entry(audit, org_id, e, r))
-                        .collect();
-                    Ok((gone, entries))
-                }
-                .scope_boxed()
-            })
-            .await
+        expiry::expire(self, org_id, e, limit, audit).await
     }
 
     async fn set_keep(
@@ -431,194 +358,27 @@ impl ObjectRecordStore for PgObjectRecords {
         keep: bool,
         audit: &Audit,
     ) -> Result<Vec<ObjectKey>, StoreError> {
-        let wanted: Vec<&str> = keys.iter().map(ObjectKey::as_str).collect();
-        self.db
-            .audited(|conn| {
-                async move {
-                    let changed: Vec<String> = diesel::update(
-                        objects::table
-                            .filter(objects::org_id.eq(org_id.as_str()))
-                            .filter(objects::key.eq_any(&wanted))
-                            .filter(objects::keep.ne(keep)),
-                    )
-                    .set(objects::keep.eq(keep))
-                    .returning(objects::key)
-                    .get_results(conn)
-                    .await?;
-                    let entries: Vec<_> = changed
-                        .iter()
-                        .map(|k| keep_entry(audit, org_id, &ObjectKey::from(k.clone()), keep))
-                        .collect();
-                    let found: Vec<String> = objects::table
-                        .filter(objects::org_id.eq(org_id.as_str()))
-                        .filter(objects::key.eq_any(&wanted))
-                        .select(objects::key)
-                        .load(conn)
-                        .await?;
-                    // in the order asked
-                    let kept = keys
-                        .iter()
-                        .filter(|k| found.iter().any(|f| f == k.as_str()))
-                        .cloned()
-                        .collect();
-                    Ok((kept, entries))
-                }
-                .scope_boxed()
-            })
-            .await
+        expiry::set_keep(self, org_id, keys, keep, audit).await
     }
 
     async fn folder_usage(&self, org_id: &OrgId) -> Result<Vec<FolderUsage>, StoreError> {
-        let mut conn = self.db.conn().await?;
-        #[derive(QueryableByName)]
-        struct Row {
-            #[diesel(sql_type = Text)]
-            folder: String,
-            #[diesel(sql_type = BigInt)]
-            objects: i64,
-            #[diesel(sql_type = BigInt)]
-            bytes: i64,
-        }
-        // the rolled-up counts plus the changes not rolled up yet (migration 27)
-        let rows: Vec<Row> = diesel::sql_query(
-            "SELECT folder, sum(objects)::bigint AS objects, sum(bytes)::bigint AS bytes \
-               FROM (SELECT folder, objects, bytes FROM object_usage WHERE org_id = $1 \
-                     UNION ALL \
-                     SELECT folder, objects, bytes FROM object_usage_deltas WHERE org_id = $1) u \
-              GROUP BY folder HAVING sum(objects) > 0 ORDER BY folder",
-        )
-        .bind::<Text, _>(org_id.as_str())
-        .load(&mut conn)
-        .await
-        .map_err(db_error)?;
-        Ok(rows
-            .into_iter()
-            .map(|r| FolderUsage {
-                folder: r.folder,
-                totals: ObjectTotals {
-                    objects: r.objects,
-                    bytes: r.bytes,
-                },
-            })
-            .collect())
+        usage::folder_usage(self, org_id).await
     }
 
     async fn totals(&self, org_id: &OrgId) -> Result<ObjectTotals, StoreError> {
-        let mut conn = self.db.conn().await?;
-        #[derive(QueryableByName)]
-        struct Totals {
-            #[diesel(sql_type = BigInt)]
-            objects: i64,
-            #[diesel(sql_type = BigInt)]
-            bytes: i64,
-        }
-        let t: Totals = diesel::sql_query(
-            "SELECT count(*)::bigint AS objects, COALESCE(sum(size), 0)::bigint AS bytes \
-             FROM objects WHERE org_id = $1",
-        )
-        .bind::<Text, _>(org_id.as_str())
-        .get_result(&mut conn)
-        .await
-        .map_err(db_error)?;
-        Ok(ObjectTotals {
-            objects: t.objects,
-            bytes: t.bytes,
-        })
+        usage::totals(self, org_id).await
     }
 }
 
 #[derive(QueryableByName)]
-struct KeyRow {
+pub(super) struct KeyRow {
     #[diesel(sql_type = Text)]
-    key: String,
+    pub(super) key: String,
 }
-
-/// The keys of one lifecycle rule's next batch (`cdn_core::lifecycle::Expiry::expires`): under
-/// `$3` (every key for the root), last modified before `$2`, not kept, not hidden, not under a
-/// deeper rule's folder (`$4`), in key order: the planner then walks the folder's primary-key range
-/// when many are old, or the last-modified index when few are (ordered by age, a rule on a small
-/// folder walked every old object of the organization; decision 014). Rows another instance's
-/// batch holds are skipped; a row changed since the snapshot is
-/// judged again as it now is (a replaced or kept one stays).
-const EXPIRED_KEYS: &str = r#"
-SELECT key FROM objects
- WHERE org_id = $1 AND updated_at < $2 AND NOT keep
-   AND key NOT LIKE '.%' AND key NOT LIKE '%/.%'
-   AND ($3 = '' OR (key >= ($3 || '/') AND key < ($3 || '0')))
-   AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS inner_rule(folder)
-                    WHERE key >= (inner_rule.folder || '/') AND key < (inner_rule.folder || '0'))
- ORDER BY key
- LIMIT $5
- FOR UPDATE SKIP LOCKED"#;
-
-/// Keys under a folder (`$2` = `folder/` ≤ key < `$3`), never dot-named ones, with a condition on
-/// the destination appended. A destination is `$5` (the new folder) followed by the
-/// key's part after `$4` (the old folder).
-const FOLDER_MOVE_KEYS: &str = r#"
-SELECT s.key FROM objects s
- WHERE s.org_id = $1 AND s.key >= $2 AND s.key < $3
-   AND s.key NOT LIKE '.%' AND s.key NOT LIKE '%/.%'"#;
-/// The key's destination has an object (`AND NOT …` for a free one).
-const DESTINATION_TAKEN: &str = r#"EXISTS (SELECT 1 FROM objects d
-     WHERE d.org_id = $1 AND d.key = $5 || substr(s.key, char_length($4) + 1))"#;
 
 /// How often a write looks again when a concurrent write changed its key between two statements.
-const RACE_ATTEMPTS: usize = 3;
+pub(super) const RACE_ATTEMPTS: usize = 3;
 
 /// The answer when that kept happening (only under a storm of writes to one key).
-const KEY_CHANGED: &str =
+pub(super) const KEY_CHANGED: &str =
     "the object at this key kept changing while this request wrote it; try again";
-
-async fn rename_once(
-    conn: &mut AsyncPgConnection,
-    org: &OrgId,
-    from_key: &ObjectKey,
-    to_key: &ObjectKey,
-    replace: bool,
-    audit: &Audit,
-) -> Result<Renamed, diesel::result::Error> {
-    let (org_id, from, to) = (org.as_str(), from_key.as_str(), to_key.as_str());
-    conn.transaction::<_, diesel::result::Error, _>(|conn| {
-        async move {
-            let source: Option<String> = objects::table
-                .find((org_id, from))
-                .select(objects::key)
-                .for_update()
-                .first(conn)
-                .await
-                .optional()?;
-            if source.is_none() {
-                return Ok(Renamed::SourceMissing);
-            }
-            if from == to {
-                return Ok(Renamed::Moved { replaced: None });
-            }
-            let existing: Option<String> = objects::table
-                .find((org_id, to))
-                .select(objects::storage_path)
-                .for_update()
-                .first(conn)
-                .await
-                .optional()?;
-            if existing.is_some() && !replace {
-                return Ok(Renamed::DestinationExists);
-            }
-            if existing.is_some() {
-                diesel::delete(objects::table.find((org_id, to)))
-                    .execute(conn)
-                    .await?;
-            }
-            // a row inserted at `to` after the check makes this a unique violation: the
-            // transaction rolls back, nothing moved, and the caller looks again
-            diesel::update(objects::table.find((org_id, from)))
-                .set(objects::key.eq(to))
-                .execute(conn)
-                .await?;
-            let entry = moved_entry(audit, org, from_key, to_key, existing.is_some());
-            crate::audit::append(conn, &[entry]).await?;
-            Ok(Renamed::Moved { replaced: existing })
-        }
-        .scope_boxed()
-    })
-    .await
-}

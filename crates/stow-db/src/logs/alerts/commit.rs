@@ -20,7 +20,9 @@ use diesel::{QueryResult, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use logs_core::alert_messages::Firing;
 use logs_core::alert_store::{new_delivery_id, AlertRule};
-use logs_core::alerts::{decide, evaluate, ActiveRule, Decision, GroupState, MakerReach, Trigger};
+use logs_core::alerts::{
+    decide, evaluate, ActiveRule, Decision, GroupState, MakerReach, MinuteCount, Trigger,
+};
 use logs_core::saved::{parse_filters, SavedServers};
 use logs_core::store::EventRow;
 
@@ -184,121 +186,145 @@ pub async fn record(
         .collect();
     if !matches.counts.is_empty() {
         let by_id: BTreeMap<&str, &ActiveRule> = rules.iter().map(|r| (r.id.as_str(), r)).collect();
-        let c = &matches.counts;
-        diesel::sql_query(
-            "INSERT INTO alert_minute_counts (rule_id, grp, minute, shard, n) \
-             SELECT u.rule_id, u.grp, u.minute, pg_backend_pid() % 16, u.n \
-             FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int8[]) \
-               AS u(rule_id, grp, minute, n) JOIN alert_rules r ON r.id = u.rule_id \
-             ORDER BY u.rule_id, u.grp, u.minute \
-             ON CONFLICT (rule_id, grp, minute, shard) \
-             DO UPDATE SET n = alert_minute_counts.n + excluded.n",
-        )
-        .bind::<Array<Text>, _>(c.iter().map(|m| m.rule_id.as_str()).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(c.iter().map(|m| m.group.as_str()).collect::<Vec<_>>())
-        .bind::<Array<Timestamptz>, _>(c.iter().map(|m| m.minute).collect::<Vec<_>>())
-        .bind::<Array<BigInt>, _>(c.iter().map(|m| m.n as i64).collect::<Vec<_>>())
-        .execute(conn)
-        .await?;
-        // the touched groups, each once, in key order; with the start of their rule's window
-        let mut groups: Vec<(&str, &str, DateTime<Utc>)> = Vec::new();
-        for m in c {
-            if groups
-                .last()
-                .is_some_and(|(r, g, _)| *r == m.rule_id && *g == m.group)
-            {
-                continue;
-            }
-            let window = match by_id.get(m.rule_id.as_str()).map(|r| r.trigger) {
-                Some(Trigger::Threshold { window, .. }) => window,
-                _ => Duration::minutes(1),
-            };
-            let since = logs_core::alerts::minute_of(now) - window + Duration::minutes(1);
-            groups.push((m.rule_id.as_str(), m.group.as_str(), since));
-        }
-        // the windows read without locks; only groups this read would change (a new breach,
-        // a lasting one past its cool-down, one that is over) are taken and read again. A
-        // lasting breach with nothing to send takes no lock: commits of a group that stays over
-        // its threshold do not wait on each other
-        let read = windows(conn, &groups, now).await?;
-        let due = |row: &GroupRow| {
-            by_id
-                .get(row.rule_id.as_str())
-                .is_some_and(|r| match r.trigger {
-                    Trigger::Threshold {
-                        count, cooldown, ..
-                    } => {
-                        let state = GroupState {
-                            breached: row.breached,
-                            last_fired: row.last_fired,
-                        };
-                        let in_window = row.in_window.max(0) as u64;
-                        decide(state, in_window, count, cooldown, now).0 != Decision::Hold
-                    }
-                    Trigger::EveryMatch => false,
-                })
-        };
-        let due: HashSet<(&str, &str)> = read
-            .iter()
-            .filter(|row| due(row))
-            .map(|row| (row.rule_id.as_str(), row.grp.as_str()))
-            .collect();
-        let deciding: Vec<(&str, &str, DateTime<Utc>)> = groups
-            .iter()
-            .filter(|(r, g, _)| due.contains(&(*r, *g)))
-            .copied()
-            .collect();
-        let rows = if deciding.is_empty() {
-            Vec::new()
-        } else {
-            take_groups(conn, &deciding).await?;
-            windows(conn, &deciding, now).await?
-        };
-        let mut changed: Vec<(String, String, bool, Option<DateTime<Utc>>)> = Vec::new();
-        for row in rows {
-            let Some(rule) = by_id.get(row.rule_id.as_str()) else {
-                continue;
-            };
-            let Trigger::Threshold {
-                count, cooldown, ..
-            } = rule.trigger
-            else {
-                continue;
-            };
-            let state = GroupState {
-                breached: row.breached,
-                last_fired: row.last_fired,
-            };
-            let in_window = row.in_window.max(0) as u64;
-            let (decision, next) = decide(state, in_window, count, cooldown, now);
-            if decision == Decision::Fire {
-                let group = rule.group_by.map(|by| (by, row.grp.as_str()));
-                firings.push((rule, Firing::breach(rule, group, in_window, now)));
-            }
-            if next != state {
-                changed.push((row.rule_id, row.grp, next.breached, next.last_fired));
-            }
-        }
-        if !changed.is_empty() {
-            diesel::sql_query(
-                "UPDATE alert_groups g SET breached = u.b, last_fired = u.f \
-                 FROM unnest($1::text[], $2::text[], $3::bool[], $4::timestamptz[]) AS u(r, grp, b, f) \
-                 WHERE g.rule_id = u.r AND g.grp = u.grp",
-            )
-            .bind::<Array<Text>, _>(changed.iter().map(|c| c.0.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(changed.iter().map(|c| c.1.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Bool>, _>(changed.iter().map(|c| c.2).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Timestamptz>>, _>(
-                changed.iter().map(|c| c.3).collect::<Vec<_>>(),
-            )
-            .execute(conn)
-            .await?;
-        }
+        add_counts(conn, &matches.counts).await?;
+        let groups = touched_groups(&matches.counts, &by_id, now);
+        firings.extend(threshold_firings(conn, &by_id, &groups, now).await?);
     }
     if firings.is_empty() {
         return Ok(());
     }
     write_firings(conn, &firings, now).await
+}
+
+/// Adds a commit's per-minute counts (spread over 16 shards so concurrent commits of one group
+/// do not queue on one row).
+async fn add_counts(conn: &mut AsyncPgConnection, c: &[MinuteCount]) -> QueryResult<()> {
+    diesel::sql_query(
+        "INSERT INTO alert_minute_counts (rule_id, grp, minute, shard, n) \
+         SELECT u.rule_id, u.grp, u.minute, pg_backend_pid() % 16, u.n \
+         FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int8[]) \
+           AS u(rule_id, grp, minute, n) JOIN alert_rules r ON r.id = u.rule_id \
+         ORDER BY u.rule_id, u.grp, u.minute \
+         ON CONFLICT (rule_id, grp, minute, shard) \
+         DO UPDATE SET n = alert_minute_counts.n + excluded.n",
+    )
+    .bind::<Array<Text>, _>(c.iter().map(|m| m.rule_id.as_str()).collect::<Vec<_>>())
+    .bind::<Array<Text>, _>(c.iter().map(|m| m.group.as_str()).collect::<Vec<_>>())
+    .bind::<Array<Timestamptz>, _>(c.iter().map(|m| m.minute).collect::<Vec<_>>())
+    .bind::<Array<BigInt>, _>(c.iter().map(|m| m.n as i64).collect::<Vec<_>>())
+    .execute(conn)
+    .await
+    .map(|_| ())
+}
+
+/// The touched groups, each once, in key order; with the first minute of their rule's window.
+fn touched_groups<'c>(
+    c: &'c [MinuteCount],
+    by_id: &BTreeMap<&str, &ActiveRule>,
+    now: DateTime<Utc>,
+) -> Vec<(&'c str, &'c str, DateTime<Utc>)> {
+    let mut groups: Vec<(&str, &str, DateTime<Utc>)> = Vec::new();
+    for m in c {
+        if groups
+            .last()
+            .is_some_and(|(r, g, _)| *r == m.rule_id && *g == m.group)
+        {
+            continue;
+        }
+        let window = match by_id.get(m.rule_id.as_str()).map(|r| r.trigger) {
+            Some(Trigger::Threshold { window, .. }) => window,
+            _ => Duration::minutes(1),
+        };
+        let since = logs_core::alerts::minute_of(now) - window + Duration::minutes(1);
+        groups.push((m.rule_id.as_str(), m.group.as_str(), since));
+    }
+    groups
+}
+
+/// What a group's window decides, from a row of [`windows`].
+fn decided(
+    rule: &ActiveRule,
+    row: &GroupRow,
+    now: DateTime<Utc>,
+) -> Option<(Decision, GroupState, GroupState, u64)> {
+    let Trigger::Threshold {
+        count, cooldown, ..
+    } = rule.trigger
+    else {
+        return None;
+    };
+    let state = GroupState {
+        breached: row.breached,
+        last_fired: row.last_fired,
+    };
+    let in_window = row.in_window.max(0) as u64;
+    let (decision, next) = decide(state, in_window, count, cooldown, now);
+    Some((decision, state, next, in_window))
+}
+
+/// The threshold firings of the touched groups, with their state written back.
+///
+/// The windows are read without locks; only groups this read would change (a new breach, a
+/// lasting one past its cool-down, one that is over) are taken and read again. A lasting breach
+/// with nothing to send takes no lock: commits of a group that stays over its threshold do not
+/// wait on each other.
+async fn threshold_firings<'r>(
+    conn: &mut AsyncPgConnection,
+    by_id: &BTreeMap<&str, &'r ActiveRule>,
+    groups: &[(&str, &str, DateTime<Utc>)],
+    now: DateTime<Utc>,
+) -> QueryResult<Vec<(&'r ActiveRule, Firing)>> {
+    let read = windows(conn, groups, now).await?;
+    let due: HashSet<(&str, &str)> = read
+        .iter()
+        .filter(|row| {
+            by_id
+                .get(row.rule_id.as_str())
+                .and_then(|rule| decided(rule, row, now))
+                .is_some_and(|(decision, ..)| decision != Decision::Hold)
+        })
+        .map(|row| (row.rule_id.as_str(), row.grp.as_str()))
+        .collect();
+    let deciding: Vec<(&str, &str, DateTime<Utc>)> = groups
+        .iter()
+        .filter(|(r, g, _)| due.contains(&(*r, *g)))
+        .copied()
+        .collect();
+    if deciding.is_empty() {
+        return Ok(Vec::new());
+    }
+    take_groups(conn, &deciding).await?;
+    let mut firings = Vec::new();
+    let mut changed: Vec<(String, String, bool, Option<DateTime<Utc>>)> = Vec::new();
+    for row in windows(conn, &deciding, now).await? {
+        let Some(rule) = by_id.get(row.rule_id.as_str()).copied() else {
+            continue;
+        };
+        let Some((decision, state, next, in_window)) = decided(rule, &row, now) else {
+            continue;
+        };
+        if decision == Decision::Fire {
+            let group = rule.group_by.map(|by| (by, row.grp.as_str()));
+            firings.push((rule, Firing::breach(rule, group, in_window, now)));
+        }
+        if next != state {
+            changed.push((row.rule_id, row.grp, next.breached, next.last_fired));
+        }
+    }
+    if !changed.is_empty() {
+        diesel::sql_query(
+            "UPDATE alert_groups g SET breached = u.b, last_fired = u.f \
+             FROM unnest($1::text[], $2::text[], $3::bool[], $4::timestamptz[]) AS u(r, grp, b, f) \
+             WHERE g.rule_id = u.r AND g.grp = u.grp",
+        )
+        .bind::<Array<Text>, _>(changed.iter().map(|c| c.0.as_str()).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(changed.iter().map(|c| c.1.as_str()).collect::<Vec<_>>())
+        .bind::<Array<Bool>, _>(changed.iter().map(|c| c.2).collect::<Vec<_>>())
+        .bind::<Array<Nullable<Timestamptz>>, _>(changed.iter().map(|c| c.3).collect::<Vec<_>>())
+        .execute(conn)
+        .await?;
+    }
+    Ok(firings)
 }
 
 /// Each group's matching events in its window (`groups`: rule, group, the window's first
