@@ -7,6 +7,9 @@
 //! `Retry-After`); unique violations become `Conflict`; the rest is `Internal`, logged with its
 //! detail and shown to callers only as a generic message.
 
+// no production function over 100 lines of code (test code is exempt)
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod accounts;
 pub mod audit;
 pub mod cdn;
