@@ -1,5 +1,8 @@
 //! `cdn-api`. All logic lives in `api-http`.
 
+// no production function over 100 lines of code (test code is exempt)
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 /// glibc malloc's free-chunk consolidation across worker threads was a large share of the CPU
 /// under load; mimalloc avoids it (the measurements are in docs/benchmarks.md).
 #[global_allocator]

@@ -2,6 +2,8 @@
 //! health, as an actix-web application that tests can start on port 0.
 
 #![warn(unreachable_pub)]
+// no production function over 100 lines of code (test code is exempt)
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod ingest;
 

@@ -10,6 +10,8 @@
 //! carries text from a database, a store or a panic.
 
 #![warn(unreachable_pub)]
+// no production function over 100 lines of code (test code is exempt)
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod api_routes;
 pub mod auth;

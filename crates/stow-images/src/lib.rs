@@ -3,6 +3,9 @@
 //! orientation, resized with `fast_image_resize` (SIMD convolution, Lanczos-3) and encoded as
 //! JPEG, PNG or WebP. CPU work: callers run it off their async workers, a bounded number at once.
 
+// no production function over 100 lines of code (test code is exempt)
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 use std::io::Cursor;
 
 use cdn_core::rendition::{

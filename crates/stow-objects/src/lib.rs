@@ -17,6 +17,9 @@
 //! Durable before acknowledged: [`ObjectWriter::finish`] and [`Objects::put`] return only once
 //! the bytes and the directory entry naming them are on disk; a caller commits its row after.
 
+// no production function over 100 lines of code (test code is exempt)
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
