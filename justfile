@@ -24,12 +24,13 @@ run:
     @echo "Stop with Ctrl-C."
     scripts/run-services.sh target/debug target/dev-keys.json
 
-# Everything CI checks: formatting, lints, crate boundaries, the console's types and formatting, unused dependencies, dependency licences and sources (cargo-deny) and every test against real Postgres.
+# Everything CI checks: formatting, lints, crate boundaries, file sizes, the console's types and formatting, unused dependencies, dependency licences and sources (cargo-deny) and every test against real Postgres.
 test:
     scripts/ensure-postgres.sh
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
     scripts/check-boundaries.sh
+    scripts/check-sizes.sh
     scripts/console-check.sh
     cargo machete
     cargo fetch --locked  # every crate of the lock file, other platforms' too: cargo-deny reads them all
