@@ -139,8 +139,9 @@ def pct(values, p):
     return v[k]
 
 
-def services(env_extra=None):
-    env = {"DATABASE_URL": DB, "CDN_API_ADDR": f"127.0.0.1:{CDN}", "LOGS_API_ADDR": f"127.0.0.1:{LOGS}", "CONSOLE_ADDR": "off",
+def service_env(env_extra=None):
+    """The environment both services start with."""
+    return {"DATABASE_URL": DB, "CDN_API_ADDR": f"127.0.0.1:{CDN}", "LOGS_API_ADDR": f"127.0.0.1:{LOGS}", "CONSOLE_ADDR": "off",
            "OBJECT_STORE_URL": f"file://{WORK}/objects", "STOWAGE_SIGNING_SECRET": SECRET, "RATE_LIMIT_PER_SECOND": "1000000",
            "RATE_LIMIT_BURST": "1000000", "RUST_LOG": "warn", "DATABASE_MAX_CONNECTIONS": "16",
            # bench_lifecycle waits for a pass; with no rule a pass is one small query
@@ -148,6 +149,10 @@ def services(env_extra=None):
            # bench_alerts delivers to a receiver on loopback; destinations are sealed with the key
            "ALERTS_ALLOW_INSECURE": "true", "SECOND_FACTOR_KEY": base64.b64encode(b"b" * 32).decode(),
            **(env_extra or {})}
+
+
+def services(env_extra=None):
+    env = service_env(env_extra)
     cdn = start([f"{BIN}/cdn-api"], env, "cdn-api")
     logs = start([f"{BIN}/logs-api"], env, "logs-api")
     wait_http(f"http://127.0.0.1:{CDN}/healthz")
@@ -902,6 +907,69 @@ def bench_ingest_ab(server_key):
     record("ingest_events_per_s_vs_previous_build", eps["this build"], "events/s", eps["baseline"], "≥ 0.95× (explorer work ≤ 5% of ingestion)",
            f"{pairs} pairs of {DURATION} s runs, in turn baseline first and this build first, same database; baseline: logs-api of {os.environ.get('BENCH_BASELINE_NAME', base_dir)}"
            + (f", without the index{'es' if len(dropped) > 1 else ''} {', '.join(dropped)} (dropped for its runs, made again for this build's)" if dropped else ""))
+
+
+def bench_explorer_ab(dev_key):
+    """Paired A/B of the explorer's reads with another build's cdn-api (`BENCH_BASELINE_BIN`, as
+    for ingest-ab) over the query set: query, counts, facets and patterns of one server, and the
+    players and player reads that fan out over every server. Each run restarts cdn-api with one
+    build and times the same sequential requests (one unmeasured first request per case)."""
+    base_dir = os.environ.get("BENCH_BASELINE_BIN")
+    if not base_dir:
+        log("explorer-ab: BENCH_BASELINE_BIN not set; skipped")
+        return
+    now = time.time()
+    day = {"serverId": "devsrv", "from": iso(now - 86400), "to": iso(now + 60)}
+    month = {"from": iso(now - 30 * 86400), "to": iso(now + 60)}
+    cases = [
+        ("/v1/logs/query", {**day, "eventType": "economy.transfer"}),
+        ("/v1/logs/query", {**day, "message": "joined"}),
+        ("/v1/logs/counts", day),
+        ("/v1/logs/facets", day),
+        ("/v1/logs/patterns", day),
+        ("/v1/logs/players", {"name": "player1234", **month}),
+        ("/v1/logs/player", {"player": "license:" + hashlib.md5(b"1234").hexdigest(), "limit": 50, **month}),
+    ]
+    reps = 5 if QUICK else 10
+    rps = {"baseline": [], "this build": []}
+    pairs = RUNS + RUNS % 2
+    for i in range(pairs * 2):
+        which = "baseline" if (i % 2 == 0) == (i // 2 % 2 == 0) else "this build"
+        for p in list(procs):
+            if p.args[0].endswith("cdn-api") and p.poll() is None:
+                p.terminate()
+                p.wait(timeout=15)
+                procs.remove(p)
+        start([os.path.join(base_dir if which == "baseline" else BIN, "cdn-api")], service_env(), "cdn-api-ab")
+        wait_http(f"http://127.0.0.1:{CDN}/healthz")
+        conn = http.client.HTTPConnection("127.0.0.1", CDN, timeout=120)
+        def call(path, body):
+            conn.request("POST", path, body=json.dumps(body), headers={"Authorization": f"Bearer {dev_key}", "Content-Type": "application/json"})
+            r = conn.getresponse()
+            r.read()
+            assert r.status == 200, (path, r.status)
+        for path, body in cases:
+            call(path, body)  # unmeasured: the first read of what is not cached
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            for path, body in cases:
+                call(path, body)
+        elapsed = time.perf_counter() - t0
+        conn.close()
+        rps[which].append(reps * len(cases) / elapsed)
+        log(f"explorer-ab run {i + 1}: {which} {rps[which][-1]:.1f} reads/s")
+    # this build's cdn-api again for what follows
+    for p in list(procs):
+        if p.args[0].endswith("cdn-api") and p.poll() is None:
+            p.terminate()
+            p.wait(timeout=15)
+            procs.remove(p)
+    start([f"{BIN}/cdn-api"], service_env(), "cdn-api")
+    wait_http(f"http://127.0.0.1:{CDN}/healthz")
+    record("explorer_reads_per_s_vs_previous_build", rps["this build"], "reads/s", rps["baseline"], "≥ 0.95×",
+           f"{pairs} pairs of runs, in turn baseline first and this build first; each run {reps} rounds of "
+           f"{len(cases)} sequential reads (query ×2, counts, facets, patterns of one server; players and player over every server); "
+           f"baseline: cdn-api of {os.environ.get('BENCH_BASELINE_NAME', base_dir)}")
 
 
 def cpu_seconds():
@@ -1835,6 +1903,7 @@ def main():
             ("ingest", lambda: bench_tail(keys["serverKey"], keys["developerKey"])),
             ("query", lambda: bench_query(keys["developerKey"], org_id)),
             ("ingest-ab", lambda: bench_ingest_ab(keys["serverKey"])),
+            ("explorer-ab", lambda: bench_explorer_ab(keys["developerKey"])),
             ("alerts", lambda: bench_alerts(keys["serverKey"], keys["developerKey"])),
             ("rss", lambda: bench_rss(keys["developerKey"])),
             ("rss", lambda: bench_zip_rss(keys["developerKey"])),
