@@ -21,3 +21,18 @@ pub(crate) fn reading<'a>(state: &'a ApiState, auth: &'a AuthContext) -> Ctx<'a>
     let audit = auth_core::audit::Audit::of(auth, auth_core::audit::Via::Api, None, None);
     Ctx::new(&state.stores, Caller::Api(auth), audit)
 }
+
+/// What the API host keeps beside object rows: its delivery-row cache and the bytes.
+#[async_trait::async_trait]
+impl stow_ops::objects::ObjectsHost for ApiState {
+    fn forget_row(&self, org: &auth_core::OrgId, key: &cdn_core::ObjectKey) {
+        ApiState::forget_row(self, org, key);
+    }
+
+    async fn remove_bytes(&self, location: &str) {
+        let path = stow_objects::ObjectPath::from(location);
+        if let Err(e) = self.blobs.delete(&path).await {
+            tracing::warn!(error = %e, location = %location, "removing replaced bytes failed; `stowctl gc` will");
+        }
+    }
+}

@@ -4,7 +4,7 @@
 use auth_core::audit::{Action, Audit};
 use auth_core::key::MemberAct;
 use auth_core::roles::Capability;
-use auth_core::{AuthContext, AuthError, OrgId};
+use auth_core::{AuthContext, AuthError, OrgId, PathScope, Permission};
 use chrono::{DateTime, Utc};
 
 use crate::{OpError, Stores};
@@ -72,6 +72,34 @@ impl<'a> Ctx<'a> {
                     .ok_or(OpError::Auth(AuthError::MembersOnly))
             }
         }
+    }
+
+    /// Refuses a caller without permission `p` (the operator has every permission).
+    pub fn require(&self, p: Permission) -> Result<(), OpError> {
+        match self.caller {
+            Caller::Api(auth) => Ok(auth.require(p)?),
+            Caller::Operator => Ok(()),
+        }
+    }
+
+    /// The object paths the caller may touch (the operator: every path).
+    pub fn path_scope(&self) -> PathScope {
+        match self.caller {
+            Caller::Api(auth) => auth.key.path_scope(),
+            Caller::Operator => PathScope::new(Vec::new(), Vec::new()),
+        }
+    }
+
+    /// The refusal of a path outside the caller's: `` `part` is outside the paths this key may
+    /// move; nothing was moved `` (a member's limits are their role's).
+    pub fn outside_paths(&self, part: &str, verb: &str) -> OpError {
+        let holder = match self.caller {
+            Caller::Api(auth) => auth.holder(),
+            Caller::Operator => "the operator".to_owned(),
+        };
+        OpError::PathNotAllowed(format!(
+            "`{part}` is outside the paths {holder} may {verb}; nothing was {verb}d"
+        ))
     }
 
     /// Records an attempt the role rules refused (refusals of member and key changes are in the

@@ -11,6 +11,12 @@ pub enum OpError {
     /// ([`OpError::naming`]): the API as `` `allowPaths` ``, `stowctl` as `--allow-path`.
     #[error("`{field}`{text}")]
     Invalid { field: &'static str, text: String },
+    /// A key or folder that is not a valid path (or a move of a folder into itself).
+    #[error("{0}")]
+    InvalidPath(String),
+    /// A path outside the ones the caller may touch.
+    #[error("{0}")]
+    PathNotAllowed(String),
     /// Nothing by that name in the caller's organization.
     #[error("{0}")]
     NotFound(String),

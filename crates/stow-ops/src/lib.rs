@@ -19,6 +19,7 @@ pub mod fields;
 pub mod keys;
 pub mod lifecycle;
 pub mod members;
+pub mod objects;
 mod stores;
 
 pub use context::{Caller, Ctx};

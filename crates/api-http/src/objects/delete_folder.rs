@@ -1,21 +1,17 @@
-//! `POST /v1/objects/delete-folder`: every object under a folder, in bounded batches.
-//!
-//! One request deletes at most [`super::FOLDER_BATCH`] objects (rows in one statement, then their
-//! bytes) and says whether the folder is now empty; the client repeats it until `done`. So no
-//! request runs long, a cut-off request loses nothing (what it committed is gone, the rest stays
-//! for the next call), and bytes whose removal fails are left to `stowctl gc`.
+//! `POST /v1/objects/delete-folder`: every object under a folder, in bounded batches
+//! (`stow_ops::objects::DeleteFolder`: who may, the paths, the batch, the bytes); the client
+//! repeats it until `done`.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::{OrgId, Permission};
 use cdn_core::idempotency::Fingerprint;
-use cdn_core::path::normalize_folder;
 use serde::{Deserialize, Serialize};
-use stow_http::{current_request_id, ApiError, Auth, Code};
+use stow_http::{current_request_id, ApiError, Auth};
+use stow_ops::objects::DeleteFolder;
 use utoipa::ToSchema;
 
 use crate::idempotency;
-use crate::objects::{folder_batch, typed, whole_folder_in_scope};
+use crate::objects::typed;
 use crate::state::ApiState;
 
 #[derive(Deserialize, Serialize, ToSchema)]
@@ -60,55 +56,32 @@ pub async fn delete_folder(
     body: stow_http::Json<DeleteFolderRequest>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require(Permission::CdnDelete)?;
-    let folder = normalize_folder(&body.path)
-        .map_err(|e| ApiError::new(Code::InvalidPath, format!("invalid path: {e}")))?;
-    if folder.is_empty() {
-        return Err(ApiError::new(
-            Code::InvalidPath,
-            "path must name a folder; the whole workspace cannot be deleted at once",
-        ));
+    let ctx = crate::ops::ctx(&state, &req, &auth);
+    let checked = DeleteFolder {
+        path: body.into_inner().path,
     }
-    whole_folder_in_scope(&auth, &folder, "delete")?;
+    .check(&ctx)?;
     let mut fp = Fingerprint::new();
-    fp.field("path", &folder);
+    fp.field("path", checked.folder());
     let fingerprint = fp.finish();
     let ticket =
         idempotency::begin(&state, &req, &auth.key.id, "/v1/objects/delete-folder").await?;
     if ticket.is_retry() {
         return ticket.replay(&req, &fingerprint);
     }
-    let outcome = delete_batch(&state, &auth.org.id, &crate::audit::of(&req, &auth), folder)
+    let outcome = checked
+        .run(&ctx, &auth.org.id, state.get_ref())
         .await
-        .and_then(|response| typed(&response))
+        .map_err(ApiError::from)
+        .and_then(|d| {
+            typed(&DeleteFolderResponse {
+                success: true,
+                path: d.path,
+                deleted: d.deleted,
+                done: d.done,
+                request_id: current_request_id(),
+            })
+        })
         .map(|body| (StatusCode::OK, body));
     ticket.finish(&fingerprint, outcome).await
-}
-
-async fn delete_batch(
-    state: &ApiState,
-    org_id: &OrgId,
-    audit: &auth_core::audit::Audit,
-    folder: String,
-) -> Result<DeleteFolderResponse, ApiError> {
-    let (keys, done) = folder_batch(state, org_id, &folder).await?;
-    let deleted = state
-        .stores
-        .records
-        .delete_many(org_id, &keys, audit)
-        .await?;
-    for record in &deleted {
-        state.forget_row(org_id, &record.key);
-        let location = stow_objects::ObjectPath::from(record.storage_path.as_str());
-        if let Err(e) = state.blobs.delete(&location).await {
-            tracing::warn!(error = %e, location = %record.storage_path, "removing deleted bytes failed; `stowctl gc` will");
-        }
-    }
-    Ok(DeleteFolderResponse {
-        success: true,
-        path: folder,
-        deleted: deleted.len(),
-        done,
-        request_id: current_request_id(),
-    })
 }

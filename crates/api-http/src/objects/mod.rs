@@ -34,9 +34,7 @@ pub use zip::*;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::OrgId;
 use cdn_core::metadata;
-use cdn_core::ObjectKey;
 use serde_json::Value;
 use stow_http::{ApiError, Auth};
 
@@ -81,37 +79,6 @@ pub fn key_policy(auth: &Auth) -> UploadPolicy {
 /// idempotent replays as these bytes).
 pub(crate) fn typed<T: serde::Serialize>(body: &T) -> Result<Value, ApiError> {
     serde_json::to_value(body).map_err(ApiError::internal)
-}
-
-/// Objects a folder delete or folder move handles per request at most.
-pub const FOLDER_BATCH: usize = cdn_core::folder_move::BATCH;
-
-/// The next batch of keys under `folder` (at most [`FOLDER_BATCH`]; an object whose key is the
-/// folder's own name is its parent's and not among them) and whether they are all that is left.
-pub(crate) async fn folder_batch(
-    state: &ApiState,
-    org_id: &OrgId,
-    folder: &str,
-) -> Result<(Vec<ObjectKey>, bool), ApiError> {
-    let query = cdn_core::store::ListQuery {
-        folder: folder.to_owned(),
-        after: None,
-        denied: Vec::new(),
-        // two past a batch: whether anything is left, even with the object named like the folder
-        limit: FOLDER_BATCH + 2,
-    };
-    let mut keys: Vec<ObjectKey> = state
-        .stores
-        .records
-        .list(org_id, &query)
-        .await?
-        .into_iter()
-        .map(|r| r.key)
-        .filter(|k| k != folder)
-        .collect();
-    let last = keys.len() <= FOLDER_BATCH;
-    keys.truncate(FOLDER_BATCH);
-    Ok((keys, last))
 }
 
 /// Refuses a folder the key may not wholly change, naming the part outside its paths.
