@@ -11,6 +11,12 @@ pub enum OpError {
     /// ([`OpError::naming`]): the API as `` `allowPaths` ``, `stowctl` as `--allow-path`.
     #[error("`{field}`{text}")]
     Invalid { field: &'static str, text: String },
+    /// The request as a whole is refused (the message names what to change).
+    #[error("{0}")]
+    BadRequest(String),
+    /// More entries than the limit the message names.
+    #[error("{0}")]
+    TooManyFiles(String),
     /// A key or folder that is not a valid path (or a move of a folder into itself).
     #[error("{0}")]
     InvalidPath(String),

@@ -4,20 +4,18 @@
 //! What an instance caches per key is the row behind it, for at most `DELIVERY_ROW_TTL` from
 //! the moment it started reading it (bytes are cached by immutable location, so a fresh row never
 //! meets old bytes). A row read before the change being purged was committed therefore expires,
-//! on every instance, within that TTL of the purge's start: this instance forgets the keys at
-//! once, and the answer waits out the rest of the TTL so that the others have too.
+//! on every instance, within that TTL of the purge's start: `stow_ops::objects::Purge` has this
+//! instance forget the keys at once (and audits them), and the answer waits out the rest of the
+//! TTL so that the others have too.
 
-use std::collections::BTreeSet;
 use std::time::Instant;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use auth_core::audit::{Action, Audit};
-use auth_core::{OrgId, Permission};
 use cdn_core::idempotency::Fingerprint;
-use cdn_core::path::{normalize_key, ObjectKey};
 use serde::{Deserialize, Serialize};
-use stow_http::{current_request_id, ApiError, Auth, Code};
+use stow_http::{current_request_id, ApiError, Auth};
+use stow_ops::objects::Purge;
 use utoipa::ToSchema;
 
 use crate::idempotency;
@@ -64,41 +62,14 @@ pub async fn purge(
     body: stow_http::Json<PurgeRequest>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require(Permission::CdnPurge)?;
-    let paths = body.into_inner().paths;
-    let max = state.config.max_bulk_delete_paths;
-    if paths.len() > max {
-        return Err(ApiError::new(
-            Code::TooManyFiles,
-            format!("paths has {} entries; the limit is {max}", paths.len()),
-        ));
+    let ctx = crate::ops::ctx(&state, &req, &auth);
+    let checked = Purge {
+        paths: body.into_inner().paths,
+        max: state.config.max_bulk_delete_paths,
     }
-    if paths.is_empty() {
-        return Err(ApiError::invalid_request(
-            "paths must contain at least one object key",
-        ));
-    }
-    let keys = paths
-        .iter()
-        .enumerate()
-        .map(|(i, raw)| {
-            normalize_key(raw).map_err(|e| {
-                ApiError::new(Code::InvalidPath, format!("invalid path paths[{i}]: {e}"))
-            })
-        })
-        .collect::<Result<Vec<ObjectKey>, ApiError>>()?;
-    let scope = auth.key.path_scope();
-    if let Some(outside) = keys.iter().find(|k| !scope.allows(k)) {
-        return Err(ApiError::new(
-            Code::PathNotAllowed,
-            format!(
-                "`{outside}` is outside the paths {} may purge; nothing was purged",
-                auth.holder()
-            ),
-        ));
-    }
+    .check(&ctx)?;
     let mut fp = Fingerprint::new();
-    for key in &keys {
+    for key in checked.keys() {
         fp.field("path", key);
     }
     let fingerprint = fp.finish();
@@ -106,46 +77,22 @@ pub async fn purge(
     if ticket.is_retry() {
         return ticket.replay(&req, &fingerprint);
     }
-    let audit = crate::audit::of(&req, &auth);
-    let outcome = purge_keys(&state, &auth.org.id, &audit, keys)
-        .await
-        .and_then(|response| typed(&response))
+    let started = Instant::now();
+    let outcome = checked.run(&ctx, &auth.org.id, state.get_ref()).await;
+    if outcome.is_ok() {
+        // the other instances' row caches have turned over too
+        outlast_row_caches(started).await;
+    }
+    let outcome = outcome
+        .map_err(ApiError::from)
+        .and_then(|p| {
+            typed(&PurgeResponse {
+                success: true,
+                paths: p.paths,
+                purged: p.purged,
+                request_id: current_request_id(),
+            })
+        })
         .map(|body| (StatusCode::OK, body));
     ticket.finish(&fingerprint, outcome).await
-}
-
-async fn purge_keys(
-    state: &ApiState,
-    org_id: &OrgId,
-    audit: &Audit,
-    keys: Vec<ObjectKey>,
-) -> Result<PurgeResponse, ApiError> {
-    let started = Instant::now();
-    let distinct: BTreeSet<&ObjectKey> = keys.iter().collect();
-    let mut purged = 0;
-    for key in &distinct {
-        state.forget_row(org_id, key);
-        if state.stores.records.get(org_id, key).await?.is_some() {
-            purged += 1;
-        }
-    }
-    outlast_row_caches(started).await;
-    let entries: Vec<_> = distinct
-        .iter()
-        .map(|k| {
-            audit.entry(
-                org_id,
-                Action::ObjectPurge,
-                k.as_str(),
-                serde_json::json!({}),
-            )
-        })
-        .collect();
-    state.stores.audit.record(&entries).await?;
-    Ok(PurgeResponse {
-        success: true,
-        paths: keys.into_iter().map(String::from).collect(),
-        purged,
-        request_id: current_request_id(),
-    })
 }

@@ -155,6 +155,8 @@ impl From<stow_ops::OpError> for ApiError {
         use stow_ops::OpError as O;
         match e {
             O::Invalid { .. } => ApiError::invalid_request(e.naming(|f| format!("`{f}`"))),
+            O::BadRequest(m) => ApiError::invalid_request(m),
+            O::TooManyFiles(m) => ApiError::new(Code::TooManyFiles, m),
             O::InvalidPath(m) => ApiError::new(Code::InvalidPath, m),
             O::PathNotAllowed(m) => ApiError::new(Code::PathNotAllowed, m),
             O::NotFound(m) => ApiError::new(Code::NotFound, m),

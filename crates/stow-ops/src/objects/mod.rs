@@ -1,9 +1,10 @@
 //! Objects' operations that take more than one step: moving an object or a folder
-//! ([`MoveObjects`]) and deleting a folder ([`DeleteFolder`]). The host hands over what it keeps beside the rows ([`ObjectsHost`]): its
+//! ([`MoveObjects`]), deleting a folder ([`DeleteFolder`]) and purging cached states ([`Purge`]). The host hands over what it keeps beside the rows ([`ObjectsHost`]): its
 //! cached rows and the bytes a replacement leaves behind.
 
 mod folder_delete;
 mod moving;
+mod purge;
 
 use async_trait::async_trait;
 use auth_core::OrgId;
@@ -11,6 +12,7 @@ use cdn_core::ObjectKey;
 
 pub use folder_delete::{CheckedFolderDelete, DeleteFolder, FolderDeleted};
 pub use moving::{CheckedMove, MoveConflict, MoveObjects, Moved};
+pub use purge::{CheckedPurge, Purge, Purged};
 
 /// What the host keeps beside the rows, told of a change once it has committed.
 #[async_trait]

@@ -12,7 +12,7 @@ use cdn_core::ObjectKey;
 use chrono::Utc;
 use futures::executor::block_on;
 
-use super::{DeleteFolder, MoveConflict, MoveObjects, ObjectsHost};
+use super::{DeleteFolder, MoveConflict, MoveObjects, ObjectsHost, Purge};
 use crate::testing::World;
 use crate::OpError;
 
@@ -335,5 +335,91 @@ fn a_folder_delete_needs_the_whole_folder_and_takes_only_what_is_under_it() {
         .check(&w.api(&viewer))
         .unwrap_err();
         assert!(matches!(refused, OpError::Auth(_)), "{refused:?}");
+    });
+}
+
+#[test]
+fn a_purge_forgets_each_key_once_audits_it_and_counts_what_exists() {
+    block_on(async {
+        let w = World::new().await;
+        let admin = w.member("admin", Grant::everywhere(Role::Admin)).await;
+        let ctx = w.api(&admin);
+        let host = Host::default();
+        store(&w, &w.org.id, "shots/a.png", "loc_a").await;
+        let purge = |paths: &[&str], max| Purge {
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            max,
+        };
+        let refused = purge(&["a", "b", "c"], 2).check(&ctx).unwrap_err();
+        assert!(
+            matches!(&refused, OpError::TooManyFiles(t) if t == "paths has 3 entries; the limit is 2"),
+            "{refused:?}"
+        );
+        let refused = purge(&[], 2).check(&ctx).unwrap_err();
+        assert!(
+            matches!(&refused, OpError::BadRequest(t) if t == "paths must contain at least one object key"),
+            "{refused:?}"
+        );
+        let refused = purge(&["ok.png", "../x"], 10).check(&ctx).unwrap_err();
+        assert!(
+            matches!(&refused, OpError::InvalidPath(t) if t.starts_with("invalid path paths[1]: ")),
+            "{refused:?}"
+        );
+
+        let purged = purge(&["shots/a.png", "shots/a.png", "shots/gone.png"], 10)
+            .check(&ctx)
+            .unwrap()
+            .run(&ctx, &w.org.id, &host)
+            .await
+            .unwrap();
+        assert_eq!(
+            purged.paths,
+            ["shots/a.png", "shots/a.png", "shots/gone.png"]
+        );
+        assert_eq!(purged.purged, 1);
+        assert_eq!(
+            *host.forgotten.lock().unwrap(),
+            ["shots/a.png", "shots/gone.png"]
+        );
+        let audit = w.audit(&w.org).await;
+        let targets: Vec<&str> = audit
+            .iter()
+            .filter(|e| e.action == Action::ObjectPurge)
+            .map(|e| e.target.as_str())
+            .collect();
+        assert_eq!(targets, ["shots/a.png", "shots/gone.png"]);
+    });
+}
+
+#[test]
+fn a_purge_needs_the_permission_and_every_path() {
+    block_on(async {
+        let w = World::new().await;
+        let viewer = w.member("viewer", Grant::everywhere(Role::Viewer)).await;
+        let refused = Purge {
+            paths: vec!["a.png".into()],
+            max: 10,
+        }
+        .check(&w.api(&viewer))
+        .unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                OpError::Auth(AuthError::RoleLacks(Role::Viewer, Permission::CdnPurge))
+            ),
+            "{refused:?}"
+        );
+        let narrow = w.narrow_admin().await;
+        let refused = Purge {
+            paths: vec!["staff/a.png".into(), "public/b.png".into()],
+            max: 10,
+        }
+        .check(&w.api(&narrow))
+        .unwrap_err();
+        assert!(
+            matches!(&refused, OpError::PathNotAllowed(t)
+                if t == "`public/b.png` is outside the paths your role (admin) may purge; nothing was purged"),
+            "{refused:?}"
+        );
     });
 }
