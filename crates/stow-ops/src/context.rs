@@ -59,6 +59,14 @@ impl<'a> Ctx<'a> {
         self.bound_org().is_none_or(|own| own == org)
     }
 
+    /// [`Ctx::acts_in`], or the refusal: another organization does not exist for the caller.
+    pub fn within(&self, org: &OrgId) -> Result<(), OpError> {
+        match self.acts_in(org) {
+            true => Ok(()),
+            false => Err(OpError::NotFound(format!("no organization `{org}`"))),
+        }
+    }
+
     /// The member acting, when their role has `capability` (`None`: the operator, who has every
     /// capability). API keys are refused: these are a member's decisions.
     pub fn member_with(&self, capability: Capability) -> Result<Option<&'a MemberAct>, OpError> {

@@ -66,9 +66,7 @@ impl CheckedFolderDelete {
         org: &OrgId,
         host: &dyn ObjectsHost,
     ) -> Result<FolderDeleted, OpError> {
-        if !ctx.acts_in(org) {
-            return Err(OpError::NotFound(format!("no organization `{org}`")));
-        }
+        ctx.within(org)?;
         let (keys, done) = folder_batch(ctx, org, &self.folder).await?;
         let deleted = ctx
             .stores

@@ -129,9 +129,7 @@ impl CheckedMove {
         org: &OrgId,
         host: &dyn ObjectsHost,
     ) -> Result<Moved, OpError> {
-        if !ctx.acts_in(org) {
-            return Err(OpError::NotFound(format!("no organization `{org}`")));
-        }
+        ctx.within(org)?;
         if self.folder {
             let m = FolderMove {
                 from: self.from,

@@ -83,9 +83,7 @@ impl CheckedPurge {
         org: &OrgId,
         host: &dyn ObjectsHost,
     ) -> Result<Purged, OpError> {
-        if !ctx.acts_in(org) {
-            return Err(OpError::NotFound(format!("no organization `{org}`")));
-        }
+        ctx.within(org)?;
         let distinct: BTreeSet<&ObjectKey> = self.keys.iter().collect();
         let mut purged = 0;
         for key in &distinct {
