@@ -32,7 +32,7 @@ impl stow_ops::objects::ObjectsHost for ApiState {
     async fn remove_bytes(&self, location: &str) {
         let path = stow_objects::ObjectPath::from(location);
         if let Err(e) = self.blobs.delete(&path).await {
-            tracing::warn!(error = %e, location = %location, "removing replaced bytes failed; `stowctl gc` will");
+            tracing::warn!(error = %e, location = %location, "removing bytes no object references failed; `stowctl gc` will");
         }
     }
 }
