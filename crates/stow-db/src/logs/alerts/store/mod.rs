@@ -45,6 +45,29 @@ pub(crate) async fn bump_version(conn: &mut AsyncPgConnection) -> QueryResult<()
         .map(drop)
 }
 
+/// The row `id` of `org` in `table` (a destination, a delivery), read as `R` through `columns`.
+async fn one_of_org<R>(
+    db: &Db,
+    columns: &str,
+    table: &str,
+    org: &OrgId,
+    id: &str,
+) -> Result<Option<R>, StoreError>
+where
+    R: QueryableByName<diesel::pg::Pg> + Send + 'static,
+{
+    let mut conn = db.conn().await?;
+    diesel::sql_query(format!(
+        "SELECT {columns} FROM {table} WHERE org_id = $1 AND id = $2"
+    ))
+    .bind::<Text, _>(org.as_str())
+    .bind::<Text, _>(id)
+    .get_result(&mut conn)
+    .await
+    .optional()
+    .map_err(db_error)
+}
+
 fn by_name<T>(list: &mut [T], name: impl Fn(&T) -> (String, String)) {
     list.sort_by_key(|x| name(x));
 }
@@ -107,16 +130,8 @@ impl AlertStore for PgAlerts {
     }
 
     async fn destination(&self, org: &OrgId, id: &str) -> Result<Option<Destination>, StoreError> {
-        let mut conn = self.db.conn().await?;
-        let row: Option<DestinationRow> = diesel::sql_query(format!(
-            "SELECT {DESTINATION_COLUMNS} FROM alert_destinations WHERE org_id = $1 AND id = $2"
-        ))
-        .bind::<Text, _>(org.as_str())
-        .bind::<Text, _>(id)
-        .get_result(&mut conn)
-        .await
-        .optional()
-        .map_err(db_error)?;
+        let row: Option<DestinationRow> =
+            one_of_org(&self.db, DESTINATION_COLUMNS, "alert_destinations", org, id).await?;
         Ok(row.map(Into::into))
     }
 
@@ -305,16 +320,8 @@ impl AlertStore for PgAlerts {
     }
 
     async fn delivery(&self, org: &OrgId, id: &str) -> Result<Option<Delivery>, StoreError> {
-        let mut conn = self.db.conn().await?;
-        let row: Option<DeliveryRow> = diesel::sql_query(format!(
-            "SELECT {DELIVERY_COLUMNS} FROM alert_deliveries WHERE org_id = $1 AND id = $2"
-        ))
-        .bind::<Text, _>(org.as_str())
-        .bind::<Text, _>(id)
-        .get_result(&mut conn)
-        .await
-        .optional()
-        .map_err(db_error)?;
+        let row: Option<DeliveryRow> =
+            one_of_org(&self.db, DELIVERY_COLUMNS, "alert_deliveries", org, id).await?;
         Ok(row.map(Into::into))
     }
 
