@@ -105,9 +105,7 @@ impl<'a> Ctx<'a> {
             Caller::Api(auth) => auth.holder(),
             Caller::Operator => "the operator".to_owned(),
         };
-        OpError::PathNotAllowed(format!(
-            "`{part}` is outside the paths {holder} may {verb}; nothing was {verb}d"
-        ))
+        OpError::PathNotAllowed(outside_paths_text(&holder, part, verb))
     }
 
     /// Records an attempt the role rules refused (refusals of member and key changes are in the
@@ -129,4 +127,11 @@ impl<'a> Ctx<'a> {
         }
         error
     }
+}
+
+/// The words of a refusal of a path outside the caller's (`holder`: `this key`, `your role
+/// (admin)`) for a request that changed nothing: the operations' and the API host's own checks
+/// (lifecycle rules) answer in the same words.
+pub fn outside_paths_text(holder: &str, part: &str, verb: &str) -> String {
+    format!("`{part}` is outside the paths {holder} may {verb}; nothing was {verb}d")
 }

@@ -22,7 +22,7 @@ pub mod members;
 pub mod objects;
 mod stores;
 
-pub use context::{Caller, Ctx};
+pub use context::{outside_paths_text, Caller, Ctx};
 pub use error::OpError;
 pub use stores::Stores;
 

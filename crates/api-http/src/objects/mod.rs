@@ -94,10 +94,7 @@ pub(crate) fn whole_folder_in_scope(auth: &Auth, folder: &str, verb: &str) -> Re
 pub(crate) fn outside_scope(auth: &Auth, part: &str, verb: &str) -> ApiError {
     ApiError::new(
         stow_http::Code::PathNotAllowed,
-        format!(
-            "`{part}` is outside the paths {} may {verb}; nothing was {verb}d",
-            auth.holder()
-        ),
+        stow_ops::outside_paths_text(&auth.holder(), part, verb),
     )
 }
 
